@@ -1,0 +1,189 @@
+"""Every user-facing text of compat, in one place. Each says what is wrong and what to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GUIDE = "https://github.com/ray-project/ray/issues/49454"
+
+
+def invalid_switch_value(var: str, value: str) -> str:
+    return (
+        f"{var}={value!r} is not a value Ray Train understands as intended: Ray reads "
+        f"only '1'/'true' as V2 and would silently run V1 for {value!r}. "
+        f"Set {var}=1 for the V2 semantics or {var}=0 for V1. See {GUIDE}"
+    )
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A V1-only behaviour: what it is and what replaces it under V2."""
+
+    code: str
+    what: str
+    instead: str
+
+
+_KINDS = [
+    Kind(
+        "free-floating-report",
+        "report() without a checkpoint: V2 keeps no free-floating metrics",
+        "attach the metrics to a checkpoint (report(metrics, checkpoint=...)), read every "
+        "worker's metrics in UserCallback.after_report, or opt in to "
+        "RunConfig(keep_v1_logs=True) while migrating",
+    ),
+    Kind(
+        "session-api",
+        "the V1 session API (compat.session.* / ray.air.session.*)",
+        "use compat.report / compat.get_checkpoint / compat.get_dataset_shard and "
+        "compat.get_context().get_world_rank() and friends (`python -m migrate` rewrites this)",
+    ),
+    Kind(
+        "tune-callback",
+        "a Ray Tune callback in RunConfig(callbacks=...): V2 rejects it",
+        "subclass compat.UserCallback and implement after_report(run_context, metrics, checkpoint)",
+    ),
+    Kind(
+        "trainer-resources",
+        "ScalingConfig(trainer_resources=...): V2 has no trainer actor to size",
+        "remove it; V2's controller reserves no CPU",
+    ),
+    Kind(
+        "sync-config",
+        "RunConfig(sync_config=...): V2 always syncs to storage_path",
+        "remove it and set RunConfig(storage_path=...)",
+    ),
+    Kind(
+        "tune-run-option",
+        "RunConfig(stop/verbose/progress_reporter/log_to_file): Tune options V2 does not have",
+        "remove them; stop training from inside the training function and log with "
+        "the logging module or an experiment tracker",
+    ),
+    Kind(
+        "fail-fast",
+        "FailureConfig(fail_fast=...): V2 has no fail_fast",
+        "remove it; FailureConfig(max_failures=0) already stops at the first failure",
+    ),
+    Kind(
+        "checkpoint-frequency",
+        "CheckpointConfig(checkpoint_frequency/checkpoint_at_end): V2 does not drive checkpoints",
+        "report a checkpoint from the training function when you want one",
+    ),
+    Kind(
+        "trial-api",
+        "get_context().get_trial_name/get_trial_id/get_trial_dir/get_trial_resources",
+        "use get_context().get_experiment_name() and get_context().get_storage()",
+    ),
+    Kind(
+        "resume-from-checkpoint",
+        "Trainer(resume_from_checkpoint=... / metadata=...): V2 rejects them",
+        "pass the checkpoint in train_loop_config and load it in the training function; "
+        "V2 resumes a run automatically when RunConfig(name, storage_path) are reused",
+    ),
+]
+KINDS: dict[str, Kind] = {k.code: k for k in _KINDS}
+
+
+def v1_only(code: str, detail: str = "") -> str:
+    kind = KINDS[code]
+    extra = f" ({detail})" if detail else ""
+    return (
+        f"[{code}] {kind.what}{extra}. Instead: {kind.instead}. "
+        f"Migration guide: {GUIDE}"
+    )
+
+
+NOT_IN_TRAINING_FUNCTION = (
+    "{name}() was called outside a training function. Call it inside the function "
+    "you pass to compat.torch.TorchTrainer(...), which runs on every worker."
+)
+
+
+def bad_metrics_type(got: object) -> str:
+    hint = ""
+    if type(got).__name__ == "Checkpoint":
+        hint = " It looks like a Checkpoint: call report(metrics, checkpoint=ckpt)."
+    return (
+        f"report() needs a dict of metrics as its first argument, got "
+        f"{type(got).__name__}.{hint} Pass {{}} to report only a checkpoint."
+    )
+
+
+def bad_metric_key(key: object) -> str:
+    return (
+        f"report() metrics keys must be str, got {key!r} ({type(key).__name__}). "
+        f"Convert it, e.g. {{str(k): v for k, v in metrics.items()}}."
+    )
+
+
+def bad_metric_value(key: str, value: object, reason: str) -> str:
+    return (
+        f"report() metric {key!r} has a value of type {type(value).__name__} that cannot "
+        f"be stored ({reason}). Report a plain number or string: for a tensor call "
+        f".item(); put large objects in the checkpoint instead."
+    )
+
+
+def non_finite_metric(key: str, value: float) -> str:
+    return (
+        f"report() metric {key!r} is {value!r}. Non-finite values break checkpoint "
+        f"ranking and CSV logs. Fix the computation, or allow them with "
+        f"COMPAT_ALLOW_NON_FINITE=1 (they are then stored as-is)."
+    )
+
+
+def bad_checkpoint(got: object) -> str:
+    return (
+        f"report() takes a ray.train.Checkpoint (or None) as checkpoint, got "
+        f"{type(got).__name__}. Build one with compat.Checkpoint.from_directory(path)."
+    )
+
+
+VALIDATION_NEEDS_CHECKPOINT = (
+    "report(..., {form}) asks for validation but no checkpoint was given: validation runs "
+    "on a checkpoint. Pass checkpoint=compat.Checkpoint.from_directory(path)."
+)
+
+BOTH_VALIDATION_FORMS = (
+    "report() got both validate_fn= (the older form) and validation= (Ray 2.60's form). "
+    "Use one: validation=True with TorchTrainer(validation_config=ValidationConfig(fn)), "
+    "or validate_fn=fn with validate_config={{...}}."
+)
+
+VALIDATION_WITHOUT_CONFIG = (
+    "report(validation=...) was called but the trainer has no validation function. "
+    "Pass TorchTrainer(..., validation_config=compat.ValidationConfig(fn)), or use "
+    "report(..., validate_fn=fn, validate_config={...})."
+)
+
+VALIDATE_FN_NOT_CALLABLE = "report(validate_fn=...) must be a function (checkpoint, config) -> dict, got {got}."
+
+
+def callback_failed(callback: str, hook: str, round_index: int | None, error: str) -> str:
+    where = f" at report round {round_index}" if round_index is not None else ""
+    return (
+        f"{callback}.{hook}{where} raised {error}. Training went on and every reported "
+        f"metric is kept in this error's .result. Fix the callback (or catch "
+        f"exceptions inside it)."
+    )
+
+
+def training_failed(error: str) -> str:
+    return (
+        f"Training failed: {error}. Every metric reported before the failure is kept "
+        f"in this error's .result (result.worker_metrics_dataframe, result.metrics)."
+    )
+
+
+def unsupported_ray(version: str, spec: str) -> str:
+    return (
+        f"ray-train-compat supports ray{spec}, but ray {version} is installed. "
+        f'Install a supported version: pip install "ray[train]{spec}".'
+    )
+
+
+UNKNOWN_REPORT_CHECKPOINT_POSITION = (
+    "report() got a positional checkpoint of type {got}. The second positional argument "
+    "is the checkpoint: pass a compat.Checkpoint or None, and prefer checkpoint=... "
+    "(V1 requires the keyword)."
+)

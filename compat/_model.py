@@ -1,0 +1,136 @@
+"""Plain data describing a training run as the shim sees it: rounds of reports.
+
+Both backends' semantics are functions from these rounds to what a user observes
+(:mod:`v1.semantics`, :mod:`v2.semantics`); no Ray cluster is needed to evaluate them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping, Protocol, Sequence
+
+Metrics = dict[str, Any]
+
+
+class CheckpointStatus(str, Enum):
+    """Mirrors ``ray.train.ReportedCheckpointStatus`` (V2) for both backends."""
+
+    COMMITTED = "COMMITTED"
+    PENDING_VALIDATION = "PENDING_VALIDATION"
+    VALIDATED = "VALIDATED"
+    VALIDATION_TIMEOUT = "VALIDATION_TIMEOUT"
+    VALIDATION_FAILED = "VALIDATION_FAILED"
+
+
+@dataclass(frozen=True)
+class ValidationOutcome:
+    """What an asynchronous validation produced for one checkpoint."""
+
+    status: CheckpointStatus
+    metrics: Metrics = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """One ``report()`` call of one worker."""
+
+    rank: int
+    metrics: Metrics
+    has_checkpoint: bool = False
+    wants_validation: bool = False
+
+
+@dataclass(frozen=True)
+class ReportRound:
+    """The ``index``-th ``report()`` of every worker (``report`` is a barrier)."""
+
+    index: int
+    reports: tuple[WorkerReport, ...]
+    checkpoint_dir_name: str | None = None
+    validation: ValidationOutcome | None = None
+
+    @property
+    def rank0_metrics(self) -> Metrics:
+        return self.reports[0].metrics
+
+    @property
+    def has_checkpoint(self) -> bool:
+        """A checkpoint is registered when at least one worker passed one (both modes)."""
+        return any(r.has_checkpoint for r in self.reports)
+
+    @property
+    def wants_validation(self) -> bool:
+        """Validation follows the first worker that passed a checkpoint (Ray's rule)."""
+        for report in self.reports:
+            if report.has_checkpoint:
+                return report.wants_validation
+        return False
+
+    @property
+    def per_worker_metrics(self) -> list[Metrics]:
+        return [r.metrics for r in self.reports]
+
+
+@dataclass(frozen=True)
+class KeptCheckpoint:
+    """A registered checkpoint with the metrics attached to it after validation."""
+
+    round_index: int
+    metrics: Metrics
+    status: CheckpointStatus
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a user observes after ``fit()``, restricted to user-reported keys."""
+
+    backend: str
+    result_metrics: Metrics | None
+    checkpoints: tuple[KeptCheckpoint, ...]
+    dataframe_rows: tuple[Metrics, ...] | None
+    logged_rows: tuple[Metrics, ...]
+    after_report_calls: tuple[tuple[tuple[Metrics, ...], bool], ...]
+
+
+def merge_validation(metrics: Mapping[str, Any], outcome: ValidationOutcome | None) -> Metrics:
+    """V2's merge: validated metrics overwrite the same keys; a failure leaves them as-is."""
+    merged = dict(metrics)
+    if outcome is not None and outcome.status is CheckpointStatus.VALIDATED:
+        merged.update(outcome.metrics)
+    return merged
+
+
+def checkpoint_status(round_: ReportRound) -> CheckpointStatus:
+    if round_.validation is not None:
+        return round_.validation.status
+    if round_.wants_validation:
+        return CheckpointStatus.PENDING_VALIDATION
+    return CheckpointStatus.COMMITTED
+
+
+def kept_checkpoints(rounds: Sequence[ReportRound]) -> tuple[KeptCheckpoint, ...]:
+    """Checkpoints in report order, with rank 0's metrics merged with validation."""
+    return tuple(
+        KeptCheckpoint(r.index, merge_validation(r.rank0_metrics, r.validation), checkpoint_status(r))
+        for r in rounds
+        if r.has_checkpoint
+    )
+
+
+def after_report_calls(
+    rounds: Sequence[ReportRound],
+) -> tuple[tuple[tuple[Metrics, ...], bool], ...]:
+    """``after_report`` is called once per round with every worker's pre-validation metrics."""
+    return tuple((tuple(r.per_worker_metrics), r.has_checkpoint) for r in rounds)
+
+
+class Semantics(Protocol):
+    """What a backend keeps, writes, merges and returns, as a pure function."""
+
+    name: str
+
+    def outcome(self, rounds: Sequence[ReportRound], *, keep_v1_logs: bool = False) -> Outcome:
+        """The observable outcome of ``rounds`` under this backend."""
+        ...

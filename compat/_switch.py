@@ -1,0 +1,45 @@
+"""The one place that reads ``RAY_TRAIN_V2_ENABLED``.
+
+Ray parses the variable with ``env_bool``: ``"1"`` or ``"true"`` (any case) mean V2,
+every other value means V1, and an unset variable means V2 (the default since Ray 2.51).
+That silently turns a typo such as ``"yes"`` or ``" 1"`` into V1, so compat accepts
+exactly the values Ray gives a meaning to on purpose and rejects the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from compat import _messages
+
+ENV_VAR = "RAY_TRAIN_V2_ENABLED"
+Backend = Literal["v1", "v2"]
+
+_V2_VALUES = frozenset({"1", "true"})
+_V1_VALUES = frozenset({"0", "false"})
+
+
+class InvalidSwitchValueError(ValueError):
+    """``RAY_TRAIN_V2_ENABLED`` holds a value Ray would not read as intended."""
+
+
+def parse(value: str | None) -> Backend:
+    """Return the backend a raw ``RAY_TRAIN_V2_ENABLED`` value selects (``None``: unset)."""
+    if value is None:
+        return "v2"
+    if value.lower() in _V2_VALUES:
+        return "v2"
+    if value.lower() in _V1_VALUES:
+        return "v1"
+    raise InvalidSwitchValueError(_messages.invalid_switch_value(ENV_VAR, value))
+
+
+def backend() -> Backend:
+    """The backend selected now: ``"v1"`` or ``"v2"``. Read at every call, so flips work."""
+    return parse(os.environ.get(ENV_VAR))
+
+
+def env_value(selected: Backend) -> str:
+    """The ``RAY_TRAIN_V2_ENABLED`` value that makes Ray agree with ``selected``."""
+    return "1" if selected == "v2" else "0"

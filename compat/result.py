@@ -1,0 +1,84 @@
+"""``compat.Result``: one result type for both engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pandas as pd
+from ray.train import Checkpoint
+
+from compat._model import CheckpointStatus
+from compat._usage import Usage
+
+
+@dataclass(frozen=True)
+class ReportedCheckpoint:
+    """A registered checkpoint, its metrics (validation merged) and its status."""
+
+    checkpoint: Checkpoint
+    metrics: dict[str, Any]
+    status: CheckpointStatus
+
+
+@dataclass
+class Result:
+    """What ``TorchTrainer.fit()`` returns, under either backend.
+
+    ``metrics``: v1, the last report (free-floating or not) with V1's auto-filled keys;
+    v2, the latest checkpoint's metrics, or None without checkpoints.
+    ``metrics_dataframe``: v1, one row per report of rank 0; v2, one row per retained
+    checkpoint (V1-style rows with ``RunConfig(keep_v1_logs=True)``).
+    ``worker_metrics_dataframe`` (compat only): every report of every worker, with
+    ``world_rank`` and ``report_index`` columns, in both modes.
+    ``v1_usage`` (compat only): the V1-only behaviours this run relied on.
+    """
+
+    backend: str
+    metrics: Optional[dict[str, Any]]
+    checkpoint: Optional[Checkpoint]
+    path: str
+    error: Optional[BaseException] = None
+    metrics_dataframe: Optional[pd.DataFrame] = None
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
+    reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
+    return_value: Any = None
+    worker_metrics_dataframe: Optional[pd.DataFrame] = None
+    v1_usage: list[Usage] = field(default_factory=list)
+    raw: Any = field(default=None, repr=False)
+
+    def get_best_checkpoint(self, metric: str, mode: str) -> Optional[Checkpoint]:
+        """The checkpoint whose ``metric`` is best (``mode`` is ``"max"`` or ``"min"``)."""
+        if mode not in ("max", "min"):
+            raise ValueError(f"get_best_checkpoint(mode={mode!r}): use 'max' or 'min'.")
+        scored = [(m[metric], c) for c, m in self.best_checkpoints if metric in m]
+        if not scored:
+            if self.best_checkpoints:
+                raise KeyError(
+                    f"No checkpoint has the metric {metric!r}; checkpoint metrics have "
+                    f"{sorted(self.best_checkpoints[-1][1])}."
+                )
+            return None
+        pick = max if mode == "max" else min
+        return pick(scored, key=lambda pair: pair[0])[1]
+
+    def migration_report(self) -> str:
+        """A readable list of the V1-only behaviours the run relied on."""
+        if not self.v1_usage:
+            return "No V1-only behaviour used: this run behaves the same under V2."
+        lines = ["V1-only behaviours this run relied on (they change when V2 is on):"]
+        for usage in self.v1_usage:
+            lines.append(f"  {usage.kind}: {usage.count}x, first at {usage.first_site}")
+            lines.append(f"    {usage.advice}")
+        return "\n".join(lines)
+
+
+def worker_dataframe(records: list[Any]) -> Optional[pd.DataFrame]:
+    """Every worker's reports as rows ordered by (report_index, world_rank)."""
+    if not records:
+        return None
+    rows = [
+        {**r.metrics, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
+        for r in sorted(records, key=lambda r: (r.index, r.rank))
+    ]
+    return pd.DataFrame(rows)

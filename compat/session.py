@@ -1,0 +1,63 @@
+"""The V1-style session functions, correct under both backends.
+
+``ray.air.session.*`` is silently wrong inside V2 workers (rank 0 everywhere, reports
+dropped). These answer correctly in both modes; each use is recorded as the V1-only
+kind ``session-api``. Prefer ``compat.report`` and ``compat.get_context()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ray.train import Checkpoint
+
+from compat import _api, _usage
+
+__all__ = [
+    "get_checkpoint",
+    "get_dataset_shard",
+    "get_experiment_name",
+    "get_local_rank",
+    "get_world_rank",
+    "get_world_size",
+    "report",
+]
+
+
+def _note(name: str) -> None:
+    _usage.relied_on("session-api", f"session.{name}")
+
+
+def report(metrics: dict[str, Any], *, checkpoint: Optional[Checkpoint] = None) -> None:
+    _note("report")
+    _api.report(metrics, checkpoint=checkpoint)
+
+
+def get_checkpoint() -> Optional[Checkpoint]:
+    _note("get_checkpoint")
+    return _api.get_checkpoint()
+
+
+def get_dataset_shard(dataset_name: Optional[str] = None) -> Any:
+    _note("get_dataset_shard")
+    return _api.get_dataset_shard(dataset_name)
+
+
+def get_world_rank() -> int:
+    _note("get_world_rank")
+    return _api.get_context().get_world_rank()
+
+
+def get_local_rank() -> int:
+    _note("get_local_rank")
+    return _api.get_context().get_local_rank()
+
+
+def get_world_size() -> int:
+    _note("get_world_size")
+    return _api.get_context().get_world_size()
+
+
+def get_experiment_name() -> str:
+    _note("get_experiment_name")
+    return _api.get_context().get_experiment_name()

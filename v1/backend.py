@@ -1,0 +1,142 @@
+"""The v1 backend: Ray's V1 engine, plus what V1 users expect and Ray loses."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+import pandas as pd
+
+from compat._backend import TrainJob
+from compat._ledger import LedgerSnapshot
+from compat._model import CheckpointStatus, ValidationOutcome, checkpoint_status, merge_validation
+from compat.result import ReportedCheckpoint, Result, worker_dataframe
+from v1 import logs
+from v1.semantics import V1Semantics
+
+
+class V1Backend:
+    name = "v1"
+    semantics = V1Semantics()
+
+    def run(self, job: TrainJob) -> Any:
+        from ray.air.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
+        from ray.train.torch.torch_trainer import TorchTrainer
+
+        s, r = job.scaling, job.run
+        scaling = ScalingConfig(
+            num_workers=s.num_workers,
+            use_gpu=s.use_gpu,
+            resources_per_worker=s.resources_per_worker,
+            placement_strategy=s.placement_strategy,
+            accelerator_type=s.accelerator_type,
+            # V1 reserves a CPU for its trainer actor: 2 workers would wait forever on
+            # 2 cores. V2's controller reserves none; compat does the same by default.
+            trainer_resources=s.trainer_resources if s.trainer_resources is not None else {"CPU": 0},
+        )
+        c = r.checkpoint_config
+        f = r.failure_config
+        run = RunConfig(
+            name=r.name,
+            storage_path=r.storage_path,
+            storage_filesystem=r.storage_filesystem,
+            failure_config=FailureConfig(
+                max_failures=f.max_failures if f else 0, fail_fast=bool(f and f.fail_fast)
+            ),
+            checkpoint_config=CheckpointConfig(
+                num_to_keep=c.num_to_keep,
+                checkpoint_score_attribute=c.checkpoint_score_attribute,
+                checkpoint_score_order=c.checkpoint_score_order,
+                checkpoint_frequency=c.checkpoint_frequency or 0,
+                checkpoint_at_end=c.checkpoint_at_end,
+            )
+            if c
+            else None,
+            sync_config=r.sync_config,
+            verbose=r.verbose,
+            stop=r.stop,
+            callbacks=job.other_callbacks or None,
+            progress_reporter=r.progress_reporter,
+            log_to_file=r.log_to_file or False,
+        )
+        trainer = TorchTrainer(
+            job.train_fn,
+            train_loop_config=job.train_loop_config,
+            torch_config=job.torch_config,
+            scaling_config=scaling,
+            run_config=run,
+            datasets=job.datasets,
+            dataset_config=job.dataset_config,
+            metadata=job.metadata,
+            resume_from_checkpoint=job.resume_from_checkpoint,
+        )
+        return trainer.fit()
+
+    def build_result(
+        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: Optional[BaseException]
+    ) -> Result:
+        rounds = snapshot.rounds()
+        by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+        workers = worker_dataframe(snapshot.records)
+        if raw is None:
+            outcome = self.semantics.outcome(rounds)
+            return Result(
+                backend=self.name,
+                metrics=outcome.result_metrics,
+                checkpoint=None,
+                path=_failed_run_path(snapshot),
+                error=error,
+                metrics_dataframe=pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None,
+                worker_metrics_dataframe=workers,
+                return_value=snapshot.return_value,
+            )
+
+        logs.repair_progress_csv(raw.path)
+
+        def validated(metrics: dict[str, Any]) -> dict[str, Any]:
+            round_ = by_dir.get(metrics.get("checkpoint_dir_name"))
+            return merge_validation(metrics, round_.validation) if round_ else dict(metrics)
+
+        best = [(ckpt, validated(m)) for ckpt, m in (raw.best_checkpoints or [])]
+        reported = []
+        for ckpt, metrics in best:
+            round_ = by_dir.get(os.path.basename(ckpt.path))
+            status = checkpoint_status(round_) if round_ else CheckpointStatus.COMMITTED
+            reported.append(ReportedCheckpoint(ckpt, metrics, status))
+        return Result(
+            backend=self.name,
+            metrics=validated(raw.metrics) if raw.metrics is not None else None,
+            checkpoint=raw.checkpoint,
+            path=raw.path,
+            error=raw.error,
+            metrics_dataframe=_validated_dataframe(raw.metrics_dataframe, by_dir),
+            best_checkpoints=best,
+            reported_checkpoints=reported,
+            return_value=snapshot.return_value,
+            worker_metrics_dataframe=workers,
+            raw=raw,
+        )
+
+
+def _validated_dataframe(frame: Optional[pd.DataFrame], by_dir: dict[str, Any]) -> Optional[pd.DataFrame]:
+    """V1's dataframe with validated metrics merged into the rows of their checkpoint."""
+    if frame is None or "checkpoint_dir_name" not in frame:
+        return frame
+    frame = frame.copy()
+    for dir_name, round_ in by_dir.items():
+        outcome: Optional[ValidationOutcome] = round_.validation
+        if outcome is None or outcome.status is not CheckpointStatus.VALIDATED:
+            continue
+        rows = frame["checkpoint_dir_name"] == dir_name
+        for key, value in outcome.metrics.items():
+            if key not in frame:
+                frame[key] = None
+            frame.loc[rows, key] = value
+    return frame
+
+
+def _failed_run_path(snapshot: LedgerSnapshot) -> str:
+    for record in snapshot.records:
+        if record.checkpoint is not None:
+            return os.path.dirname(record.checkpoint.path)
+    return ""
