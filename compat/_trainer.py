@@ -192,8 +192,12 @@ class TorchTrainer:
         usage = UsageLog()
         usage.merge(driver_usages + _usage.take() + snapshot.usages)
         result.v1_usage = usage.as_list()
+        if name == "v2":
+            _usage.warn_for_workers(snapshot.usages)
         if error is not None:
-            raise TrainingFailedError(_messages.training_failed(f"{type(error).__name__}: {error}"), result) from error
+            causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(snapshot.worker_errors.items())]
+            cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
+            raise TrainingFailedError(_messages.training_failed(cause), result) from error
         if snapshot.callback_failures:
             first = snapshot.callback_failures[0]
             raise CallbackError(first.message(), result, snapshot.callback_failures)

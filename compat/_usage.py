@@ -113,6 +113,15 @@ def relied_on(kind: str, detail: str = "", *, backend: _switch.Backend | None = 
         warnings.warn(message, V1OnlyWarning, stacklevel=3)
 
 
+def warn_for_workers(usages: Iterable[Usage]) -> None:
+    """Repeat on the driver, once per kind, what workers warned about in their own logs."""
+    for usage in usages:
+        if usage.kind not in _warned:
+            _warned.add(usage.kind)
+            message = _messages.v1_only(usage.kind, f"first at {usage.first_site}, {usage.count}x")
+            warnings.warn(message, V1OnlyWarning, stacklevel=3)
+
+
 def take() -> list[Usage]:
     """Return and clear what this process recorded."""
     usages = _process_log.as_list()

@@ -9,6 +9,7 @@ from ``result.json`` with every key; :func:`write_logs` writes both files for co
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import socket
@@ -51,8 +52,6 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def _csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     flat = [flatten(r) for r in rows]
-    import io
-
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns(flat), restval="")
     writer.writeheader()
@@ -74,7 +73,7 @@ def repair_progress_csv(directory: str | os.PathLike[str]) -> bool:
         return False
     path = Path(directory) / PROGRESS_CSV
     text = _csv_text(rows)
-    if path.exists() and path.read_text() == text:
+    if path.exists() and path.read_bytes() == text.encode():
         return False
     _atomic_write(path, text)
     return True

@@ -1,0 +1,94 @@
+"""The run ledger as plain code: rounds, callbacks in order, validation, failures."""
+
+from compat._ledger import Record, RunLedger
+from compat._model import CheckpointStatus, ValidationOutcome
+from compat._usage import Usage
+from compat._validation import trainer_config
+from compat.callbacks import UserCallback
+
+
+class Recorder(UserCallback):
+    def __init__(self):
+        self.calls = []
+        self.exceptions = []
+
+    def after_report(self, run_context, metrics, checkpoint):
+        self.calls.append((metrics, checkpoint))
+
+    def after_exception(self, run_context, worker_exceptions):
+        self.exceptions.append(worker_exceptions)
+
+
+def rec(rank, index, ckpt=None, **metrics):
+    return Record(rank, index, metrics, ckpt is not None, False, 0.0, ckpt, "c" if ckpt else None)
+
+
+def test_after_report_fires_once_per_complete_round_in_order_even_if_records_arrive_out_of_order() -> None:
+    cb = Recorder()
+    ledger = RunLedger(2, callbacks=[cb])
+    ledger.record(rec(0, 1, loss=2))
+    ledger.record(rec(1, 1, loss=2.5))  # round 1 complete before round 0
+    assert cb.calls == []
+    ledger.record(rec(1, 0, loss=1.5))
+    ledger.record(rec(0, 0, ckpt="CKPT", loss=1))
+    assert cb.calls == [([{"loss": 1}, {"loss": 1.5}], "CKPT"), ([{"loss": 2}, {"loss": 2.5}], None)]
+
+
+def test_snapshot_rounds_cut_at_an_incomplete_round() -> None:
+    ledger = RunLedger(2)
+    for r in (rec(0, 0, a=1), rec(1, 0, a=2), rec(0, 1, a=3)):
+        ledger.record(r)
+    snap = ledger.close()
+    assert [r.index for r in snap.rounds()] == [0]
+    assert len(snap.records) == 3  # nothing recorded is dropped
+
+
+def test_a_raising_callback_is_recorded_and_others_still_run() -> None:
+    class Boom(UserCallback):
+        def after_report(self, run_context, metrics, checkpoint):
+            raise ValueError("no disk")
+
+    cb = Recorder()
+    ledger = RunLedger(1, callbacks=[Boom(), cb])
+    ledger.record(rec(0, 0, a=1))
+    snap = ledger.close()
+    assert len(cb.calls) == 1
+    (failure,) = snap.callback_failures
+    assert (failure.callback, failure.hook, failure.round_index) == ("Boom", "after_report", 0)
+    assert "ValueError: no disk" in failure.message() and "Fix the callback" in failure.message()
+
+
+def test_after_exception_gets_worker_errors_by_rank() -> None:
+    cb = Recorder()
+    ledger = RunLedger(2, callbacks=[cb])
+    error = RuntimeError("oom")
+    ledger.worker_done(1, None, [], error)
+    ledger.worker_done(0, "ret", [Usage("free-floating-report", 2, "a.py:1")])
+    snap = ledger.close(fire_after_exception=True)
+    assert cb.exceptions == [{1: error}]
+    assert snap.return_value == "ret"
+    assert [(u.kind, u.count) for u in snap.usages] == [("free-floating-report", 2)]
+
+
+def test_validations_run_one_at_a_time_with_kwargs_and_timeouts() -> None:
+    from compat import ValidationConfig, ValidationTaskConfig
+
+    seen = []
+
+    def runner(fn, checkpoint, kwargs, remote_kwargs, timeout_s):
+        seen.append((checkpoint, kwargs, remote_kwargs, timeout_s))
+        return ValidationOutcome(CheckpointStatus.VALIDATED, fn(checkpoint, **kwargs))
+
+    ledger = RunLedger(1, validation_runner=runner)
+    user = ValidationConfig(
+        fn=lambda ckpt, scale=1: {"score": scale},
+        task_config=ValidationTaskConfig(fn_kwargs={"scale": 2}, timeout_s=9),
+        ray_remote_kwargs={"num_cpus": 0},
+    )
+    ledger.use_validation_config(trainer_config(user))
+    ledger.record(rec(0, 0, ckpt="A", loss=1), ("A", True))
+    ledger.record(rec(0, 1, ckpt="B", loss=1), ("B", ValidationTaskConfig(fn_kwargs={"scale": 5}, timeout_s=1)))
+    snap = ledger.close()
+    assert seen == [("A", {"scale": 2}, {"num_cpus": 0}, 9), ("B", {"scale": 5}, {"num_cpus": 0}, 1)]
+    assert snap.validations[0].metrics == {"score": 2} and snap.validations[1].metrics == {"score": 5}
+    assert [r.validation.status for r in snap.rounds()] == [CheckpointStatus.VALIDATED] * 2

@@ -1,0 +1,73 @@
+"""Every public name imports and constructs under both settings."""
+
+import importlib
+
+import pytest
+
+import compat
+
+EXPECTED = [
+    "CallbackError", "Checkpoint", "CheckpointConfig", "CheckpointStatus", "CheckpointUploadMode",
+    "CompatDeprecationWarning", "FailureConfig", "InvalidSwitchValueError",
+    "NotInTrainingFunctionError", "ReportError", "ReportedCheckpoint", "Result", "RunConfig",
+    "ScalingConfig", "TrainContext", "TrainingFailedError", "UnsupportedRayError", "Usage",
+    "UserCallback", "V1OnlyWarning", "ValidationConfig", "ValidationTaskConfig", "backend",
+    "get_checkpoint", "get_context", "get_dataset_shard", "report", "session", "torch",
+]
+
+
+def test_all_is_sorted_and_pinned() -> None:
+    assert compat.__all__ == sorted(compat.__all__)
+    assert compat.__all__ == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("setting", ["0", "1"])
+def test_every_name_imports_and_constructs(setting: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", setting)
+    module = importlib.reload(compat)
+    for name in module.__all__:
+        assert getattr(module, name) is not None
+    module.ScalingConfig(num_workers=2, trainer_resources={"CPU": 0})
+    module.RunConfig(name="x", storage_path=str(tmp_path), callbacks=[module.UserCallback()])
+    module.CheckpointConfig(num_to_keep=2, checkpoint_score_attribute="loss", checkpoint_score_order="min")
+    module.FailureConfig(max_failures=1)
+    module.ValidationConfig(fn=lambda checkpoint: {})
+    module.ValidationTaskConfig(fn_kwargs={"a": 1}, timeout_s=5)
+    assert module.CheckpointUploadMode.ASYNC
+    module.Checkpoint.from_directory(str(tmp_path))
+    module.torch.TorchTrainer(lambda: None, scaling_config=module.ScalingConfig(num_workers=2))
+    for name in ["report", "get_checkpoint", "get_dataset_shard", "get_world_rank", "get_local_rank",
+                 "get_world_size", "get_experiment_name"]:
+        assert callable(getattr(module.session, name))
+    for name in ["TorchTrainer", "prepare_model", "prepare_data_loader", "get_device"]:
+        assert callable(getattr(module.torch, name))
+    assert module.backend() == ("v2" if setting == "1" else "v1")
+
+
+def test_ray_configs_are_accepted_in_place_of_compat_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ray.air.config import RunConfig as V1Run
+    from ray.air.config import ScalingConfig as V1Scaling
+    from ray.train.v2.api.config import CheckpointConfig as V2Checkpoint
+    from ray.train.v2.api.config import RunConfig as V2Run
+
+    trainer = compat.torch.TorchTrainer(
+        lambda: None,
+        scaling_config=V1Scaling(num_workers=2, trainer_resources={"CPU": 0}),
+        run_config=V1Run(name="a", verbose=0),
+    )
+    assert trainer.scaling_config == compat.ScalingConfig(num_workers=2, trainer_resources={"CPU": 0})
+    assert trainer.run_config.verbose == 0 and trainer.run_config.name == "a"
+    trainer = compat.torch.TorchTrainer(
+        lambda: None, run_config=V2Run(name="b", checkpoint_config=V2Checkpoint(num_to_keep=3))
+    )
+    assert trainer.run_config.checkpoint_config == compat.CheckpointConfig(num_to_keep=3)
+    assert trainer.run_config.sync_config is None  # V2's "DEPRECATED" sentinel is not a value
+
+
+def test_wrong_config_types_say_what_is_expected() -> None:
+    with pytest.raises(TypeError, match="scaling_config= takes a compat.ScalingConfig"):
+        compat.torch.TorchTrainer(lambda: None, scaling_config={"num_workers": 2})
+    with pytest.raises(ValueError, match="num_workers must be an int >= 1"):
+        compat.ScalingConfig(num_workers=0)
+    with pytest.raises(TypeError, match="training function"):
+        compat.torch.TorchTrainer("train.py")  # type: ignore[arg-type]

@@ -1,0 +1,310 @@
+"""Real runs on a local Ray cluster, in both modes (one shared cluster per session)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import compat as train
+from compat.torch import TorchTrainer
+
+pytestmark = pytest.mark.ray
+
+
+class FileLogger(train.UserCallback):
+    """Callbacks run outside the driver, so this one writes what it sees to a file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def after_report(self, run_context, metrics, checkpoint):
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"metrics": metrics, "checkpoint": checkpoint is not None}) + "\n")
+
+
+def seed_validate(checkpoint, config):
+    with open(os.path.join(checkpoint.path, "model.txt")) as f:
+        weight = float(f.read())
+    return {"loss": weight / 10, "score": config["epoch"] * 1.0}
+
+
+def validate(checkpoint, scale=1.0):
+    return {"accuracy": 0.5 * scale}
+
+
+def save(directory: str, value: float) -> train.Checkpoint:
+    with open(os.path.join(directory, "model.txt"), "w") as f:
+        f.write(str(value))
+    return train.Checkpoint.from_directory(directory)
+
+
+def rich_train_func(config):
+    rank = train.session.get_world_rank()
+    size = train.get_context().get_world_size()
+    for epoch in range(4):
+        metrics = {"loss": 4.0 - epoch, "rank": rank, "size": size}
+        if epoch == 1:
+            metrics["late_key"] = 7
+        with tempfile.TemporaryDirectory() as d:
+            if epoch == 0:
+                train.report(metrics, checkpoint=save(d, 40.0), validate_fn=seed_validate,
+                             validate_config={"epoch": epoch})
+            elif epoch == 2:
+                train.report(metrics, checkpoint=save(d, 20.0),
+                             validation=train.ValidationTaskConfig(fn_kwargs={"scale": 2.0}))
+            else:
+                train.report(metrics)
+    return {"rank0_returned": rank}
+
+
+@pytest.fixture(scope="module", params=["v1", "v2"])
+def rich_run(request, ray_cluster, tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RAY_TRAIN_V2_ENABLED", "0" if request.param == "v1" else "1")
+    base = tmp_path_factory.mktemp(f"rich_{request.param}")
+    log = base / "after_report.jsonl"
+    trainer = TorchTrainer(
+        rich_train_func,
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(name="rich", storage_path=str(base), callbacks=[FileLogger(str(log))]),
+        validation_config=train.ValidationConfig(fn=validate),
+    )
+    with pytest.warns(train.V1OnlyWarning) if request.param == "v2" else _nothing():
+        result = trainer.fit()
+    mp.undo()
+    return request.param, result, log
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_two_workers_finish_on_two_cores(rich_run) -> None:
+    backend, result, _ = rich_run
+    assert result.backend == backend and result.error is None
+    assert result.return_value == {"rank0_returned": 0}
+
+
+def test_result_metrics_follow_each_backend(rich_run) -> None:
+    backend, result, _ = rich_run
+    if backend == "v1":  # the last report, free-floating, with V1's auto-filled keys
+        assert result.metrics["loss"] == 1.0 and result.metrics["training_iteration"] == 4
+        assert {"timestamp", "time_this_iter_s", "time_total_s", "trial_id"} <= set(result.metrics)
+    else:  # the latest checkpoint's metrics, validated
+        assert result.metrics == {"loss": 2.0, "rank": 0, "size": 2, "accuracy": 1.0}
+
+
+def test_metrics_dataframe_rows(rich_run) -> None:
+    backend, result, _ = rich_run
+    frame = result.metrics_dataframe
+    if backend == "v1":
+        assert list(frame["loss"]) == [4.0, 3.0, 2.0, 1.0]  # one row per report of rank 0
+        assert frame["late_key"].tolist()[1] == 7
+    else:
+        assert len(frame) == 2  # one row per checkpoint
+        assert list(frame["accuracy"].fillna(-1)) == [-1, 1.0]
+
+
+def test_validation_in_both_forms_merges_into_checkpoint_metrics(rich_run) -> None:
+    _, result, _ = rich_run
+    first, second = result.reported_checkpoints
+    assert first.status == second.status == train.CheckpointStatus.VALIDATED
+    assert first.metrics["loss"] == 4.0 and first.metrics["score"] == 0.0  # same key overwritten
+    assert second.metrics["accuracy"] == 1.0 and second.metrics["loss"] == 2.0
+    assert [m["loss"] for _, m in result.best_checkpoints] == [4.0, 2.0]
+
+
+def test_after_report_sees_every_worker_once_per_round(rich_run) -> None:
+    _, _, log = rich_run
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["checkpoint"] for c in calls] == [True, False, True, False]
+    assert [[m["rank"] for m in c["metrics"]] for c in calls] == [[0, 1]] * 4
+    assert "score" not in calls[0]["metrics"][0]  # pre-validation metrics only
+
+
+def test_every_workers_reports_are_kept(rich_run) -> None:
+    _, result, _ = rich_run
+    frame = result.worker_metrics_dataframe
+    assert len(frame) == 8
+    assert (frame["rank"] == frame["world_rank"]).all()
+    assert frame[frame.world_rank == 1]["loss"].tolist() == [4.0, 3.0, 2.0, 1.0]
+
+
+def test_v1_logs_keep_keys_first_reported_later(rich_run) -> None:
+    backend, result, _ = rich_run
+    progress = Path(result.path) / "progress.csv"
+    if backend == "v2":
+        assert not progress.exists()
+        return
+    with open(progress, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["late_key"] for r in rows] == ["", "7", "", ""]  # raw Ray V1 drops this column
+    assert len((Path(result.path) / "result.json").read_text().splitlines()) == 4
+
+
+def test_usage_report_names_free_floating_reports_and_the_session_api(rich_run) -> None:
+    _, result, _ = rich_run
+    usage = {u.kind: u for u in result.v1_usage}
+    assert usage["free-floating-report"].count == 2
+    path, line = usage["free-floating-report"].first_site.rsplit(":", 1)
+    assert path == __file__
+    assert Path(path).read_text().splitlines()[int(line) - 1].strip() == "train.report(metrics)"
+    assert usage["session-api"].count == 2  # one get_world_rank per worker
+    assert "free-floating-report" in result.migration_report()
+
+
+def failing_validations(config):
+    for i, (fn, task) in enumerate(
+        [(None, None), (None, train.ValidationTaskConfig(fn_kwargs={"sleep": 60}, timeout_s=2))]
+    ):
+        with tempfile.TemporaryDirectory() as d:
+            if i == 0:
+                train.report({"loss": 1.0}, checkpoint=save(d, 1), validate_fn=_raise, validate_config={})
+            else:
+                train.report({"loss": 0.5}, checkpoint=save(d, 1), validation=task)
+
+
+def _raise(checkpoint, config):
+    raise ValueError("validation broke")
+
+
+def _sleepy(checkpoint, sleep=0):
+    time.sleep(sleep)
+    return {"never": 1}
+
+
+def test_failed_and_timed_out_validations_keep_training_metrics(backend, storage) -> None:
+    result = TorchTrainer(
+        failing_validations,
+        run_config=train.RunConfig(name="val", storage_path=storage),
+        validation_config=train.ValidationConfig(fn=_sleepy),
+    ).fit()
+    statuses = [c.status for c in result.reported_checkpoints]
+    assert statuses == [train.CheckpointStatus.VALIDATION_FAILED, train.CheckpointStatus.VALIDATION_TIMEOUT]
+    assert [c.metrics["loss"] for c in result.reported_checkpoints] == [1.0, 0.5]
+    assert not any("never" in c.metrics for c in result.reported_checkpoints)
+
+
+def nan_in_round_two(config):
+    train.report({"loss": 1.0, "step": 0})
+    train.report({"loss": math.nan, "step": 1})
+
+
+def test_bad_metric_fails_the_run_without_losing_earlier_reports(backend, storage) -> None:
+    with pytest.raises(train.TrainingFailedError) as info:
+        TorchTrainer(nan_in_round_two, run_config=train.RunConfig(storage_path=storage)).fit()
+    assert "worker 0: ReportError: report() metric 'loss' is nan" in str(info.value)
+    assert "COMPAT_ALLOW_NON_FINITE=1" in str(info.value)
+    frame = info.value.result.worker_metrics_dataframe
+    assert frame["step"].tolist() == [0]
+
+
+class Exploding(train.UserCallback):
+    def after_report(self, run_context, metrics, checkpoint):
+        raise RuntimeError("tracker is down")
+
+
+def two_reports(config):
+    for step in range(2):
+        with tempfile.TemporaryDirectory() as d:
+            train.report({"step": step}, checkpoint=save(d, step))
+
+
+def test_a_raising_callback_does_not_stop_training(backend, storage) -> None:
+    with pytest.raises(train.CallbackError, match="Exploding.after_report at report round 0") as info:
+        TorchTrainer(two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])).fit()
+    assert [m["step"] for _, m in info.value.result.best_checkpoints] == [0, 1]
+    assert len(info.value.failures) == 2
+
+
+def echo_env(config):
+    with tempfile.TemporaryDirectory() as d:
+        train.report(
+            {"backend": os.environ["RAY_TRAIN_V2_ENABLED"], "poll": os.environ.get("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "")},
+            checkpoint=save(d, 0),
+        )
+
+
+def test_flipping_the_variable_between_runs_in_one_process(monkeypatch, ray_cluster, storage) -> None:
+    seen = []
+    for setting in ["0", "1", "0"]:
+        monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", setting)
+        result = TorchTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
+        seen.append((result.backend, result.metrics["backend"]))
+    assert seen == [("v1", "0"), ("v2", "1"), ("v1", "0")]  # driver and workers agree
+
+
+def test_v2_report_rounds_use_a_short_poll_unless_overridden(v2, monkeypatch, storage) -> None:
+    result = TorchTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
+    assert result.metrics["poll"] == "0.05"
+    monkeypatch.setenv("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "0.5")
+    result = TorchTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
+    assert result.metrics["poll"] == "0.5"
+
+
+def free_floating(config):
+    train.report({"loss": 2.0})
+    with tempfile.TemporaryDirectory() as d:
+        train.report({"loss": 1.0, "new": 1}, checkpoint=save(d, 0))
+
+
+def test_keep_v1_logs_opt_in_under_v2(v2, storage) -> None:
+    result = TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage, keep_v1_logs=True)).fit()
+    assert result.metrics == {"loss": 1.0, "new": 1}  # V2's meaning is kept
+    assert result.metrics_dataframe["loss"].tolist() == [2.0, 1.0]
+    assert result.metrics_dataframe["training_iteration"].tolist() == [1, 2]
+    with open(Path(result.path) / "progress.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["new"] for r in rows] == ["", "1"]
+    assert len((Path(result.path) / "result.json").read_text().splitlines()) == 2
+
+
+def test_strict_mode_turns_v1_only_usage_into_errors(v2, monkeypatch, storage) -> None:
+    monkeypatch.setenv("COMPAT_STRICT", "1")
+    with pytest.raises(train.V1OnlyWarning, match="trainer-resources"):
+        TorchTrainer(
+            free_floating, scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0})
+        ).fit()
+    with pytest.raises(train.TrainingFailedError) as info:
+        TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage)).fit()
+    assert "free-floating-report" in str(info.value.__cause__)
+
+
+def test_v1_only_options_warn_once_per_kind_under_v2(v2, storage, monkeypatch) -> None:
+    import warnings
+
+    from compat import _usage
+
+    monkeypatch.setattr(_usage, "_warned", set())  # "once" is per process
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        trainer = TorchTrainer(
+            echo_env,
+            scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0}),
+            run_config=train.RunConfig(storage_path=storage, verbose=0, stop={"x": 1},
+                                       checkpoint_config=train.CheckpointConfig(checkpoint_frequency=2)),
+        )
+        result = trainer.fit()
+    kinds = [str(w.message).split("]")[0] + "]" for w in caught if issubclass(w.category, train.V1OnlyWarning)]
+    assert sorted(kinds) == ["[checkpoint-frequency]", "[trainer-resources]", "[tune-run-option]"]
+    found = {u.kind: u.count for u in result.v1_usage}
+    assert found == {"trainer-resources": 1, "tune-run-option": 2, "checkpoint-frequency": 1}
+    assert all("issues/49454" in str(w.message) for w in caught if issubclass(w.category, train.V1OnlyWarning))
+
+
+def test_report_outside_a_training_function() -> None:
+    with pytest.raises(train.NotInTrainingFunctionError, match="inside the function you pass"):
+        train.report({"loss": 1.0})
+    with pytest.raises(train.NotInTrainingFunctionError):
+        train.session.get_world_rank()

@@ -1,0 +1,44 @@
+import pytest
+
+import compat
+from compat import _switch, _version
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(None, "v2"), ("1", "v2"), ("true", "v2"), ("TRUE", "v2"), ("0", "v1"), ("false", "v1"), ("False", "v1")],
+)
+def test_parses_like_ray(raw: str | None, expected: str) -> None:
+    assert _switch.parse(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["yes", "on", " 1", "2", "", "v2"])
+def test_values_ray_would_misread_are_rejected_with_the_fix(raw: str) -> None:
+    with pytest.raises(compat.InvalidSwitchValueError) as info:
+        _switch.parse(raw)
+    assert "RAY_TRAIN_V2_ENABLED=1" in str(info.value) and "RAY_TRAIN_V2_ENABLED=0" in str(info.value)
+
+
+def test_backend_follows_the_variable_at_each_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")
+    assert compat.backend() == "v1"
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
+    assert compat.backend() == "v2"
+    monkeypatch.delenv("RAY_TRAIN_V2_ENABLED")
+    assert compat.backend() == "v2"
+
+
+def test_agrees_with_ray_on_every_accepted_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ray.train.v2._internal.constants import is_v2_enabled
+
+    for raw in ["1", "true", "TRUE", "0", "false"]:
+        monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", raw)
+        assert (compat.backend() == "v2") == is_v2_enabled()
+
+
+def test_ray_outside_the_supported_range_is_a_clear_import_error() -> None:
+    assert _version.check("2.60.0") == "2.60.0"
+    with pytest.raises(compat.UnsupportedRayError, match=r'pip install "ray\[train\]'):
+        _version.check("2.49.1")
+    with pytest.raises(compat.UnsupportedRayError):
+        _version.check("2.61.0")
