@@ -5,8 +5,9 @@
 
 from compat import _version
 
-RAY_VERSION = _version.check()
+RAY_VERSION = _version.check()  # fail with the fix before importing Ray's internals
 
+# ruff: noqa: E402  (the version check must run before these imports)
 # isort: off
 from ray.train import Checkpoint
 from ray.train.v2.api.report_config import CheckpointUploadMode

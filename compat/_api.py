@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import ray
-
 from ray.train import Checkpoint
 from ray.train.v2.api.report_config import CheckpointUploadMode
 from ray.train.v2.api.validation_config import ValidationTaskConfig
@@ -30,13 +30,13 @@ def _session(name: str) -> _worker.WorkerSession:
 
 def report(
     metrics: dict[str, Any],
-    checkpoint: Optional[Checkpoint] = None,
+    checkpoint: Checkpoint | None = None,
     *,
-    checkpoint_dir_name: Optional[str] = None,
-    checkpoint_upload_mode: Optional[CheckpointUploadMode] = None,
+    checkpoint_dir_name: str | None = None,
+    checkpoint_upload_mode: CheckpointUploadMode | None = None,
     validation: bool | ValidationTaskConfig = False,
-    validate_fn: Optional[Callable[..., dict[str, Any]]] = None,
-    validate_config: Optional[dict[str, Any]] = None,
+    validate_fn: Callable[..., dict[str, Any]] | None = None,
+    validate_config: dict[str, Any] | None = None,
 ) -> None:
     """Report metrics and optionally a checkpoint; a barrier: every worker must call it.
 
@@ -77,7 +77,9 @@ def report(
     index = session.next_index
     session.next_index += 1
     if session.backend == "v2":
-        persisted, dir_name = _report_v2(metrics, checkpoint, checkpoint_dir_name, checkpoint_upload_mode, request)
+        persisted, dir_name = _report_v2(
+            metrics, checkpoint, checkpoint_dir_name, checkpoint_upload_mode, request
+        )
     else:
         persisted, dir_name = _report_v1(metrics, checkpoint)
     record = Record(
@@ -98,11 +100,11 @@ def report(
 
 def _report_v2(
     metrics: dict[str, Any],
-    checkpoint: Optional[Checkpoint],
-    checkpoint_dir_name: Optional[str],
-    upload_mode: Optional[CheckpointUploadMode],
+    checkpoint: Checkpoint | None,
+    checkpoint_dir_name: str | None,
+    upload_mode: CheckpointUploadMode | None,
     request: _validation.ValidationRequest,
-) -> tuple[None, Optional[str]]:
+) -> tuple[None, str | None]:
     from ray.train.v2.api.train_fn_utils import report as v2_report
 
     v2_report(
@@ -116,8 +118,8 @@ def _report_v2(
 
 
 def _report_v1(
-    metrics: dict[str, Any], checkpoint: Optional[Checkpoint]
-) -> tuple[Optional[Checkpoint], Optional[str]]:
+    metrics: dict[str, Any], checkpoint: Checkpoint | None
+) -> tuple[Checkpoint | None, str | None]:
     from ray.train._internal.session import get_session
     from ray.train._internal.session import report as v1_report
 
@@ -141,7 +143,7 @@ def get_context() -> TrainContext:
     return TrainContext(v1_context(), session.backend)
 
 
-def get_checkpoint() -> Optional[Checkpoint]:
+def get_checkpoint() -> Checkpoint | None:
     """The checkpoint to resume from, or None."""
     session = _session("get_checkpoint")
     if session.backend == "v2":
@@ -153,7 +155,7 @@ def get_checkpoint() -> Optional[Checkpoint]:
     return v1_get()
 
 
-def get_dataset_shard(dataset_name: Optional[str] = None) -> Any:
+def get_dataset_shard(dataset_name: str | None = None) -> Any:
     """This worker's shard of ``TorchTrainer(datasets={dataset_name: ...})``."""
     session = _session("get_dataset_shard")
     if session.backend == "v2":
@@ -163,4 +165,3 @@ def get_dataset_shard(dataset_name: Optional[str] = None) -> Any:
     from ray.train._internal.session import get_dataset_shard as v1_shard
 
     return v1_shard(dataset_name)
-

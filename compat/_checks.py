@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from compat import _messages
 

@@ -13,8 +13,9 @@ import queue
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from compat import _messages
 from compat._model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
@@ -26,7 +27,7 @@ from compat._validation import kwargs_and_timeout
 class CallbackFailure:
     callback: str
     hook: str
-    round_index: Optional[int]
+    round_index: int | None
     error: str
     traceback: str
 
@@ -45,7 +46,7 @@ class Record:
     wants_validation: bool
     timestamp: float
     checkpoint: Any = None
-    checkpoint_dir_name: Optional[str] = None
+    checkpoint_dir_name: str | None = None
 
 
 @dataclass
@@ -83,7 +84,9 @@ class LedgerSnapshot:
 
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
-ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, Any], Optional[float]], ValidationOutcome]
+ValidationRunner = Callable[
+    [Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None], ValidationOutcome
+]
 
 
 class RunLedger:
@@ -93,9 +96,9 @@ class RunLedger:
         self,
         world_size: int,
         *,
-        callbacks: Optional[list[Any]] = None,
+        callbacks: list[Any] | None = None,
         run_context: Any = None,
-        validation_runner: Optional[ValidationRunner] = None,
+        validation_runner: ValidationRunner | None = None,
     ) -> None:
         self.world_size = world_size
         self._callbacks = list(callbacks or [])
@@ -110,15 +113,17 @@ class RunLedger:
         self._lock = threading.Lock()
         self._validation_config: Any = None
         self._runner = validation_runner
-        self._queue: "queue.Queue[Optional[tuple[int, Callable[..., Any], Any, dict[str, Any], dict[str, Any], Optional[float]]]]" = queue.Queue()
-        self._validator: Optional[threading.Thread] = None
+        self._queue: queue.Queue[
+            tuple[int, Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None] | None
+        ] = queue.Queue()
+        self._validator: threading.Thread | None = None
         self._seed_validations: dict[str, Any] = {}
         self._callback_lock = threading.Lock()
         self._complete: dict[int, dict[int, Record]] = {}
         self._next_round = 0
 
     # -- called by workers -------------------------------------------------
-    def record(self, record: Record, validation: Optional[tuple[Any, Any]] = None) -> None:
+    def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
         """Store one report; ``validation`` is ``(persisted checkpoint, request)`` under v1."""
         with self._lock:
             self._records.append(record)
@@ -146,7 +151,7 @@ class RunLedger:
             return self._seed_validations[token]
 
     def worker_done(
-        self, rank: int, return_value: Any, usages: list[Usage], error: Optional[BaseException] = None
+        self, rank: int, return_value: Any, usages: list[Usage], error: BaseException | None = None
     ) -> None:
         with self._lock:
             if rank == 0:
@@ -200,12 +205,18 @@ class RunLedger:
         for callback in self._callbacks:
             self._call(callback, "after_report", index, self._run_context, metrics, checkpoint)
 
-    def _call(self, callback: Any, hook: str, index: Optional[int], *args: Any) -> None:
+    def _call(self, callback: Any, hook: str, index: int | None, *args: Any) -> None:
         try:
             getattr(callback, hook)(*args)
         except Exception as exc:  # a user callback must not take the run down
             self._callback_failures.append(
-                CallbackFailure(type(callback).__name__, hook, index, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+                CallbackFailure(
+                    type(callback).__name__,
+                    hook,
+                    index,
+                    f"{type(exc).__name__}: {exc}",
+                    traceback.format_exc(),
+                )
             )
 
     def _enqueue_validation(self, index: int, validation: tuple[Any, Any]) -> None:
@@ -236,7 +247,7 @@ def ray_validation_runner(
     checkpoint: Any,
     kwargs: dict[str, Any],
     remote_kwargs: dict[str, Any],
-    timeout_s: Optional[float],
+    timeout_s: float | None,
 ) -> ValidationOutcome:
     """Run one validation as a Ray task, as V2's controller does (timeout from launch)."""
     import ray
@@ -247,9 +258,7 @@ def ray_validation_runner(
     if not ready:
         ray.cancel(task, force=True)
         elapsed = time.monotonic() - start
-        return ValidationOutcome(
-            CheckpointStatus.VALIDATION_TIMEOUT, error=f"timed out after {elapsed:.1f}s"
-        )
+        return ValidationOutcome(CheckpointStatus.VALIDATION_TIMEOUT, error=f"timed out after {elapsed:.1f}s")
     try:
         return ValidationOutcome(CheckpointStatus.VALIDATED, ray.get(task))
     except Exception as exc:
@@ -265,4 +274,4 @@ def remote_ledger_class() -> Any:
     """The ledger as a Ray actor: no CPU, threaded so validation runs beside ``record``."""
     import ray
 
-    return ray.remote(num_cpus=0, max_concurrency=8)(RunLedger)
+    return ray.remote(num_cpus=0, max_concurrency=8)(RunLedger)  # type: ignore[call-overload]  # Ray's stubs omit actor options

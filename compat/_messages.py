@@ -87,10 +87,7 @@ KINDS: dict[str, Kind] = {k.code: k for k in _KINDS}
 def v1_only(code: str, detail: str = "") -> str:
     kind = KINDS[code]
     extra = f" ({detail})" if detail else ""
-    return (
-        f"[{code}] {kind.what}{extra}. Instead: {kind.instead}. "
-        f"Migration guide: {GUIDE}"
-    )
+    return f"[{code}] {kind.what}{extra}. Instead: {kind.instead}. Migration guide: {GUIDE}"
 
 
 NOT_IN_TRAINING_FUNCTION = (
@@ -156,7 +153,9 @@ VALIDATION_WITHOUT_CONFIG = (
     "report(..., validate_fn=fn, validate_config={...})."
 )
 
-VALIDATE_FN_NOT_CALLABLE = "report(validate_fn=...) must be a function (checkpoint, config) -> dict, got {got}."
+VALIDATE_FN_NOT_CALLABLE = (
+    "report(validate_fn=...) must be a function (checkpoint, config) -> dict, got {got}."
+)
 
 
 def callback_failed(callback: str, hook: str, round_index: int | None, error: str) -> str:

@@ -6,9 +6,10 @@ Both backends' semantics are functions from these rounds to what a user observes
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 Metrics = dict[str, Any]
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 from compat import _messages, _switch, _usage, _worker
 from compat._backend import Backend, TrainJob
 from compat._ledger import ray_validation_runner, remote_ledger_class
+from compat._usage import UsageLog
+from compat._validation import trainer_config
 from compat.callbacks import is_user_callback
 from compat.config import (
     RunConfig,
@@ -19,8 +22,6 @@ from compat.config import (
     record_v1_only_options,
 )
 from compat.errors import CallbackError, TrainingFailedError
-from compat._usage import UsageLog
-from compat._validation import trainer_config
 from compat.result import Result
 
 # V2's controller waits this long between polls of the workers, and so each report round
@@ -75,7 +76,7 @@ def driver_env(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ledger_actor() -> Any:
     return remote_ledger_class()
 
@@ -92,14 +93,14 @@ class TorchTrainer:
         self,
         train_loop_per_worker: Callable[..., Any],
         *,
-        train_loop_config: Optional[dict[str, Any]] = None,
+        train_loop_config: dict[str, Any] | None = None,
         torch_config: Any = None,
         scaling_config: Any = None,
         run_config: Any = None,
-        datasets: Optional[dict[str, Any]] = None,
+        datasets: dict[str, Any] | None = None,
         dataset_config: Any = None,
         validation_config: Any = None,
-        metadata: Optional[dict[str, Any]] = None,
+        metadata: dict[str, Any] | None = None,
         resume_from_checkpoint: Any = None,
     ) -> None:
         if not callable(train_loop_per_worker):
@@ -108,9 +109,7 @@ class TorchTrainer:
                 f"{type(train_loop_per_worker).__name__}."
             )
         if train_loop_config is not None and not isinstance(train_loop_config, dict):
-            raise TypeError(
-                f"train_loop_config= takes a dict, got {type(train_loop_config).__name__}."
-            )
+            raise TypeError(f"train_loop_config= takes a dict, got {type(train_loop_config).__name__}.")
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = train_loop_config
         self.torch_config = torch_config
@@ -177,7 +176,7 @@ class TorchTrainer:
         if name == "v2" and POLL_ENV_VAR not in os.environ:
             env[POLL_ENV_VAR] = COMPAT_POLL_DEFAULT_S
         raw: Any = None
-        error: Optional[BaseException] = None
+        error: BaseException | None = None
         driver_usages = _usage.take()
         try:
             with driver_env(env):
@@ -195,7 +194,10 @@ class TorchTrainer:
         if name == "v2":
             _usage.warn_for_workers(snapshot.usages)
         if error is not None:
-            causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(snapshot.worker_errors.items())]
+            causes = [
+                f"worker {rank}: {type(e).__name__}: {e}"
+                for rank, e in sorted(snapshot.worker_errors.items())
+            ]
             cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
             raise TrainingFailedError(_messages.training_failed(cause), result) from error
         if snapshot.callback_failures:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from compat import _messages, _switch
 

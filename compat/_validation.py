@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Union
 
 from ray.train.v2.api.validation_config import ValidationConfig, ValidationTaskConfig
 
@@ -37,7 +38,7 @@ def seed_request(token: str) -> ValidationTaskConfig:
 class ValidationDispatcher:
     """The ``ValidationConfig.fn`` compat installs: runs whichever form a report asked for."""
 
-    def __init__(self, user_fn: Optional[Callable[..., Any]], ledger: Any = None) -> None:
+    def __init__(self, user_fn: Callable[..., Any] | None, ledger: Any = None) -> None:
         self.user_fn = user_fn
         self.ledger = ledger
 
@@ -56,16 +57,15 @@ class ValidationDispatcher:
             name = getattr(self.user_fn, "__name__", repr(self.user_fn))
         if not isinstance(result, dict):
             raise TypeError(
-                f"The validation function {name} must return a dict of metrics, got "
-                f"{type(result).__name__}."
+                f"The validation function {name} must return a dict of metrics, got {type(result).__name__}."
             )
         return result
 
 
 def request_from_report(
     validation: ValidationRequest,
-    validate_fn: Optional[Callable[..., Any]],
-    validate_config: Optional[dict[str, Any]],
+    validate_fn: Callable[..., Any] | None,
+    validate_config: dict[str, Any] | None,
     *,
     has_checkpoint: bool,
     has_trainer_config: bool,
@@ -96,14 +96,12 @@ def request_from_report(
     return validation
 
 
-def trainer_config(user: Optional[ValidationConfig], ledger: Any = None) -> ValidationConfig:
+def trainer_config(user: ValidationConfig | None, ledger: Any = None) -> ValidationConfig:
     """The trainer-level config compat always installs (a dispatcher around the user's)."""
     if user is None:
         return ValidationConfig(fn=ValidationDispatcher(None, ledger))
     if not isinstance(user, ValidationConfig):
-        raise TypeError(
-            f"validation_config= takes a compat.ValidationConfig, got {type(user).__name__}."
-        )
+        raise TypeError(f"validation_config= takes a compat.ValidationConfig, got {type(user).__name__}.")
     return ValidationConfig(
         fn=ValidationDispatcher(user.fn, ledger),
         task_config=user.task_config,
@@ -113,7 +111,7 @@ def trainer_config(user: Optional[ValidationConfig], ledger: Any = None) -> Vali
 
 def kwargs_and_timeout(
     config: ValidationConfig, request: ValidationRequest
-) -> tuple[dict[str, Any], Optional[float]]:
+) -> tuple[dict[str, Any], float | None]:
     """Ray's rule: per-report ``fn_kwargs`` override the trainer's; so does ``timeout_s``."""
     defaults = dict(config.task_config.fn_kwargs or {})
     if isinstance(request, ValidationTaskConfig):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import inspect
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from compat import _switch, _usage
 from compat._checks import ALLOW_NON_FINITE_ENV_VAR
@@ -39,10 +40,10 @@ class WorkerSession:
         return self.settings.backend
 
 
-_session: Optional[WorkerSession] = None
+_session: WorkerSession | None = None
 
 
-def current() -> Optional[WorkerSession]:
+def current() -> WorkerSession | None:
     return _session
 
 
@@ -72,7 +73,7 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     rank, size = _rank_and_size(settings.backend)
     _session = WorkerSession(settings, rank, size)
     _usage.take()
-    error: Optional[BaseException] = None
+    error: BaseException | None = None
     value: Any = None
     try:
         value = user_fn(*args)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ray.train import Checkpoint
 from ray.train.v2.api.callback import UserCallback as _RayUserCallback
@@ -20,11 +20,11 @@ class UserCallback(_RayUserCallback):
     """
 
     def after_report(
-        self, run_context: Any, metrics: list[dict[str, Any]], checkpoint: Optional[Checkpoint]
+        self, run_context: Any, metrics: list[dict[str, Any]], checkpoint: Checkpoint | None
     ) -> None:
         """Called once per report round with every worker's metrics (rank order)."""
 
-    def after_exception(self, run_context: Any, worker_exceptions: dict[int, BaseException]) -> None:
+    def after_exception(self, run_context: Any, worker_exceptions: dict[int, Exception]) -> None:
         """Called when workers raised; ``worker_exceptions`` maps world rank to exception."""
 
 

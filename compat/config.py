@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, TypeVar
+from typing import Any, Literal, TypeVar
 
 from compat import _usage
+from compat._switch import Backend
+
 
 @dataclass
 class ScalingConfig:
@@ -24,10 +26,10 @@ class ScalingConfig:
 
     num_workers: int = 1
     use_gpu: bool = False
-    resources_per_worker: Optional[dict[str, float]] = None
+    resources_per_worker: dict[str, float] | None = None
     placement_strategy: str = "PACK"
-    accelerator_type: Optional[str] = None
-    trainer_resources: Optional[dict[str, float]] = None
+    accelerator_type: str | None = None
+    trainer_resources: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.num_workers, int) or self.num_workers < 1:
@@ -40,11 +42,11 @@ class ScalingConfig:
 class CheckpointConfig:
     """Which checkpoints to keep. ``checkpoint_frequency``/``checkpoint_at_end`` are V1-only."""
 
-    num_to_keep: Optional[int] = None
-    checkpoint_score_attribute: Optional[str] = None
+    num_to_keep: int | None = None
+    checkpoint_score_attribute: str | None = None
     checkpoint_score_order: Literal["max", "min"] = "max"
-    checkpoint_frequency: Optional[int] = None
-    checkpoint_at_end: Optional[bool] = None
+    checkpoint_frequency: int | None = None
+    checkpoint_at_end: bool | None = None
 
     def __post_init__(self) -> None:
         if self.checkpoint_score_order not in ("max", "min"):
@@ -63,7 +65,7 @@ class FailureConfig:
     """How many worker-group failures to retry. ``fail_fast`` is V1-only."""
 
     max_failures: int = 0
-    fail_fast: Optional[bool] = None
+    fail_fast: bool | None = None
 
 
 @dataclass
@@ -76,13 +78,13 @@ class RunConfig:
     ``metrics_dataframe`` with free-floating reports. Under v1 it changes nothing.
     """
 
-    name: Optional[str] = None
-    storage_path: Optional[str] = None
+    name: str | None = None
+    storage_path: str | None = None
     storage_filesystem: Any = None
-    failure_config: Optional[FailureConfig] = None
-    checkpoint_config: Optional[CheckpointConfig] = None
+    failure_config: FailureConfig | None = None
+    checkpoint_config: CheckpointConfig | None = None
     callbacks: list[Any] = field(default_factory=list)
-    worker_runtime_env: Optional[dict[str, Any]] = None
+    worker_runtime_env: dict[str, Any] | None = None
     keep_v1_logs: bool = False
     sync_config: Any = None
     verbose: Any = None
@@ -95,8 +97,7 @@ class RunConfig:
             self.callbacks = []
         if not isinstance(self.callbacks, (list, tuple)):
             raise TypeError(
-                f"RunConfig(callbacks=...) takes a list of callbacks, got "
-                f"{type(self.callbacks).__name__}."
+                f"RunConfig(callbacks=...) takes a list of callbacks, got {type(self.callbacks).__name__}."
             )
         self.callbacks = list(self.callbacks)
 
@@ -127,9 +128,12 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
                 if not _is_unset(f.name, v):
                     kwargs[f.name] = v
         if cls is RunConfig:
-            for sub, sub_cls in (("failure_config", FailureConfig), ("checkpoint_config", CheckpointConfig)):
-                if kwargs.get(sub) is not None:
-                    kwargs[sub] = coerce(sub_cls, kwargs[sub], sub)
+            if kwargs.get("failure_config") is not None:
+                kwargs["failure_config"] = coerce(FailureConfig, kwargs["failure_config"], "failure_config")
+            if kwargs.get("checkpoint_config") is not None:
+                kwargs["checkpoint_config"] = coerce(
+                    CheckpointConfig, kwargs["checkpoint_config"], "checkpoint_config"
+                )
         return cls(**kwargs)
     raise TypeError(
         f"{arg}= takes a compat.{cls.__name__} (or ray.train.{cls.__name__}), got "
@@ -137,9 +141,7 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
     )
 
 
-def record_v1_only_options(
-    scaling: ScalingConfig, run: RunConfig, backend: _usage._switch.Backend
-) -> None:
+def record_v1_only_options(scaling: ScalingConfig, run: RunConfig, backend: Backend) -> None:
     """Record (and under v2 warn about) every V1-only option set in these configs."""
     if scaling.trainer_resources is not None:
         _usage.relied_on("trainer-resources", backend=backend)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import pandas as pd
 from ray.train import Checkpoint
@@ -35,19 +35,19 @@ class Result:
     """
 
     backend: str
-    metrics: Optional[dict[str, Any]]
-    checkpoint: Optional[Checkpoint]
+    metrics: dict[str, Any] | None
+    checkpoint: Checkpoint | None
     path: str
-    error: Optional[BaseException] = None
-    metrics_dataframe: Optional[pd.DataFrame] = None
+    error: BaseException | None = None
+    metrics_dataframe: pd.DataFrame | None = None
     best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
     reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
     return_value: Any = None
-    worker_metrics_dataframe: Optional[pd.DataFrame] = None
+    worker_metrics_dataframe: pd.DataFrame | None = None
     v1_usage: list[Usage] = field(default_factory=list)
     raw: Any = field(default=None, repr=False)
 
-    def get_best_checkpoint(self, metric: str, mode: str) -> Optional[Checkpoint]:
+    def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:
         """The checkpoint whose ``metric`` is best (``mode`` is ``"max"`` or ``"min"``)."""
         if mode not in ("max", "min"):
             raise ValueError(f"get_best_checkpoint(mode={mode!r}): use 'max' or 'min'.")
@@ -73,7 +73,7 @@ class Result:
         return "\n".join(lines)
 
 
-def worker_dataframe(records: list[Any]) -> Optional[pd.DataFrame]:
+def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
     """Every worker's reports as rows ordered by (report_index, world_rank)."""
     if not records:
         return None

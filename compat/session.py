@@ -7,7 +7,7 @@ kind ``session-api``. Prefer ``compat.report`` and ``compat.get_context()``.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ray.train import Checkpoint
 
@@ -28,17 +28,17 @@ def _note(name: str) -> None:
     _usage.relied_on("session-api", f"session.{name}")
 
 
-def report(metrics: dict[str, Any], *, checkpoint: Optional[Checkpoint] = None) -> None:
+def report(metrics: dict[str, Any], *, checkpoint: Checkpoint | None = None) -> None:
     _note("report")
     _api.report(metrics, checkpoint=checkpoint)
 
 
-def get_checkpoint() -> Optional[Checkpoint]:
+def get_checkpoint() -> Checkpoint | None:
     _note("get_checkpoint")
     return _api.get_checkpoint()
 
 
-def get_dataset_shard(dataset_name: Optional[str] = None) -> Any:
+def get_dataset_shard(dataset_name: str | None = None) -> Any:
     _note("get_dataset_shard")
     return _api.get_dataset_shard(dataset_name)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 import pandas as pd
 
@@ -73,7 +73,7 @@ class V1Backend:
         return trainer.fit()
 
     def build_result(
-        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: Optional[BaseException]
+        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> Result:
         rounds = snapshot.rounds()
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
@@ -94,7 +94,7 @@ class V1Backend:
         logs.repair_progress_csv(raw.path)
 
         def validated(metrics: dict[str, Any]) -> dict[str, Any]:
-            round_ = by_dir.get(metrics.get("checkpoint_dir_name"))
+            round_ = by_dir.get(str(metrics.get("checkpoint_dir_name")))
             return merge_validation(metrics, round_.validation) if round_ else dict(metrics)
 
         best = [(ckpt, validated(m)) for ckpt, m in (raw.best_checkpoints or [])]
@@ -118,13 +118,13 @@ class V1Backend:
         )
 
 
-def _validated_dataframe(frame: Optional[pd.DataFrame], by_dir: dict[str, Any]) -> Optional[pd.DataFrame]:
+def _validated_dataframe(frame: pd.DataFrame | None, by_dir: dict[str, Any]) -> pd.DataFrame | None:
     """V1's dataframe with validated metrics merged into the rows of their checkpoint."""
     if frame is None or "checkpoint_dir_name" not in frame:
         return frame
     frame = frame.copy()
     for dir_name, round_ in by_dir.items():
-        outcome: Optional[ValidationOutcome] = round_.validation
+        outcome: ValidationOutcome | None = round_.validation
         if outcome is None or outcome.status is not CheckpointStatus.VALIDATED:
             continue
         rows = frame["checkpoint_dir_name"] == dir_name

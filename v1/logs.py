@@ -14,9 +14,10 @@ import json
 import os
 import socket
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 PROGRESS_CSV = "progress.csv"
 RESULT_JSON = "result.json"
@@ -97,7 +98,7 @@ def _json_default(value: Any) -> Any:
 def auto_filled(
     metrics_rows: Sequence[Mapping[str, Any]],
     timestamps: Sequence[float],
-    checkpoint_dir_names: Sequence[Optional[str]],
+    checkpoint_dir_names: Sequence[str | None],
     *,
     start_time: float,
     config: Mapping[str, Any],
@@ -108,7 +109,9 @@ def auto_filled(
     previous = start_time
     hostname = socket.gethostname()
     node_ip = _node_ip()
-    for i, (metrics, ts, dir_name) in enumerate(zip(metrics_rows, timestamps, checkpoint_dir_names)):
+    for i, (metrics, ts, dir_name) in enumerate(
+        zip(metrics_rows, timestamps, checkpoint_dir_names, strict=True)
+    ):
         row = dict(metrics)
         row.update(
             timestamp=int(ts),
@@ -137,6 +140,6 @@ def _node_ip() -> str:
     try:
         import ray
 
-        return str(ray.util.get_node_ip_address())
+        return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
     except Exception:
         return "127.0.0.1"

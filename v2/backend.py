@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional
+from typing import Any
 
 import pandas as pd
 
@@ -70,7 +70,7 @@ class V2Backend:
         return trainer.fit()
 
     def build_result(
-        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: Optional[BaseException]
+        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> Result:
         rounds = snapshot.rounds()
         keep_v1_logs = job.run.keep_v1_logs
@@ -84,14 +84,18 @@ class V2Backend:
                 checkpoint=None,
                 path=_run_path(job),
                 error=error,
-                metrics_dataframe=pd.DataFrame(v1_rows or outcome.dataframe_rows) if (v1_rows or outcome.dataframe_rows) else None,
+                metrics_dataframe=pd.DataFrame(v1_rows or outcome.dataframe_rows)
+                if (v1_rows or outcome.dataframe_rows)
+                else None,
                 worker_metrics_dataframe=workers,
                 return_value=snapshot.return_value,
             )
         statuses = _read_statuses(raw.path)
         best = list(raw.best_checkpoints or [])
         reported = [
-            ReportedCheckpoint(ckpt, metrics, statuses.get(os.path.basename(ckpt.path), CheckpointStatus.COMMITTED))
+            ReportedCheckpoint(
+                ckpt, metrics, statuses.get(os.path.basename(ckpt.path), CheckpointStatus.COMMITTED)
+            )
             for ckpt, metrics in best
         ]
         frame = raw.metrics_dataframe

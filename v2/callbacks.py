@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from typing import Any, Optional
+from typing import Any
 
 from ray.train.v2.api.callback import UserCallback
 
@@ -16,7 +16,7 @@ class GuardedCallback(UserCallback):
         self.ledger = ledger
         self.rounds = 0
 
-    def after_report(self, run_context: Any, metrics: list[dict[str, Any]], checkpoint: Optional[Any]) -> None:
+    def after_report(self, run_context: Any, metrics: list[dict[str, Any]], checkpoint: Any | None) -> None:
         index = self.rounds
         self.rounds += 1
         self._guard("after_report", index, run_context, metrics, checkpoint)
@@ -24,7 +24,7 @@ class GuardedCallback(UserCallback):
     def after_exception(self, run_context: Any, worker_exceptions: dict[int, Exception]) -> None:
         self._guard("after_exception", None, run_context, worker_exceptions)
 
-    def _guard(self, hook: str, index: Optional[int], *args: Any) -> None:
+    def _guard(self, hook: str, index: int | None, *args: Any) -> None:
         from compat._ledger import CallbackFailure
 
         try:

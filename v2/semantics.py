@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from compat._model import Outcome, ReportRound, after_report_calls, kept_checkpoints
 from v1.semantics import logged_rows

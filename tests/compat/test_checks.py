@@ -14,7 +14,14 @@ def check(metrics, non_finite_ok=False):
 
 
 def test_plain_metrics_pass_and_are_copied() -> None:
-    metrics = {"loss": 0.5, "epoch": 3, "name": "a", "flag": True, "nested": {"a": [1, 2.0]}, "np": np.float32(1)}
+    metrics = {
+        "loss": 0.5,
+        "epoch": 3,
+        "name": "a",
+        "flag": True,
+        "nested": {"a": [1, 2.0]},
+        "np": np.float32(1),
+    }
     copy = check(metrics)
     assert copy == metrics and copy is not metrics
 
@@ -28,7 +35,9 @@ def test_non_dict_metrics(bad) -> None:
 def test_a_checkpoint_in_the_metrics_position_is_named() -> None:
     from ray.train import Checkpoint
 
-    with pytest.raises(ReportError, match=r"looks like a Checkpoint: call report\(metrics, checkpoint=ckpt\)"):
+    with pytest.raises(
+        ReportError, match=r"looks like a Checkpoint: call report\(metrics, checkpoint=ckpt\)"
+    ):
         check(Checkpoint("/tmp"))
 
 

@@ -24,8 +24,12 @@ def test_repair_adds_keys_that_appear_after_the_first_report(tmp_path) -> None:
 
 def test_write_logs_round_trips(tmp_path) -> None:
     rows = logs.auto_filled(
-        [{"a": 1}, {"a": 2, "b": 3}], [100.0, 101.5], [None, "checkpoint_x"],
-        start_time=99.0, config={"train_loop_config": {"n": 2}}, trial_id="t",
+        [{"a": 1}, {"a": 2, "b": 3}],
+        [100.0, 101.5],
+        [None, "checkpoint_x"],
+        start_time=99.0,
+        config={"train_loop_config": {"n": 2}},
+        trial_id="t",
     )
     logs.write_logs(tmp_path, rows)
     back = logs.read_result_json(tmp_path)

@@ -7,12 +7,35 @@ import pytest
 import compat
 
 EXPECTED = [
-    "CallbackError", "Checkpoint", "CheckpointConfig", "CheckpointStatus", "CheckpointUploadMode",
-    "CompatDeprecationWarning", "FailureConfig", "InvalidSwitchValueError",
-    "NotInTrainingFunctionError", "ReportError", "ReportedCheckpoint", "Result", "RunConfig",
-    "ScalingConfig", "TrainContext", "TrainingFailedError", "UnsupportedRayError", "Usage",
-    "UserCallback", "V1OnlyWarning", "ValidationConfig", "ValidationTaskConfig", "backend",
-    "get_checkpoint", "get_context", "get_dataset_shard", "report", "session", "torch",
+    "CallbackError",
+    "Checkpoint",
+    "CheckpointConfig",
+    "CheckpointStatus",
+    "CheckpointUploadMode",
+    "CompatDeprecationWarning",
+    "FailureConfig",
+    "InvalidSwitchValueError",
+    "NotInTrainingFunctionError",
+    "ReportError",
+    "ReportedCheckpoint",
+    "Result",
+    "RunConfig",
+    "ScalingConfig",
+    "TrainContext",
+    "TrainingFailedError",
+    "UnsupportedRayError",
+    "Usage",
+    "UserCallback",
+    "V1OnlyWarning",
+    "ValidationConfig",
+    "ValidationTaskConfig",
+    "backend",
+    "get_checkpoint",
+    "get_context",
+    "get_dataset_shard",
+    "report",
+    "session",
+    "torch",
 ]
 
 
@@ -36,8 +59,15 @@ def test_every_name_imports_and_constructs(setting: str, monkeypatch: pytest.Mon
     assert module.CheckpointUploadMode.ASYNC
     module.Checkpoint.from_directory(str(tmp_path))
     module.torch.TorchTrainer(lambda: None, scaling_config=module.ScalingConfig(num_workers=2))
-    for name in ["report", "get_checkpoint", "get_dataset_shard", "get_world_rank", "get_local_rank",
-                 "get_world_size", "get_experiment_name"]:
+    for name in [
+        "report",
+        "get_checkpoint",
+        "get_dataset_shard",
+        "get_world_rank",
+        "get_local_rank",
+        "get_world_size",
+        "get_experiment_name",
+    ]:
         assert callable(getattr(module.session, name))
     for name in ["TorchTrainer", "prepare_model", "prepare_data_loader", "get_device"]:
         assert callable(getattr(module.torch, name))

@@ -54,11 +54,18 @@ def rich_train_func(config):
             metrics["late_key"] = 7
         with tempfile.TemporaryDirectory() as d:
             if epoch == 0:
-                train.report(metrics, checkpoint=save(d, 40.0), validate_fn=seed_validate,
-                             validate_config={"epoch": epoch})
+                train.report(
+                    metrics,
+                    checkpoint=save(d, 40.0),
+                    validate_fn=seed_validate,
+                    validate_config={"epoch": epoch},
+                )
             elif epoch == 2:
-                train.report(metrics, checkpoint=save(d, 20.0),
-                             validation=train.ValidationTaskConfig(fn_kwargs={"scale": 2.0}))
+                train.report(
+                    metrics,
+                    checkpoint=save(d, 20.0),
+                    validation=train.ValidationTaskConfig(fn_kwargs={"scale": 2.0}),
+                )
             else:
                 train.report(metrics)
     return {"rank0_returned": rank}
@@ -165,14 +172,11 @@ def test_usage_report_names_free_floating_reports_and_the_session_api(rich_run) 
 
 
 def failing_validations(config):
-    for i, (fn, task) in enumerate(
-        [(None, None), (None, train.ValidationTaskConfig(fn_kwargs={"sleep": 60}, timeout_s=2))]
-    ):
-        with tempfile.TemporaryDirectory() as d:
-            if i == 0:
-                train.report({"loss": 1.0}, checkpoint=save(d, 1), validate_fn=_raise, validate_config={})
-            else:
-                train.report({"loss": 0.5}, checkpoint=save(d, 1), validation=task)
+    with tempfile.TemporaryDirectory() as d:
+        train.report({"loss": 1.0}, checkpoint=save(d, 1), validate_fn=_raise, validate_config={})
+    with tempfile.TemporaryDirectory() as d:
+        timeout = train.ValidationTaskConfig(fn_kwargs={"sleep": 60}, timeout_s=2)
+        train.report({"loss": 0.5}, checkpoint=save(d, 1), validation=timeout)
 
 
 def _raise(checkpoint, config):
@@ -223,7 +227,9 @@ def two_reports(config):
 
 def test_a_raising_callback_does_not_stop_training(backend, storage) -> None:
     with pytest.raises(train.CallbackError, match="Exploding.after_report at report round 0") as info:
-        TorchTrainer(two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])).fit()
+        TorchTrainer(
+            two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])
+        ).fit()
     assert [m["step"] for _, m in info.value.result.best_checkpoints] == [0, 1]
     assert len(info.value.failures) == 2
 
@@ -231,7 +237,10 @@ def test_a_raising_callback_does_not_stop_training(backend, storage) -> None:
 def echo_env(config):
     with tempfile.TemporaryDirectory() as d:
         train.report(
-            {"backend": os.environ["RAY_TRAIN_V2_ENABLED"], "poll": os.environ.get("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "")},
+            {
+                "backend": os.environ["RAY_TRAIN_V2_ENABLED"],
+                "poll": os.environ.get("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", ""),
+            },
             checkpoint=save(d, 0),
         )
 
@@ -260,7 +269,9 @@ def free_floating(config):
 
 
 def test_keep_v1_logs_opt_in_under_v2(v2, storage) -> None:
-    result = TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage, keep_v1_logs=True)).fit()
+    result = TorchTrainer(
+        free_floating, run_config=train.RunConfig(storage_path=storage, keep_v1_logs=True)
+    ).fit()
     assert result.metrics == {"loss": 1.0, "new": 1}  # V2's meaning is kept
     assert result.metrics_dataframe["loss"].tolist() == [2.0, 1.0]
     assert result.metrics_dataframe["training_iteration"].tolist() == [1, 2]
@@ -273,9 +284,7 @@ def test_keep_v1_logs_opt_in_under_v2(v2, storage) -> None:
 def test_strict_mode_turns_v1_only_usage_into_errors(v2, monkeypatch, storage) -> None:
     monkeypatch.setenv("COMPAT_STRICT", "1")
     with pytest.raises(train.V1OnlyWarning, match="trainer-resources"):
-        TorchTrainer(
-            free_floating, scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0})
-        ).fit()
+        TorchTrainer(free_floating, scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0})).fit()
     with pytest.raises(train.TrainingFailedError) as info:
         TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage)).fit()
     assert "free-floating-report" in str(info.value.__cause__)
@@ -292,15 +301,23 @@ def test_v1_only_options_warn_once_per_kind_under_v2(v2, storage, monkeypatch) -
         trainer = TorchTrainer(
             echo_env,
             scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0}),
-            run_config=train.RunConfig(storage_path=storage, verbose=0, stop={"x": 1},
-                                       checkpoint_config=train.CheckpointConfig(checkpoint_frequency=2)),
+            run_config=train.RunConfig(
+                storage_path=storage,
+                verbose=0,
+                stop={"x": 1},
+                checkpoint_config=train.CheckpointConfig(checkpoint_frequency=2),
+            ),
         )
         result = trainer.fit()
-    kinds = [str(w.message).split("]")[0] + "]" for w in caught if issubclass(w.category, train.V1OnlyWarning)]
+    kinds = [
+        str(w.message).split("]")[0] + "]" for w in caught if issubclass(w.category, train.V1OnlyWarning)
+    ]
     assert sorted(kinds) == ["[checkpoint-frequency]", "[trainer-resources]", "[tune-run-option]"]
     found = {u.kind: u.count for u in result.v1_usage}
     assert found == {"trainer-resources": 1, "tune-run-option": 2, "checkpoint-frequency": 1}
-    assert all("issues/49454" in str(w.message) for w in caught if issubclass(w.category, train.V1OnlyWarning))
+    assert all(
+        "issues/49454" in str(w.message) for w in caught if issubclass(w.category, train.V1OnlyWarning)
+    )
 
 
 def test_report_outside_a_training_function() -> None:

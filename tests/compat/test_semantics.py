@@ -52,12 +52,17 @@ def test_both_call_after_report_with_every_worker_per_round() -> None:
 def test_validation_overwrites_same_keys_and_failure_keeps_metrics() -> None:
     ok = ValidationOutcome(CheckpointStatus.VALIDATED, {"loss": 0.1, "acc": 0.9})
     failed = ValidationOutcome(CheckpointStatus.VALIDATION_FAILED, error="ValueError: x")
-    rounds = [rnd(0, {"loss": 2.0}, ckpt=True, validation=ok, wants=True),
-              rnd(1, {"loss": 1.0}, ckpt=True, validation=failed, wants=True)]
+    rounds = [
+        rnd(0, {"loss": 2.0}, ckpt=True, validation=ok, wants=True),
+        rnd(1, {"loss": 1.0}, ckpt=True, validation=failed, wants=True),
+    ]
     for semantics in (V1Semantics(), V2Semantics()):
         out = semantics.outcome(rounds)
         assert [c.metrics for c in out.checkpoints] == [{"loss": 0.1, "acc": 0.9}, {"loss": 1.0}]
-        assert [c.status for c in out.checkpoints] == [CheckpointStatus.VALIDATED, CheckpointStatus.VALIDATION_FAILED]
+        assert [c.status for c in out.checkpoints] == [
+            CheckpointStatus.VALIDATED,
+            CheckpointStatus.VALIDATION_FAILED,
+        ]
 
 
 def test_a_checkpoint_from_any_worker_registers_with_rank0_metrics() -> None:

@@ -6,7 +6,15 @@ from compat import _switch, _version
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [(None, "v2"), ("1", "v2"), ("true", "v2"), ("TRUE", "v2"), ("0", "v1"), ("false", "v1"), ("False", "v1")],
+    [
+        (None, "v2"),
+        ("1", "v2"),
+        ("true", "v2"),
+        ("TRUE", "v2"),
+        ("0", "v1"),
+        ("false", "v1"),
+        ("False", "v1"),
+    ],
 )
 def test_parses_like_ray(raw: str | None, expected: str) -> None:
     assert _switch.parse(raw) == expected
