@@ -1,0 +1,62 @@
+"""Every rule, in the order they run. The order is part of the behaviour:
+
+1. Flag rules (RTM101-RTM115) see the original source, so their line numbers are the
+   user's file and they see old forms (``session.report``) before those are rewritten.
+2. RTM001 (air imports) before RTM002: a mixed ``from ray.air import session,
+   ScalingConfig`` is split first, so RTM002 only ever removes whole session imports.
+3. RTM002 (session calls) before RTM003: rewritten ``session.report`` calls then get
+   their checkpoint keyword too.
+4. RTM004 (compat target) after every rule that produces ``ray.train`` code.
+5. RTM100 (leftovers) last: it reports what every other rule left behind.
+"""
+
+from __future__ import annotations
+
+from migrate.rules._base import Context, Diagnostic, Rule
+from migrate.rules.air_imports import AirImports
+from migrate.rules.checkpoint_frequency import CheckpointFrequency
+from migrate.rules.checkpoint_methods import CheckpointMethods
+from migrate.rules.compat_target import CompatTarget
+from migrate.rules.fail_fast import FailFast
+from migrate.rules.framework_checkpoints import FrameworkCheckpoints
+from migrate.rules.free_floating_report import FreeFloatingReport
+from migrate.rules.leftover_old_api import LeftoverOldApi
+from migrate.rules.log_dir import LogDir
+from migrate.rules.metrics_dataframe import MetricsDataframe
+from migrate.rules.old_validation_form import OldValidationForm
+from migrate.rules.report_checkpoint_keyword import ReportCheckpointKeyword
+from migrate.rules.resume_from_checkpoint import ResumeFromCheckpoint
+from migrate.rules.session_calls import SessionCalls
+from migrate.rules.trainer_resources import TrainerResources
+from migrate.rules.trainer_restore import TrainerRestore
+from migrate.rules.trial_api import TrialApi
+from migrate.rules.tune_callbacks import TuneCallbacks
+from migrate.rules.tune_report import TuneReport
+from migrate.rules.tune_run_options import TuneRunOptions
+
+RULES: tuple[type[Rule], ...] = (
+    FreeFloatingReport,
+    MetricsDataframe,
+    CheckpointMethods,
+    FrameworkCheckpoints,
+    LogDir,
+    TuneCallbacks,
+    TrainerResources,
+    TuneRunOptions,
+    FailFast,
+    CheckpointFrequency,
+    TrialApi,
+    TrainerRestore,
+    ResumeFromCheckpoint,
+    TuneReport,
+    OldValidationForm,
+    AirImports,
+    SessionCalls,
+    ReportCheckpointKeyword,
+    CompatTarget,
+    LeftoverOldApi,
+)
+
+BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in RULES}
+
+__all__ = ["BY_CODE", "RULES", "Context", "Diagnostic", "Rule"]

@@ -1,0 +1,160 @@
+"""``python -m migrate PATH...``: rewrite V1-era Ray Train code and report what remains.
+
+Exit codes: 0 done (nothing to report for --diff/--check); 1 --diff or --check found
+changes (or, for --check, flags); 2 a file could not be processed or bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from migrate import engine
+from migrate.rules import RULES
+from migrate.tables import GUIDE
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m migrate",
+        description="Rewrite V1-era Ray Train code to the current API and flag what needs a person. "
+        f"Migration guide: {GUIDE}",
+    )
+    parser.add_argument("paths", nargs="*", help="files or directories (.py and .ipynb)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--diff", action="store_true", help="write nothing; print a unified diff; exit 1 if anything would change")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or was flagged")
+    parser.add_argument("--target", choices=["ray", "compat"], default="ray", help="rewrite onto ray.train (default) or onto compat")
+    parser.add_argument("--report", choices=["text", "json"], default="text", help="output format of the findings")
+    parser.add_argument("--select", metavar="CODES", default="", help="comma-separated rule codes or prefixes to run")
+    parser.add_argument("--ignore", metavar="CODES", default="", help="comma-separated rule codes or prefixes to skip")
+    parser.add_argument("--exclude", metavar="GLOB", action="append", default=[], help="skip paths matching GLOB (repeatable)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="files processed in parallel (default 1)")
+    parser.add_argument("--list-rules", action="store_true", help="list every rule and exit")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only findings and errors")
+    return parser.parse_args(argv)
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def list_rules() -> str:
+    lines = [f"{'code':<8}{'name':<28}{'fix':<7}summary"]
+    for rule in RULES:
+        lines.append(f"{rule.code:<8}{rule.name:<28}{rule.fix_safety:<7}{rule.summary}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list_rules:
+        print(list_rules())
+        return 0
+    if not args.paths:
+        print("error: give at least one file or directory, e.g. `python -m migrate src/`", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("error: --jobs must be 1 or more", file=sys.stderr)
+        return 2
+    known = {r.code for r in RULES}
+    for code in _codes(args.select) + _codes(args.ignore):
+        if not any(k.startswith(code) for k in known):
+            print(f"error: unknown rule code {code!r}; see --list-rules", file=sys.stderr)
+            return 2
+    rules = engine.select_rules(_codes(args.select), _codes(args.ignore), args.target)
+    try:
+        files = list(engine.iter_files(args.paths, args.exclude))
+    except FileNotFoundError as exc:
+        print(f"error: no such file or directory: {exc}", file=sys.stderr)
+        return 2
+    write = not (args.diff or args.check)
+    results = run(files, [r.code for r in rules], args.target, write, args.jobs)
+    return report(results, args, write)
+
+
+def run(files: list[str], codes: list[str], target: str, write: bool, jobs: int) -> list[engine.FileResult]:
+    progress = _Progress(len(files))
+    results: list[engine.FileResult] = []
+    if jobs == 1:
+        for path in files:
+            results.append(engine.process_file(path, codes, target, write))
+            progress.step()
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(engine.process_file, p, codes, target, write) for p in files]
+            for future in futures:
+                results.append(future.result())
+                progress.step()
+    progress.done()
+    return results
+
+
+def _diff_name(side: str, path: str) -> str:
+    return path if os.path.isabs(path) else f"{side}/{path}"
+
+
+class _Progress:
+    """A one-line counter on a terminal, for trees large enough to wait on."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.count = 0
+        self.enabled = sys.stderr.isatty() and total >= 200
+
+    def step(self) -> None:
+        self.count += 1
+        if self.enabled and (self.count % 50 == 0 or self.count == self.total):
+            print(f"\r{self.count}/{self.total} files", end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+def report(results: list[engine.FileResult], args: argparse.Namespace, write: bool) -> int:
+    changed = [r for r in results if r.changed]
+    errors = [r for r in results if r.error]
+    flags = [(r, d) for r in results for d in r.diagnostics if not d.fixed]
+    fixes = [(r, d) for r in results for d in r.diagnostics if d.fixed]
+    if args.diff:
+        for r in changed:
+            assert r.old_text is not None and r.new_text is not None
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    r.old_text.splitlines(keepends=True), r.new_text.splitlines(keepends=True),
+                    fromfile=_diff_name("a", r.path), tofile=_diff_name("b", r.path),
+                )
+            )  # fmt: skip
+    if args.report == "json":
+        print(engine.to_json(results))
+    else:
+        for r, d in flags:
+            print(f"{r.path}:{d.line}:{d.col}: {d.code} {d.message}")
+        for r in errors:
+            print(f"{r.path}: ERROR {r.error}", file=sys.stderr)
+        if not args.quiet:
+            verb = "rewritten" if write else "would be rewritten"
+            by_code = Counter(d.code for _, d in flags)
+            summary = ", ".join(f"{c}: {n}" for c, n in sorted(by_code.items())) or "none"
+            print(
+                f"{len(results)} files scanned, {sum(r.parsed for r in results)} parsed; {len(changed)} {verb} "
+                f"({len(fixes)} rewrites); {len(flags)} flagged ({summary}); {len(errors)} skipped with errors",
+                file=sys.stderr,
+            )
+    if errors:
+        return 2
+    if args.diff and changed:
+        return 1
+    if args.check and (changed or flags):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Import planning shared by the rewriting rules: which name reaches ``ray.train`` without
+clashing, and where its import goes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, ScopeProvider
+
+ALIASES = ("train", "ray_train", "ray_train_api")
+
+
+def binding_counts(wrapper: MetadataWrapper) -> Counter[str]:
+    """How many times each name is bound anywhere in the module (any scope)."""
+    counts: Counter[str] = Counter()
+    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
+    for scope in scopes:
+        for assignment in scope.assignments:
+            counts[assignment.name] += 1
+    return counts
+
+
+def used_names(module: cst.Module) -> set[str]:
+    """Every identifier the module binds or reads (not attribute names or import paths)."""
+    names: set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            names.update((a.evaluated_alias or a.evaluated_name).split(".")[0] for a in node.names)
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            if not isinstance(node.names, cst.ImportStar):
+                names.update(a.evaluated_alias or a.evaluated_name for a in node.names)
+            return False
+
+    module.visit(Collect())
+    return names
+
+
+def existing_train_alias(module: cst.Module, counts: Counter[str]) -> str | None:
+    """A module-level ``from ray import train [as x]`` / ``import ray.train as x`` not rebound."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            alias = _train_binding(small)
+            if alias is not None and counts[alias] == 1:
+                return alias
+    return None
+
+
+def _train_binding(small: cst.BaseSmallStatement) -> str | None:
+    if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+        if get_full_name_for_node(small.module) == "ray" and not isinstance(small.names, cst.ImportStar):
+            for alias in small.names:
+                if get_full_name_for_node(alias.name) == "train":
+                    return alias.evaluated_alias or "train"
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            if get_full_name_for_node(alias.name) == "ray.train" and alias.asname is not None:
+                return alias.evaluated_alias
+    return None
+
+
+def choose_alias(used: set[str], counts: Counter[str]) -> str:
+    """The first of ``train``, ``ray_train``, ... that nothing in the module uses."""
+    for candidate in ALIASES:
+        if candidate not in used and counts[candidate] == 0:
+            return candidate
+    index = 2
+    while f"ray_train_{index}" in used:
+        index += 1
+    return f"ray_train_{index}"
+
+
+def train_import(alias: str) -> cst.SimpleStatementLine:
+    code = "from ray import train\n" if alias == "train" else f"from ray import train as {alias}\n"
+    statement = cst.parse_statement(code)
+    assert isinstance(statement, cst.SimpleStatementLine)
+    return statement
+
+
+def insert_after_imports(module: cst.Module, statements: Sequence[cst.SimpleStatementLine]) -> cst.Module:
+    """Insert after the last top-level import (after the docstring and __future__ at least)."""
+    body = list(module.body)
+    position = 0
+    for i, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+        ):
+            position = i + 1
+        elif i == 0 and _is_docstring(statement):
+            position = 1
+    return module.with_changes(body=[*body[:position], *statements, *body[position:]])
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def fix_empty_blocks(module: cst.Module) -> cst.Module:
+    """Give every indented block that lost all its statements a ``pass``."""
+
+    class Fill(cst.CSTTransformer):
+        def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+            if not updated.body:
+                return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+            return updated
+
+    return module.visit(Fill())

@@ -1,0 +1,58 @@
+"""Rule documentation, generated from the rules themselves: ``python -m migrate.docs``."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+
+from migrate.rules import RULES, Rule
+from migrate.tables import GUIDE
+
+SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
+
+
+def sections(rule: type[Rule]) -> dict[str, str]:
+    """The docstring split into its five sections (every rule must have all of them)."""
+    doc = inspect.getdoc(rule) or ""
+    parts = re.split(r"^## (.+)$", doc, flags=re.MULTILINE)
+    found = {parts[i].strip(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+    missing = [s for s in SECTIONS if s not in found]
+    if missing:
+        raise ValueError(f"{rule.code} docstring lacks sections {missing}")
+    return found
+
+
+def code_block(text: str) -> str:
+    match = re.search(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    if match is None:
+        raise ValueError("no ```python block")
+    return match.group(1)
+
+
+def render() -> str:
+    lines = [
+        "# Rules of `python -m migrate`",
+        "",
+        "Generated from the rule classes by `python -m migrate.docs > docs/rules.md`; a test keeps",
+        f"this file in sync. Migration guide: {GUIDE}",
+        "",
+        "Fix rules rewrite code; flag rules (fix safety `none`) only report. Rules run in the order",
+        "below; see `migrate/rules/__init__.py` for why.",
+        "",
+        "| code | name | fix | summary |",
+        "| --- | --- | --- | --- |",
+    ]
+    for rule in RULES:
+        lines.append(f"| [{rule.code}](#{rule.code.lower()}) | `{rule.name}` | {rule.fix_safety} | {rule.summary} |")
+    for rule in RULES:
+        parts = sections(rule)
+        target = " (only with `--target compat`)" if rule.targets == ("compat",) else ""
+        lines += ["", f"## {rule.code}", "", f"`{rule.name}`{target}: {rule.summary}. Fix safety: **{rule.fix_safety}**."]
+        for title in SECTIONS:
+            lines += ["", f"### {title}", "", parts[title]]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())

@@ -1,0 +1,212 @@
+"""Running the rules over one source text, one file, or a tree of files.
+
+The engine never imports or executes the code it reads: it parses it with libcst.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatch
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from migrate import notebooks
+from migrate.rules import RULES, Context, Diagnostic, Rule
+
+# Cheap pre-filter: a file that never says `ray` (or `compat` for that target) is not parsed.
+_RAY = re.compile(r"\bray\b")
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", ".tox", ".nox", "site-packages",
+                       "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})  # fmt: skip
+
+
+@dataclass
+class FileResult:
+    path: str
+    changed: bool = False
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None
+    new_text: str | None = None
+    old_text: str | None = None
+    parsed: bool = False
+
+
+def select_rules(
+    select: Iterable[str] | None = None, ignore: Iterable[str] | None = None, target: str = "ray"
+) -> list[type[Rule]]:
+    """Rules in run order, filtered by code prefixes (``RTM1`` selects RTM100-RTM199)."""
+    chosen = []
+    select_list, ignore_list = list(select or []), list(ignore or [])
+    for rule in RULES:
+        if target not in rule.targets:
+            continue
+        if select_list and not any(rule.code.startswith(s) for s in select_list):
+            continue
+        if any(rule.code.startswith(i) for i in ignore_list):
+            continue
+        chosen.append(rule)
+    return chosen
+
+
+def migrate_source(
+    text: str, rules: Sequence[type[Rule]], context: Context, *, lines_of: str = "input"
+) -> tuple[str, list[Diagnostic]]:
+    """Run ``rules`` over ``text``; raises ``cst.ParserSyntaxError`` or :class:`RuleCrash`.
+
+    Each rule sees the previous rule's output; its findings are moved to the lines of
+    the ``"input"`` text (what --diff/--check users have) or of the ``"output"`` text
+    (what a write leaves on disk).
+    """
+    module = cst.parse_module(text)
+    current = text
+    stages: list[tuple[str, list[Diagnostic]]] = []
+    for rule_class in rules:
+        rule = rule_class(context)
+        try:
+            new_module = rule.apply(MetadataWrapper(module))
+        except Exception as exc:
+            raise RuleCrash(rule.code, exc) from exc
+        stages.append((current, rule.diagnostics))
+        if new_module is not module:
+            module, current = new_module, new_module.code
+    final = current
+    reference = text if lines_of == "input" else final
+    diagnostics: list[Diagnostic] = []
+    maps: dict[str, list[int]] = {}
+    for seen, found in stages:
+        if not found:
+            continue
+        if seen == reference:
+            diagnostics.extend(found)
+            continue
+        mapping = maps.get(seen) or maps.setdefault(seen, line_map(seen, reference))
+        diagnostics.extend(replace(d, line=mapping[min(d.line, len(mapping)) - 1] + 1) for d in found)
+    return final, diagnostics
+
+
+def line_map(old: str, new: str) -> list[int]:
+    """For each line of ``old`` (0-based), the line of ``new`` it became (or sits nearest)."""
+    a, b = old.splitlines(), new.splitlines()
+    mapping = [0] * max(len(a), 1)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for i in range(i1, i2):
+            mapping[i] = j1 + (i - i1 if tag == "equal" else min(i - i1, max(j2 - j1 - 1, 0)))
+    return mapping
+
+
+class RuleCrash(Exception):
+    def __init__(self, code: str, error: Exception) -> None:
+        super().__init__(f"rule {code} crashed: {type(error).__name__}: {error}")
+        self.code = code
+
+
+def needs_parsing(text: str, target: str) -> bool:
+    return bool(_RAY.search(text)) or (target == "compat" and "compat" in text)
+
+
+def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool) -> FileResult:
+    """Migrate one file (``.py`` or ``.ipynb``). Errors are returned, never raised."""
+    from migrate.rules import BY_CODE
+
+    result = FileResult(path)
+    rules = [BY_CODE[code] for code in rule_codes]
+    context = Context(target=target)  # type: ignore[arg-type]
+    lines_of = "output" if write else "input"  # findings point at what is on disk afterwards
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        result.error = f"cannot read: {exc.strerror}"
+        return result
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        result.error = f"not UTF-8 (byte {exc.start}); skipped"
+        return result
+    if not needs_parsing(text, target):
+        return result
+    result.parsed = True
+    try:
+        if path.endswith(".ipynb"):
+            new_text, result.diagnostics = notebooks.migrate_notebook(
+                text, lambda s: migrate_source(s, rules, context, lines_of=lines_of)
+            )
+        else:
+            new_text, result.diagnostics = migrate_source(text, rules, context, lines_of=lines_of)
+    except cst.ParserSyntaxError as exc:
+        result.error = f"does not parse (line {exc.raw_line}, col {exc.raw_column}): {exc.message}; skipped"
+        return result
+    except RuleCrash as exc:
+        result.error = f"{exc}; file skipped, nothing written"
+        return result
+    except (ValueError, KeyError) as exc:  # malformed notebook JSON
+        result.error = f"cannot read notebook: {exc}; skipped"
+        return result
+    result.changed = new_text != text
+    result.old_text, result.new_text = text, new_text
+    if result.changed and write:
+        atomic_write(path, new_text.encode("utf-8"), bom=bom)
+    return result
+
+
+def atomic_write(path: str, data: bytes, *, bom: bool = False) -> None:
+    """Write via a temporary file in the same directory; keep the mode and a BOM."""
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".migrate-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write((b"\xef\xbb\xbf" if bom else b"") + data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def iter_files(paths: Iterable[str], exclude: Sequence[str] = ()) -> Iterator[str]:
+    """Python files and notebooks under ``paths``, skipping VCS dirs, venvs, site-packages."""
+    for root in paths:
+        if os.path.isfile(root):
+            yield root
+            continue
+        if not os.path.isdir(root):
+            raise FileNotFoundError(root)
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = sorted(
+                d for d in dirs if d not in SKIP_DIRS and not _is_venv(os.path.join(directory, d))
+                and not _excluded(os.path.join(directory, d), exclude)
+            )  # fmt: skip
+            for name in sorted(files):
+                full = os.path.join(directory, name)
+                if name.endswith((".py", ".pyi", ".ipynb")) and not _excluded(full, exclude):
+                    yield full
+
+
+def _is_venv(directory: str) -> bool:
+    return os.path.exists(os.path.join(directory, "pyvenv.cfg"))
+
+
+def _excluded(path: str, patterns: Sequence[str]) -> bool:
+    normalized = path.replace(os.sep, "/").removeprefix("./")
+    return any(fnmatch(normalized, p) or fnmatch(os.path.basename(path), p) for p in patterns)
+
+
+def to_json(results: Sequence[FileResult]) -> str:
+    rows = []
+    for r in results:
+        for d in r.diagnostics:
+            rows.append({"code": d.code, "file": r.path, "line": d.line, "col": d.col, "message": d.message,
+                         "fixed": d.fixed})  # fmt: skip
+        if r.error:
+            rows.append({"code": "ERROR", "file": r.path, "line": 0, "col": 0, "message": r.error, "fixed": False})
+    return json.dumps(rows, indent=2)

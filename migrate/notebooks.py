@@ -1,0 +1,60 @@
+"""Jupyter notebooks: migrate each code cell; IPython magics are masked, then restored."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import replace
+
+from migrate.rules import Diagnostic
+
+_MAGIC = re.compile(r"^\s*[%!?]")
+_MASK = "# __migrate_magic_{}__"
+
+
+def migrate_notebook(
+    text: str, migrate: Callable[[str], tuple[str, list[Diagnostic]]]
+) -> tuple[str, list[Diagnostic]]:
+    """Return the notebook with migrated code cells; diagnostics say ``cell N`` in the message."""
+    notebook = json.loads(text)
+    diagnostics: list[Diagnostic] = []
+    changed = False
+    for number, cell in enumerate(notebook.get("cells", []), start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        masked, magics = _mask(source)
+        new, found = migrate(masked)
+        diagnostics.extend(replace(d, message=f"cell {number}: {d.message}") for d in found)
+        new = _unmask(new, magics)
+        if new != source:
+            changed = True
+            cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
+    if not changed:
+        return text, diagnostics
+    indent = _indent(text)
+    out = json.dumps(notebook, indent=indent, ensure_ascii=False)
+    return out + ("\n" if text.endswith("\n") else ""), diagnostics
+
+
+def _mask(source: str) -> tuple[str, list[str]]:
+    lines = source.splitlines(keepends=True)
+    magics: list[str] = []
+    for i, line in enumerate(lines):
+        if _MAGIC.match(line):
+            end = "\n" if line.endswith("\n") else ""
+            lines[i] = _MASK.format(len(magics)) + end
+            magics.append(line.rstrip("\n"))
+    return "".join(lines), magics
+
+
+def _unmask(source: str, magics: list[str]) -> str:
+    for i, magic in enumerate(magics):
+        source = source.replace(_MASK.format(i), magic, 1)
+    return source
+
+
+def _indent(text: str) -> int:
+    match = re.search(r"\n( +)\"", text)
+    return len(match.group(1)) if match else 1

@@ -1,0 +1,76 @@
+"""What every rule is: a stable code, a one-line summary, its fix safety, a ruff-style
+docstring, and a pass over one parsed module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+FixSafety = Literal["safe", "unsafe", "none"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: a rewrite (``fixed=True``) or a flag the user must act on."""
+
+    code: str
+    line: int
+    col: int
+    message: str
+    fixed: bool
+
+
+@dataclass(frozen=True)
+class Context:
+    """What rules may know about the run: the target API."""
+
+    target: Literal["ray", "compat"] = "ray"
+
+
+class Rule:
+    """Base class. Subclasses set the class attributes and implement :meth:`apply`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    fix_safety: ClassVar[FixSafety]
+    targets: ClassVar[tuple[str, ...]] = ("ray", "compat")
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.diagnostics: list[Diagnostic] = []
+
+    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
+        """Return the module (rewritten or not); append findings to ``self.diagnostics``."""
+        raise NotImplementedError
+
+
+class _Reports(cst.MetadataDependent):
+    rule: Rule
+
+    def report(self, node: cst.CSTNode, message: str, *, fixed: bool) -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        self.rule.diagnostics.append(Diagnostic(self.rule.code, start.line, start.column + 1, message, fixed))
+
+
+class RuleVisitor(_Reports, cst.CSTTransformer):
+    """A transformer with position metadata and :meth:`report`."""
+
+    METADATA_DEPENDENCIES: tuple[type, ...] = (PositionProvider,)
+
+    def __init__(self, rule: Rule) -> None:
+        super().__init__()
+        self.rule = rule
+
+
+class RuleReader(_Reports, cst.CSTVisitor):
+    """A read-only visitor with position metadata and :meth:`report`."""
+
+    METADATA_DEPENDENCIES: tuple[type, ...] = (PositionProvider,)
+
+    def __init__(self, rule: Rule) -> None:
+        super().__init__()
+        self.rule = rule

@@ -1,0 +1,228 @@
+"""RTM001: ``ray.air`` config, checkpoint and result names move to ``ray.train``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+
+from migrate import _imports
+from migrate.rules._base import Rule, RuleVisitor
+from migrate.tables import AIR_MODULES, AIR_TO_TRAIN
+
+
+class AirImports(Rule):
+    """## What it does
+    Moves ``ScalingConfig``, ``RunConfig``, ``CheckpointConfig``, ``FailureConfig``,
+    ``Checkpoint`` and ``Result`` from ``ray.air``, ``ray.air.config``,
+    ``ray.air.checkpoint`` and ``ray.air.result`` to ``ray.train``, in ``from`` imports
+    (aliases kept) and in attribute style (``air.RunConfig``, ``ray.air.RunConfig``).
+    The old import is removed once nothing uses it.
+
+    ## Why is this bad?
+    ``ray.air`` is the pre-2.7 home of these classes. Under Ray Train V2 its config
+    objects are rejected (``Invalid RunConfig type``).
+
+    ## Example
+    ```python
+    from ray.air.config import ScalingConfig, RunConfig as RC
+
+    scaling = ScalingConfig(num_workers=2)
+    ```
+
+    ## Use instead
+    ```python
+    from ray.train import ScalingConfig, RunConfig as RC
+
+    scaling = ScalingConfig(num_workers=2)
+    ```
+
+    ## Fix safety
+    Safe: the ``ray.train`` names are the same classes under V1 and V2's equivalents
+    under V2; only the import path changes.
+    """
+
+    code = "RTM001"
+    name = "air-imports"
+    summary = "Import ray.air config, checkpoint and result classes from ray.train"
+    fix_safety = "safe"
+
+    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
+        plan = _Plan()
+        wrapper.visit(_Collect(plan))
+        if not (plan.moves or plan.attributes):
+            return wrapper.module
+        counts = _imports.binding_counts(wrapper)
+        alias = _imports.existing_train_alias(wrapper.module, counts)
+        plan.alias_exists = alias is not None
+        plan.alias = alias or _imports.choose_alias(_imports.used_names(wrapper.module), counts)
+        module = wrapper.visit(_Rewrite(self, plan))
+        if plan.attributes and not plan.alias_placed and not plan.alias_exists:
+            module = _imports.insert_after_imports(module, [_imports.train_import(plan.alias)])
+        return _imports.fix_empty_blocks(module)
+
+
+@dataclass
+class _Plan:
+    moves: set[cst.ImportFrom] = field(default_factory=set)
+    attributes: set[cst.Attribute] = field(default_factory=set)
+    module_bindings: dict[cst.CSTNode, int] = field(default_factory=dict)  # import stmt -> refs left
+    alias: str = "train"
+    alias_exists: bool = False
+    alias_placed: bool = False
+
+
+def _air_name(qualified: set[str]) -> str | None:
+    for q in qualified:
+        module, _, name = q.rpartition(".")
+        if module in AIR_MODULES and name in AIR_TO_TRAIN:
+            return name
+    return None
+
+
+class _Collect(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return False
+        if get_full_name_for_node(node.module) in AIR_MODULES and any(
+            get_full_name_for_node(a.name) in AIR_TO_TRAIN for a in node.names
+        ):
+            self.plan.moves.add(node)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, node)}
+        if _air_name(names) is not None and not isinstance(
+            self.get_metadata(ParentNodeProvider, node), (cst.ImportAlias, cst.ImportFrom)
+        ):
+            self.plan.attributes.add(node)
+            return False
+        return True
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # For `from ray import air` / `import ray.air...`: how many uses survive the rewrite.
+        rewritten_bases = {_base_name(a) for a in self.plan.attributes}
+        for scope in {s for s in self.metadata[ScopeProvider].values() if s is not None}:
+            for assignment in scope.assignments:
+                node = getattr(assignment, "node", None)
+                if not isinstance(node, (cst.Import, cst.ImportFrom)) or not _binds_air_module(node):
+                    continue
+                left = [r for r in assignment.references if r.node not in rewritten_bases]
+                self.plan.module_bindings[node] = len(left)
+
+
+def _base_name(node: cst.BaseExpression) -> cst.CSTNode:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
+
+
+def _binds_air_module(node: cst.Import | cst.ImportFrom) -> bool:
+    if isinstance(node, cst.ImportFrom):
+        if node.module is None or isinstance(node.names, cst.ImportStar):
+            return False
+        return get_full_name_for_node(node.module) == "ray" and any(
+            get_full_name_for_node(a.name) == "air" for a in node.names
+        )
+    return any((get_full_name_for_node(a.name) or "").startswith("ray.air") for a in node.names)
+
+
+class _Rewrite(RuleVisitor):
+    METADATA_DEPENDENCIES = (*RuleVisitor.METADATA_DEPENDENCIES, QualifiedNameProvider)
+
+    def __init__(self, rule: Rule, plan: _Plan) -> None:
+        super().__init__(rule)
+        self.plan = plan
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        if original_node not in self.plan.attributes:
+            return updated_node
+        name = _air_name({q.name for q in self.get_metadata(QualifiedNameProvider, original_node)})
+        assert name is not None
+        new = AIR_TO_TRAIN[name]
+        self.report(original_node, f"`{_code(original_node)}` -> `{self.plan.alias}.{new}`", fixed=True)
+        return cst.Attribute(value=cst.Name(self.plan.alias), attr=cst.Name(new))
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
+        out: list[cst.BaseSmallStatement] = []
+        extra: list[cst.SimpleStatementLine] = []
+        changed = False
+        for original, small in zip(original_node.body, updated_node.body, strict=True):
+            if isinstance(original, cst.ImportFrom) and original in self.plan.moves:
+                kept, moved = self._split(original)
+                self.report(original, f"import from `{get_full_name_for_node(original.module)}` -> `ray.train`", fixed=True)
+                changed = True
+                if kept:  # moved names keep the line (and its comment); the rest go below
+                    out.append(_from_train(moved))
+                    extra.append(cst.SimpleStatementLine([small.with_changes(names=_commas(kept))]))
+                else:
+                    out.append(cst.ImportFrom(module=_dotted("ray.train"), names=_commas(moved)))
+            elif original in self.plan.module_bindings and self.plan.module_bindings[original] == 0:
+                changed = True
+                if self.plan.attributes and not self.plan.alias_exists and not self.plan.alias_placed:
+                    self.plan.alias_placed = True
+                    out.extend(_imports.train_import(self.plan.alias).body)
+                elif isinstance(original, cst.Import):
+                    out.append(cst.Import(names=[cst.ImportAlias(name=cst.Name("ray"))]))
+            else:
+                out.append(small)
+        if not changed:
+            return updated_node
+        if not out and not extra:
+            return cst.RemoveFromParent()
+        lines: list[cst.BaseStatement] = []
+        if out:
+            lines.append(updated_node.with_changes(body=_fix_semicolons(out)))
+        lines.extend(extra)
+        return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
+
+    def _split(self, node: cst.ImportFrom) -> tuple[list[cst.ImportAlias], list[cst.ImportAlias]]:
+        assert not isinstance(node.names, cst.ImportStar)
+        kept, moved = [], []
+        for alias in node.names:
+            name = get_full_name_for_node(alias.name) or ""
+            if name in AIR_TO_TRAIN:
+                new = AIR_TO_TRAIN[name]
+                asname = alias.asname
+                if new != name and asname is None:
+                    asname = cst.AsName(name=cst.Name(name))
+                moved.append(alias.with_changes(name=cst.Name(new), asname=asname))
+            else:
+                kept.append(alias)
+        return kept, moved
+
+
+def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    out = []
+    for i, alias in enumerate(aliases):
+        last = i == len(aliases) - 1
+        out.append(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT if last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+    return out
+
+
+def _fix_semicolons(body: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement]:
+    return [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s for i, s in enumerate(body)]
+
+
+def _from_train(aliases: list[cst.ImportAlias]) -> cst.ImportFrom:
+    return cst.ImportFrom(module=_dotted("ray.train"), names=_commas(aliases))
+
+
+def _dotted(name: str) -> cst.Attribute | cst.Name:
+    expr = cst.parse_expression(name)
+    assert isinstance(expr, (cst.Attribute, cst.Name))
+    return expr
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

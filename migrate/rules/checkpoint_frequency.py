@@ -1,0 +1,46 @@
+"""RTM110: ``CheckpointConfig(checkpoint_frequency=..., checkpoint_at_end=...)``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
+
+
+class CheckpointFrequency(FlagRule):
+    """## What it does
+    Flags ``CheckpointConfig(checkpoint_frequency=...)`` and ``checkpoint_at_end=``.
+
+    ## Why is this bad?
+    They drive checkpoints of class trainables; a training function reports its own
+    checkpoints, and V2 raises on both options.
+
+    ## Example
+    ```python
+    from ray.train import CheckpointConfig
+
+    config = CheckpointConfig(num_to_keep=2, checkpoint_frequency=5)
+    ```
+
+    ## Use instead
+    ```python
+    from ray.train import CheckpointConfig
+
+    config = CheckpointConfig(num_to_keep=2)  # report a checkpoint every 5 epochs yourself
+    ```
+
+    ## Fix safety
+    No fix: the training loop must report the checkpoints instead.
+    """
+
+    code = "RTM110"
+    name = "checkpoint-frequency"
+    summary = "CheckpointConfig(checkpoint_frequency/checkpoint_at_end) is rejected by V2"
+    advice = "Report a checkpoint from the training function when you want one."
+
+    def check(self, visitor, node):  # type: ignore[no-untyped-def]
+        if isinstance(node, cst.Call) and is_ray_class(qualified(visitor, node.func), "CheckpointConfig"):
+            used = [k for k in ("checkpoint_frequency", "checkpoint_at_end") if keyword(node, k) is not None]
+            if used:
+                return f"`CheckpointConfig({', '.join(f'{k}=' for k in used)})` is rejected by V2"
+        return None

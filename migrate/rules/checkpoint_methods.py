@@ -1,0 +1,57 @@
+"""RTM103: dict/bytes/URI checkpoint methods were removed."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate.rules._flags import FlagRule, qualified
+from migrate.tables import CHECKPOINT_CLASSES, REMOVED_CHECKPOINT_METHODS
+
+
+class CheckpointMethods(FlagRule):
+    """## What it does
+    Flags ``Checkpoint.from_dict/to_dict/from_bytes/to_bytes/from_uri/to_uri``. Instance
+    calls (``ckpt.to_dict()``) are flagged when the receiver's name mentions a checkpoint.
+
+    ## Why is this bad?
+    The AIR checkpoint API was replaced by directory checkpoints in Ray 2.7; these
+    methods fail under V1 and V2 alike.
+
+    ## Example
+    ```python
+    from ray.train import Checkpoint
+
+    ckpt = Checkpoint.from_dict({"weights": weights})
+    ```
+
+    ## Use instead
+    ```python
+    import os
+    import tempfile
+
+    import torch
+    from ray.train import Checkpoint
+
+    directory = tempfile.mkdtemp()
+    torch.save({"weights": weights}, os.path.join(directory, "state.pt"))
+    ckpt = Checkpoint.from_directory(directory)
+    ```
+
+    ## Fix safety
+    No fix: the files to write depend on what the dict held.
+    """
+
+    code = "RTM103"
+    name = "checkpoint-dict-methods"
+    summary = "Checkpoint.from_dict/to_dict/from_bytes/from_uri no longer exist"
+    advice = "Save files into a directory and use Checkpoint.from_directory / checkpoint.as_directory()."
+
+    def check(self, visitor, node):  # type: ignore[no-untyped-def]
+        if not isinstance(node, cst.Attribute) or node.attr.value not in REMOVED_CHECKPOINT_METHODS:
+            return None
+        if qualified(visitor, node.value) & CHECKPOINT_CLASSES:
+            return f"`Checkpoint.{node.attr.value}` was removed"
+        receiver = cst.Module(body=[]).code_for_node(node.value).lower()
+        if node.attr.value.startswith("to_") and ("checkpoint" in receiver or "ckpt" in receiver):
+            return f"`.{node.attr.value}()` on a checkpoint was removed"
+        return None

@@ -1,0 +1,205 @@
+"""RTM004: move ``ray.train`` usage onto ``compat`` (``--target compat`` only)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+
+from migrate import _imports
+from migrate.rules._base import Rule, RuleVisitor
+from migrate.tables import COMPAT_NAMES, COMPAT_TORCH_NAMES
+
+
+class CompatTarget(Rule):
+    """## What it does
+    With ``--target compat``, moves ``ray.train`` usage onto ray-train-compat, whose
+    behaviour follows ``RAY_TRAIN_V2_ENABLED``: ``from ray import train`` -> ``import
+    compat as train``, ``from ray.train import X`` -> ``from compat import X``,
+    ``from ray.train.torch import TorchTrainer`` -> ``from compat.torch import
+    TorchTrainer``, ``ray.train.report`` -> ``compat.report``. Names compat does not
+    provide stay on ``ray.train``; a module whose ``train.<name>`` uses include such a
+    name keeps ``from ray import train`` and is flagged.
+
+    ## Why is this bad?
+    Code that must run under V1 and V2 semantics during a migration needs one interface
+    that works under both.
+
+    ## Example
+    ```python
+    from ray import train
+    from ray.train.torch import TorchTrainer
+
+
+    def train_func(config):
+        train.report({"loss": 0.1})
+    ```
+
+    ## Use instead
+    ```python
+    import compat as train
+    from compat.torch import TorchTrainer
+
+
+    def train_func(config):
+        train.report({"loss": 0.1})
+    ```
+
+    ## Fix safety
+    Safe: compat exposes these names with the same signatures.
+    """
+
+    code = "RTM004"
+    name = "compat-target"
+    summary = "Use ray-train-compat's interface instead of ray.train (--target compat)"
+    fix_safety = "safe"
+    targets = ("compat",)
+
+    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
+        collect = _Collect()
+        wrapper.visit(collect)
+        module = wrapper.visit(_Rewrite(self, collect))
+        if collect.attributes:
+            statement = cst.parse_statement("import compat\n")
+            assert isinstance(statement, cst.SimpleStatementLine)
+            if "compat" not in _imports.used_names(wrapper.module) or not _imports_compat(module):
+                module = _imports.insert_after_imports(module, [statement])
+        return module
+
+
+def _imports_compat(module: cst.Module) -> bool:
+    return any(
+        isinstance(s, cst.SimpleStatementLine)
+        and any(isinstance(x, cst.Import) and any(get_full_name_for_node(a.name) == "compat" and a.asname is None for a in x.names) for x in s.body)
+        for s in module.body
+    )
+
+
+def _compat_path(qualified: str) -> str | None:
+    if qualified.startswith("ray.train.torch."):
+        name = qualified.removeprefix("ray.train.torch.")
+        return f"compat.torch.{name}" if name in COMPAT_TORCH_NAMES else None
+    if qualified.startswith("ray.train."):
+        name = qualified.removeprefix("ray.train.")
+        return f"compat.{name}" if name in COMPAT_NAMES else None
+    return None
+
+
+class _Collect(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attributes: dict[cst.Attribute, str] = {}
+        self.module_imports: dict[cst.ImportFrom, list[str]] = {}  # `from ray import train` -> blockers
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        base = node
+        while isinstance(base, cst.Attribute):
+            base = base.value  # type: ignore[assignment]
+        if isinstance(base, cst.Name) and base.value == "ray":
+            for q in self.get_metadata(QualifiedNameProvider, node):
+                target = _compat_path(q.name)
+                if target is not None:
+                    self.attributes[node] = target
+                    return False
+        return True
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for scope in {s for s in self.metadata[ScopeProvider].values() if s is not None}:
+            for assignment in scope.assignments:
+                node = getattr(assignment, "node", None)
+                if not isinstance(node, cst.ImportFrom) or get_full_name_for_node(node.module) != "ray":  # type: ignore[arg-type]
+                    continue
+                if not any(get_full_name_for_node(a.name) == "train" for a in node.names):  # type: ignore[union-attr]
+                    continue
+                blockers = []
+                for ref in assignment.references:
+                    parent = self.get_metadata(ParentNodeProvider, ref.node, None)
+                    if isinstance(parent, cst.Attribute) and parent.value is ref.node:
+                        if parent.attr.value not in COMPAT_NAMES:
+                            blockers.append(parent.attr.value)
+                    else:
+                        blockers.append("<used as a value>")
+                self.module_imports[node] = blockers
+
+
+class _Rewrite(RuleVisitor):
+    def __init__(self, rule: Rule, collect: _Collect) -> None:
+        super().__init__(rule)
+        self.collect = collect
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        target = self.collect.attributes.get(original_node)
+        if target is None:
+            return updated_node
+        self.report(original_node, f"`{cst.Module(body=[]).code_for_node(original_node)}` -> `{target}`", fixed=True)
+        return cst.parse_expression(target)
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        lines: list[cst.SimpleStatementLine] = []
+        body: list[cst.BaseSmallStatement] = []
+        changed = False
+        for original, small in zip(original_node.body, updated_node.body, strict=True):
+            replacement = self._import(original, small) if isinstance(original, cst.ImportFrom) else None
+            if replacement is None:
+                body.append(small)
+                continue
+            changed = True
+            first, *rest = replacement
+            body.append(first)
+            lines.extend(cst.SimpleStatementLine([r]) for r in rest)
+        if not changed:
+            return updated_node
+        out: list[cst.BaseStatement] = [updated_node.with_changes(body=body), *lines]
+        return cst.FlattenSentinel(out) if len(out) > 1 else out[0]
+
+    def _import(self, original: cst.ImportFrom, small: cst.BaseSmallStatement) -> list[cst.BaseSmallStatement] | None:
+        if original.relative or original.module is None or isinstance(original.names, cst.ImportStar):
+            return None
+        module = get_full_name_for_node(original.module)
+        assert isinstance(small, cst.ImportFrom)
+        if module == "ray":
+            blockers = self.collect.module_imports.get(original, [])
+            train = [a for a in original.names if get_full_name_for_node(a.name) == "train"]
+            if not train:
+                return None
+            if blockers:
+                self.report(original, f"kept `from ray import train`: compat has no `{', '.join(sorted(set(blockers)))}`", fixed=False)
+                return None
+            alias = train[0].evaluated_alias or "train"
+            self.report(original, f"`from ray import train` -> `import compat as {alias}`", fixed=True)
+            new: list[cst.BaseSmallStatement] = [cst.parse_statement(f"import compat as {alias}\n").body[0]]  # type: ignore[attr-defined]
+            others = [a for a in original.names if a not in train]
+            if others:
+                new.append(small.with_changes(names=_commas(others)))
+            return new
+        names = COMPAT_TORCH_NAMES if module == "ray.train.torch" else COMPAT_NAMES if module == "ray.train" else None
+        if names is None:
+            return None
+        moved = [a for a in original.names if get_full_name_for_node(a.name) in names]
+        if not moved:
+            return None
+        kept = [a for a in original.names if a not in moved]
+        target = "compat.torch" if module == "ray.train.torch" else "compat"
+        self.report(original, f"`from {module} import ...` -> `from {target} import ...`", fixed=True)
+        new = [small.with_changes(module=cst.parse_expression(target), names=_commas(moved))]
+        if kept:
+            new.append(small.with_changes(names=_commas(kept)))
+        return new
+
+
+def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    last = len(aliases) - 1
+    return [
+        a.with_changes(comma=cst.MaybeSentinel.DEFAULT if i == last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        for i, a in enumerate(aliases)
+    ]

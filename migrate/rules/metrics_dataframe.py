@@ -1,0 +1,43 @@
+"""RTM102: ``Result.metrics_dataframe`` changes meaning under V2."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate.rules._flags import FlagRule
+
+
+class MetricsDataframe(FlagRule):
+    """## What it does
+    Flags reads of ``.metrics_dataframe``.
+
+    ## Why is this bad?
+    Under V1 it has one row per report (rank 0); under V2 one row per checkpoint, and
+    ``None`` when no checkpoint was reported. Code that plots every step breaks silently.
+
+    ## Example
+    ```python
+    losses = result.metrics_dataframe["loss"]
+    ```
+
+    ## Use instead
+    ```python
+    losses = [metrics["loss"] for _, metrics in result.best_checkpoints]
+    ```
+
+    ## Fix safety
+    No fix: what the code wants from the rows decides the replacement.
+    """
+
+    code = "RTM102"
+    name = "metrics-dataframe"
+    summary = "metrics_dataframe has one row per checkpoint under V2, not per report"
+    advice = (
+        "Under V2 it has one row per checkpoint (None without checkpoints). Use "
+        "result.best_checkpoints, or log per-step metrics to a tracker."
+    )
+
+    def check(self, visitor, node):  # type: ignore[no-untyped-def]
+        if isinstance(node, cst.Attribute) and node.attr.value == "metrics_dataframe":
+            return "`.metrics_dataframe` changes meaning under V2"
+        return None

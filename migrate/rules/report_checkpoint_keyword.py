@@ -1,0 +1,70 @@
+"""RTM003: pass ``report``'s checkpoint by keyword."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+
+from migrate.rules._base import Rule, RuleVisitor
+from migrate.rules._flags import is_report, qualified
+
+
+class ReportCheckpointKeyword(Rule):
+    """## What it does
+    Turns a positional checkpoint, ``train.report(metrics, ckpt)``, into
+    ``train.report(metrics, checkpoint=ckpt)``.
+
+    ## Why is this bad?
+    V1's ``report`` takes ``checkpoint`` keyword-only and raises ``TypeError`` on the
+    positional form V2 accepts; the keyword works in both.
+
+    ## Example
+    ```python
+    from ray import train
+
+
+    def train_func(config):
+        train.report({"loss": 0.1}, ckpt)
+    ```
+
+    ## Use instead
+    ```python
+    from ray import train
+
+
+    def train_func(config):
+        train.report({"loss": 0.1}, checkpoint=ckpt)
+    ```
+
+    ## Fix safety
+    Safe: the second parameter of ``report`` is the checkpoint in every version.
+    """
+
+    code = "RTM003"
+    name = "report-checkpoint-keyword"
+    summary = "Pass report()'s checkpoint by keyword (V1 requires it)"
+    fix_safety = "safe"
+
+    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
+        return wrapper.visit(_Rewrite(self))
+
+
+class _Rewrite(RuleVisitor):
+    METADATA_DEPENDENCIES = (*RuleVisitor.METADATA_DEPENDENCIES, QualifiedNameProvider)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        if not is_report(qualified(self, original_node.func)):
+            return updated_node
+        positional = [i for i, a in enumerate(updated_node.args) if a.keyword is None and a.star == ""]
+        if len(positional) < 2 or any(a.star for a in updated_node.args):
+            return updated_node
+        index = positional[1]
+        args = list(updated_node.args)
+        args[index] = args[index].with_changes(
+            keyword=cst.Name("checkpoint"),
+            equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+            ),
+        )
+        self.report(original_node, "positional checkpoint -> `checkpoint=`", fixed=True)
+        return updated_node.with_changes(args=args)

@@ -1,0 +1,52 @@
+"""RTM113: ``Trainer(resume_from_checkpoint=..., metadata=...)``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate.rules._flags import FlagRule, keyword, qualified
+
+
+class ResumeFromCheckpoint(FlagRule):
+    """## What it does
+    Flags ``resume_from_checkpoint=`` and ``metadata=`` passed to a Ray trainer.
+
+    ## Why is this bad?
+    V2 raises on both.
+
+    ## Example
+    ```python
+    from ray.train.torch import TorchTrainer
+
+    trainer = TorchTrainer(train_func, resume_from_checkpoint=checkpoint)
+    ```
+
+    ## Use instead
+    ```python
+    from ray.train.torch import TorchTrainer
+
+    trainer = TorchTrainer(train_func, train_loop_config={"resume_from": checkpoint})
+    ```
+
+    ## Fix safety
+    No fix: the training function must load the checkpoint itself.
+    """
+
+    code = "RTM113"
+    name = "resume-from-checkpoint"
+    summary = "Trainer(resume_from_checkpoint=/metadata=) is rejected by V2"
+    advice = (
+        "Pass the checkpoint in train_loop_config and load it in the training function "
+        "(train.get_checkpoint() covers automatic resumption)."
+    )
+
+    def check(self, visitor, node):  # type: ignore[no-untyped-def]
+        if not isinstance(node, cst.Call):
+            return None
+        names = qualified(visitor, node.func)
+        if not any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names):
+            return None
+        used = [k for k in ("resume_from_checkpoint", "metadata") if keyword(node, k) is not None]
+        if used:
+            return f"`Trainer({', '.join(f'{k}=' for k in used)})` is rejected by V2"
+        return None

@@ -1,0 +1,254 @@
+"""RTM002: the V1 session API becomes ``ray.train``'s functions and context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+
+from migrate import _imports
+from migrate.rules._base import Rule, RuleVisitor
+from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES
+
+Stack = tuple[int, ...]  # ids of the enclosing function definitions
+
+
+class SessionCalls(Rule):
+    """## What it does
+    Rewrites calls of the V1 session API (``from ray.air import session``, ``import
+    ray.air.session``, ``from ray.air.session import report``, any alias) to
+    ``ray.train``: ``session.report`` -> ``train.report``, ``session.get_checkpoint`` ->
+    ``train.get_checkpoint``, ``session.get_world_rank()`` ->
+    ``train.get_context().get_world_rank()``, and so on. The session import is replaced
+    by ``from ray import train`` in the same scope (or reuses an existing one); when the
+    module already uses the name ``train`` (``def train(config): ...``) the import is
+    ``from ray import train as ray_train``.
+
+    ## Why is this bad?
+    Inside Ray Train V2 workers ``ray.air.session`` is silently wrong: every worker is
+    rank 0, the world size is 1 and ``report`` does nothing; only a warning says so.
+
+    ## Example
+    ```python
+    from ray.air import session
+
+
+    def train_func(config):
+        rank = session.get_world_rank()
+        session.report({"rank": rank})
+    ```
+
+    ## Use instead
+    ```python
+    from ray import train
+
+
+    def train_func(config):
+        rank = train.get_context().get_world_rank()
+        train.report({"rank": rank})
+    ```
+
+    ## Fix safety
+    Safe: the ``ray.train`` functions are what the session functions call under V1, and
+    correct under V2. A session object used as a value (passed to a callback, ``session =
+    None`` fallbacks) is left alone and flagged by RTM100.
+    """
+
+    code = "RTM002"
+    name = "session-calls"
+    summary = "Replace ray.air.session calls with ray.train functions"
+    fix_safety = "safe"
+
+    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
+        plan = _Plan()
+        wrapper.visit(_Collect(plan))
+        if not plan.calls:
+            return wrapper.module
+        counts = _imports.binding_counts(wrapper)
+        existing = _imports.existing_train_alias(wrapper.module, counts)
+        plan.alias = existing or _imports.choose_alias(_imports.used_names(wrapper.module), counts)
+        if existing is not None:
+            plan.provided.add(())
+        plan.decide()
+        module = wrapper.visit(_Rewrite(self, plan))
+        if plan.needs_module_import:
+            module = _imports.insert_after_imports(module, [_imports.train_import(plan.alias)])
+        return _imports.fix_empty_blocks(module)
+
+
+@dataclass
+class _Plan:
+    calls: dict[cst.Call, tuple[str, Stack]] = field(default_factory=dict)  # call -> (function, scope)
+    imports: dict[cst.CSTNode, tuple[set[str], Stack]] = field(default_factory=dict)  # stmt -> (names, scope)
+    value_uses: set[str] = field(default_factory=set)  # session names used other than in calls
+    ray_name_used: bool = False  # `ray` used outside rewritten calls (keeps `import ray`)
+    alias: str = "train"
+    provided: set[Stack] = field(default_factory=set)
+    place_at: set[cst.CSTNode] = field(default_factory=set)
+    needs_module_import: bool = False
+
+    def decide(self) -> None:
+        """Place one ``ray.train`` import per scope that needs it, outermost first."""
+        call_scopes = {scope for _, scope in self.calls.values()}
+        for node, (_, scope) in sorted(self.imports.items(), key=lambda kv: len(kv[1][1])):
+            if self._covered(scope):
+                continue
+            if any(c[: len(scope)] == scope for c in call_scopes):
+                self.place_at.add(node)
+                self.provided.add(scope)
+        self.needs_module_import = not all(self._covered(c) for c in call_scopes)
+
+    def _covered(self, scope: Stack) -> bool:
+        return any(scope[:i] in self.provided for i in range(len(scope) + 1))
+
+
+def _session_function(names: set[str]) -> str | None:
+    for q in names:
+        module, _, func = q.rpartition(".")
+        if module in SESSION_MODULES and func in SESSION_FUNCTIONS:
+            return func
+    return None
+
+
+class _Collect(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.stack: list[int] = []
+        self.ray_names: list[cst.Name] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(id(node))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.stack.append(id(node))
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.stack.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = _session_function({q.name for q in self.get_metadata(QualifiedNameProvider, node.func)})
+        if func is not None:
+            self.plan.calls[node] = (func, tuple(self.stack))
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        names = {a.evaluated_alias or "" for a in node.names if get_full_name_for_node(a.name) in SESSION_MODULES and a.asname}
+        plain = [a for a in node.names if get_full_name_for_node(a.name) in SESSION_MODULES and not a.asname]
+        if names or plain:
+            self.plan.imports[node] = (names | {"ray"} if plain else names, tuple(self.stack))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.module is None or node.relative or isinstance(node.names, cst.ImportStar):
+            return False
+        module = get_full_name_for_node(node.module) or ""
+        names: set[str] = set()
+        for alias in node.names:
+            name = get_full_name_for_node(alias.name) or ""
+            if f"{module}.{name}" in SESSION_MODULES or (module in SESSION_MODULES and name in SESSION_FUNCTIONS):
+                names.add(alias.evaluated_alias or name)
+        if names:
+            self.plan.imports[node] = (names, tuple(self.stack))
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "ray":
+            self.ray_names.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        """A session name still referenced outside a rewritten call keeps its import."""
+        rewritten = {id(_base(call.func)) for call in self.plan.calls}
+        self.plan.ray_name_used = any(id(n) not in rewritten for n in self.ray_names)
+        for scope in {s for s in self.metadata[ScopeProvider].values() if s is not None}:
+            for assignment in scope.assignments:
+                node = getattr(assignment, "node", None)
+                if node not in self.plan.imports or assignment.name == "ray":
+                    continue
+                if any(id(ref.node) not in rewritten for ref in assignment.references):
+                    self.plan.value_uses.add(assignment.name)
+
+
+def _base(node: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
+
+
+class _Rewrite(RuleVisitor):
+    def __init__(self, rule: Rule, plan: _Plan) -> None:
+        super().__init__(rule)
+        self.plan = plan
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        if original_node not in self.plan.calls:
+            return updated_node
+        func, _ = self.plan.calls[original_node]
+        target = f"{self.plan.alias}.{SESSION_FUNCTIONS[func]}"
+        old = cst.Module(body=[]).code_for_node(original_node.func)
+        self.report(original_node, f"`{old}(...)` -> `{target}(...)`", fixed=True)
+        return updated_node.with_changes(func=cst.parse_expression(target))
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
+        out: list[cst.BaseSmallStatement] = []
+        extra: list[cst.BaseStatement] = []
+        changed = False
+        for original, small in zip(original_node.body, updated_node.body, strict=True):
+            if original not in self.plan.imports:
+                out.append(small)
+                continue
+            names, _ = self.plan.imports[original]
+            if original in self.plan.place_at:
+                changed = True
+                extra.append(_imports.train_import(self.plan.alias))
+            if names & self.plan.value_uses:
+                out.append(small)  # still needed; RTM100 flags the remaining use
+                continue
+            changed = True
+            rest = _without_session(small, self.plan.ray_name_used)
+            if rest is not None:
+                out.append(rest)
+        if not changed:
+            return updated_node
+        lines: list[cst.BaseStatement] = []
+        if out:
+            body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(out) - 1 else s for i, s in enumerate(out)]
+            lines.append(updated_node.with_changes(body=body))
+        elif extra:  # the first new import takes over the line, with its comment
+            extra[0] = updated_node.with_changes(body=extra[0].body)  # type: ignore[attr-defined]
+        lines.extend(extra)
+        if not lines:
+            return cst.RemoveFromParent()
+        return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
+
+
+def _without_session(node: cst.BaseSmallStatement, ray_used: bool) -> cst.BaseSmallStatement | None:
+    """The import minus its session names (None when nothing is left)."""
+    if isinstance(node, cst.Import):
+        kept = [a for a in node.names if get_full_name_for_node(a.name) not in SESSION_MODULES]
+        if not kept and ray_used and any(a.asname is None for a in node.names):
+            kept = [cst.ImportAlias(name=cst.Name("ray"))]  # `import ray.air.session` also bound `ray`
+        return node.with_changes(names=_last_comma(kept)) if kept else None
+    assert isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar)
+    module = get_full_name_for_node(node.module) or ""  # type: ignore[arg-type]
+    kept = [
+        a
+        for a in node.names
+        if f"{module}.{get_full_name_for_node(a.name)}" not in SESSION_MODULES
+        and not (module in SESSION_MODULES and get_full_name_for_node(a.name) in SESSION_FUNCTIONS)
+    ]
+    return node.with_changes(names=_last_comma(kept)) if kept else None
+
+
+def _last_comma(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    if aliases:
+        aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return aliases

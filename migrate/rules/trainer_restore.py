@@ -1,0 +1,48 @@
+"""RTM112: ``Trainer.restore`` / ``Trainer.can_restore``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate.rules._flags import FlagRule, qualified
+
+
+class TrainerRestore(FlagRule):
+    """## What it does
+    Flags ``TorchTrainer.restore(...)`` and ``TorchTrainer.can_restore(...)`` (any Ray
+    trainer class).
+
+    ## Why is this bad?
+    V2 removed them: a run resumes when it is started again with the same
+    ``RunConfig(name=..., storage_path=...)``.
+
+    ## Example
+    ```python
+    from ray.train.torch import TorchTrainer
+
+    trainer = TorchTrainer.restore("/tmp/results/exp")
+    ```
+
+    ## Use instead
+    ```python
+    from ray.train import RunConfig
+    from ray.train.torch import TorchTrainer
+
+    trainer = TorchTrainer(train_func, run_config=RunConfig(name="exp", storage_path="/tmp/results"))
+    ```
+
+    ## Fix safety
+    No fix: the trainer's arguments must be passed again.
+    """
+
+    code = "RTM112"
+    name = "trainer-restore"
+    summary = "Trainer.restore/can_restore are removed in V2"
+    advice = "Construct the trainer again with the same RunConfig(name, storage_path); V2 resumes it."
+
+    def check(self, visitor, node):  # type: ignore[no-untyped-def]
+        if isinstance(node, cst.Attribute) and node.attr.value in ("restore", "can_restore"):
+            names = qualified(visitor, node.value)
+            if any(n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names):
+                return f"`Trainer.{node.attr.value}` is removed in V2"
+        return None

@@ -1,0 +1,54 @@
+"""RTM114: ``tune.report`` inside a training function."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate.rules._flags import FlagRule, qualified
+
+TUNE_REPORT = {"ray.tune.report", "ray.air.session.report_tune", "ray.tune.trainable.session.report"}
+
+
+class TuneReport(FlagRule):
+    """## What it does
+    Flags ``tune.report(...)`` called inside a function.
+
+    ## Why is this bad?
+    In a Ray Train training function it reports nothing under V2; in a Tune function it is
+    right. Only a person can tell which the function is.
+
+    ## Example
+    ```python
+    from ray import tune
+
+
+    def train_func(config):
+        tune.report({"loss": 0.1})
+    ```
+
+    ## Use instead
+    ```python
+    from ray import train
+
+
+    def train_func(config):
+        train.report({"loss": 0.1})
+    ```
+
+    ## Fix safety
+    No fix: correct in a Tune trainable, wrong in a Train worker.
+    """
+
+    code = "RTM114"
+    name = "tune-report"
+    summary = "tune.report inside a function: use train.report in a Train training function"
+    advice = "In a Ray Train training function use ray.train.report; keep tune.report only in Tune trainables."
+
+    def check(self, visitor, node):  # type: ignore[no-untyped-def]
+        if (
+            isinstance(node, cst.Call)
+            and visitor.function_depth > 0
+            and qualified(visitor, node.func) & TUNE_REPORT
+        ):
+            return "`tune.report` in a function"
+        return None

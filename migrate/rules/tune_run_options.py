@@ -1,0 +1,52 @@
+"""RTM108: ``SyncConfig`` and the Tune-only ``RunConfig`` options."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
+
+OPTIONS = ("sync_config", "stop", "verbose", "progress_reporter", "log_to_file")
+
+
+class TuneRunOptions(FlagRule):
+    """## What it does
+    Flags ``SyncConfig`` and ``RunConfig(sync_config=, stop=, verbose=,
+    progress_reporter=, log_to_file=)``.
+
+    ## Why is this bad?
+    They configure Ray Tune's trial runner, which V2 does not use; V2 raises on them.
+
+    ## Example
+    ```python
+    from ray.train import RunConfig
+
+    run_config = RunConfig(name="exp", verbose=0, stop={"training_iteration": 10})
+    ```
+
+    ## Use instead
+    ```python
+    from ray.train import RunConfig
+
+    run_config = RunConfig(name="exp")  # stop inside the training loop
+    ```
+
+    ## Fix safety
+    No fix: ``stop`` must move into the training function.
+    """
+
+    code = "RTM108"
+    name = "tune-run-options"
+    summary = "SyncConfig and RunConfig(sync_config/stop/verbose/progress_reporter/log_to_file)"
+    advice = "Remove it; V2 syncs to storage_path itself. Stop training from inside the training function."
+
+    def check(self, visitor, node):  # type: ignore[no-untyped-def]
+        if isinstance(node, cst.Call):
+            names = qualified(visitor, node.func)
+            if is_ray_class(names, "SyncConfig"):
+                return "`SyncConfig` is not used by V2"
+            if is_ray_class(names, "RunConfig"):
+                used = [o for o in OPTIONS if keyword(node, o) is not None]
+                if used:
+                    return f"`RunConfig({', '.join(f'{o}=' for o in used)})` is rejected by V2"
+        return None

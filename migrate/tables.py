@@ -1,0 +1,65 @@
+"""Old -> new name tables, as data. Qualified names are what libcst resolves."""
+
+from __future__ import annotations
+
+GUIDE = "https://github.com/ray-project/ray/issues/49454"
+
+# Modules whose public names moved to ray.train.
+AIR_MODULES = ("ray.air", "ray.air.config", "ray.air.checkpoint", "ray.air.result")
+
+# ray.air names that have a ray.train home, by name (the module they came from varies).
+AIR_TO_TRAIN = {
+    "ScalingConfig": "ScalingConfig",
+    "RunConfig": "RunConfig",
+    "CheckpointConfig": "CheckpointConfig",
+    "FailureConfig": "FailureConfig",
+    "Checkpoint": "Checkpoint",
+    "Result": "Result",
+    "DatasetConfig": "DataConfig",
+}
+
+SESSION_MODULES = ("ray.air.session", "ray.train.session", "ray.train._internal.session")
+
+# session.<name>(...) -> <train>.<replacement>(...)
+SESSION_FUNCTIONS = {
+    "report": "report",
+    "get_checkpoint": "get_checkpoint",
+    "get_dataset_shard": "get_dataset_shard",
+    "get_world_rank": "get_context().get_world_rank",
+    "get_local_rank": "get_context().get_local_rank",
+    "get_world_size": "get_context().get_world_size",
+    "get_local_world_size": "get_context().get_local_world_size",
+    "get_node_rank": "get_context().get_node_rank",
+    "get_experiment_name": "get_context().get_experiment_name",
+    "get_trial_name": "get_context().get_trial_name",
+    "get_trial_id": "get_context().get_trial_id",
+    "get_trial_dir": "get_context().get_trial_dir",
+    "get_trial_resources": "get_context().get_trial_resources",
+}
+
+# What `--target compat` moves from ray.train to compat.
+COMPAT_NAMES = frozenset(
+    {
+        "report", "get_context", "get_checkpoint", "get_dataset_shard", "Checkpoint", "ScalingConfig",
+        "RunConfig", "CheckpointConfig", "FailureConfig", "UserCallback", "ValidationConfig",
+        "ValidationTaskConfig", "CheckpointUploadMode", "Result", "session", "torch",
+    }
+)  # fmt: skip
+COMPAT_TORCH_NAMES = frozenset({"TorchTrainer", "prepare_model", "prepare_data_loader", "get_device"})
+
+FRAMEWORK_CHECKPOINTS = frozenset(
+    {
+        "ray.train.torch.TorchCheckpoint", "ray.train.torch.torch_checkpoint.TorchCheckpoint",
+        "ray.train.torch.LegacyTorchCheckpoint", "ray.train.tensorflow.TensorflowCheckpoint",
+        "ray.train.lightgbm.LightGBMCheckpoint", "ray.train.xgboost.XGBoostCheckpoint",
+        "ray.train.huggingface.TransformersCheckpoint", "ray.train.lightning.LightningCheckpoint",
+        "ray.air.checkpoint.TorchCheckpoint", "ray.train.sklearn.SklearnCheckpoint",
+    }
+)  # fmt: skip
+
+CHECKPOINT_CLASSES = frozenset({"ray.train.Checkpoint", "ray.air.checkpoint.Checkpoint", "ray.air.Checkpoint",
+                                "ray.train._checkpoint.Checkpoint"})  # fmt: skip
+REMOVED_CHECKPOINT_METHODS = ("from_dict", "to_dict", "from_bytes", "to_bytes", "from_uri", "to_uri")
+
+TUNE_CALLBACK_PREFIXES = ("ray.tune.", "ray.air.integrations.")
+TRAINER_SUFFIX = "Trainer"

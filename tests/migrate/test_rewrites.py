@@ -1,0 +1,391 @@
+"""Before/after for the rewriting rules: aliases, scopes, no-ops, idempotence."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from tests.migrate.conftest import migrate
+
+
+def check(before: str, after: str, *codes: str, target: str = "ray") -> list:
+    out, found = migrate(before, *codes, target=target)
+    assert out == textwrap.dedent(after)
+    again, refound = migrate(out, *codes, target=target)
+    assert again == out, "a second run must change nothing"
+    assert not [d for d in refound if d.fixed]
+    return found
+
+
+# --- RTM001 air imports ---------------------------------------------------------------
+
+def test_air_config_imports_keep_aliases_and_comments() -> None:
+    check(
+        """
+        from ray.air.config import ScalingConfig as SC  # sizes
+        from ray.air import RunConfig, CheckpointConfig
+        from ray.air.checkpoint import Checkpoint
+        from ray.air.result import Result
+        """,
+        """
+        from ray.train import ScalingConfig as SC  # sizes
+        from ray.train import RunConfig, CheckpointConfig
+        from ray.train import Checkpoint
+        from ray.train import Result
+        """,
+        "RTM001",
+    )
+
+
+def test_air_attribute_style_and_stale_import_removed() -> None:
+    check(
+        """
+        import ray
+        from ray import air
+
+        ray.init()
+        config = air.RunConfig(name="x")
+        scaling = air.ScalingConfig(num_workers=2)
+        """,
+        """
+        import ray
+        from ray import train
+
+        ray.init()
+        config = train.RunConfig(name="x")
+        scaling = train.ScalingConfig(num_workers=2)
+        """,
+        "RTM001",
+    )
+
+
+def test_air_import_inside_a_function_stays_in_that_function() -> None:
+    check(
+        """
+        def build():
+            from ray.air.config import ScalingConfig
+            return ScalingConfig(num_workers=2)
+        """,
+        """
+        def build():
+            from ray.train import ScalingConfig
+            return ScalingConfig(num_workers=2)
+        """,
+        "RTM001",
+    )
+
+
+def test_names_without_a_train_home_stay_and_are_flagged() -> None:
+    out, found = migrate(
+        """
+        from ray.air import ScalingConfig, AcquiredResources
+
+        x = AcquiredResources
+        """
+    )
+    assert "from ray.train import ScalingConfig\nfrom ray.air import AcquiredResources\n" in out
+    assert [d.code for d in found if not d.fixed] == ["RTM100"]
+
+
+# --- RTM002 session calls --------------------------------------------------------------
+
+def test_session_calls_and_import() -> None:
+    found = check(
+        """
+        from ray.air import session
+
+
+        def train_func(config):
+            shard = session.get_dataset_shard("train")
+            ckpt = session.get_checkpoint()
+            session.report({"rank": session.get_world_rank(), "size": session.get_world_size()})
+        """,
+        """
+        from ray import train
+
+
+        def train_func(config):
+            shard = train.get_dataset_shard("train")
+            ckpt = train.get_checkpoint()
+            train.report({"rank": train.get_context().get_world_rank(), "size": train.get_context().get_world_size()})
+        """,
+        "RTM002",
+    )
+    assert len(found) == 5 and all(d.code == "RTM002" and d.fixed for d in found)
+
+
+def test_session_alias() -> None:
+    check(
+        """
+        from ray.air import session as s
+
+        def f():
+            s.report(metrics={"a": 1})
+        """,
+        """
+        from ray import train
+
+        def f():
+            train.report(metrics={"a": 1})
+        """,
+        "RTM002",
+    )
+
+
+def test_existing_train_import_is_reused() -> None:
+    check(
+        """
+        from ray import train as rt
+        from ray.air import session
+
+        def f():
+            session.report({})
+            rt.get_context()
+        """,
+        """
+        from ray import train as rt
+
+        def f():
+            rt.report({})
+            rt.get_context()
+        """,
+        "RTM002",
+    )
+
+
+def test_a_function_named_train_gets_a_non_clashing_alias() -> None:
+    check(
+        """
+        from ray.air import session
+
+
+        def train(config):
+            session.report({"loss": 1})
+        """,
+        """
+        from ray import train as ray_train
+
+
+        def train(config):
+            ray_train.report({"loss": 1})
+        """,
+        "RTM002",
+    )
+
+
+def test_fully_qualified_session_module() -> None:
+    check(
+        """
+        import ray.air.session
+
+        def f():
+            ray.air.session.report({"a": 1})
+        """,
+        """
+        from ray import train
+
+        def f():
+            train.report({"a": 1})
+        """,
+        "RTM002",
+    )
+
+
+def test_import_ray_air_session_keeps_ray_bound_when_ray_is_used() -> None:
+    check(
+        """
+        import ray.air.session
+
+        ray.init()
+        ray.air.session.report({"a": 1})
+        """,
+        """
+        import ray
+        from ray import train
+
+        ray.init()
+        train.report({"a": 1})
+        """,
+        "RTM002",
+    )
+
+
+def test_function_imports_of_session_functions() -> None:
+    check(
+        """
+        from ray.air.session import report, get_world_rank as rank
+
+        def f():
+            report({"r": rank()})
+        """,
+        """
+        from ray import train
+
+        def f():
+            train.report({"r": train.get_context().get_world_rank()})
+        """,
+        "RTM002",
+    )
+
+
+def test_session_import_inside_function_is_replaced_in_place() -> None:
+    check(
+        """
+        def train_func(config):
+            from ray.air import session
+
+            def inner():
+                session.report(metrics={"a": 1})
+            inner()
+        """,
+        """
+        def train_func(config):
+            from ray import train
+
+            def inner():
+                train.report(metrics={"a": 1})
+            inner()
+        """,
+        "RTM002",
+    )
+
+
+def test_session_used_as_a_value_keeps_its_import_and_is_flagged() -> None:
+    out, found = migrate(
+        """
+        from ray.air import session
+
+
+        def f(callbacks):
+            session.report({})
+            callbacks.append(ReportCallback(session))
+        """
+    )
+    assert "from ray.air import session" in out and "train.report({}" in out
+    assert "from ray import train" in out
+    flagged = [d for d in found if d.code == "RTM100"]
+    assert len(flagged) == 1 and flagged[0].line == 7
+
+
+def test_guarded_import_with_fallback_stays_valid() -> None:
+    out, found = migrate(
+        """
+        try:
+            from ray.air import session
+        except ImportError:
+            session = None
+
+
+        def f():
+            if session is not None:
+                session.report({"a": 1}, checkpoint=ckpt)
+        """
+    )
+    cst.parse_module(out)
+    assert "train.report" in out
+    assert any(d.code == "RTM100" for d in found)  # the fallback needs a person
+
+
+def test_no_ray_reference_no_change() -> None:
+    src = "import os\n\ndef session():\n    return os.getcwd()\n"
+    assert migrate(src) == (src, [])
+
+
+def test_a_local_name_session_is_not_touched() -> None:
+    src = "session = requests.Session()\nsession.get('x')\n"
+    assert migrate(src)[0] == src
+
+
+# --- RTM003 checkpoint keyword ------------------------------------------------------------
+
+def test_positional_checkpoint_becomes_keyword_including_rewritten_session_calls() -> None:
+    check(
+        """
+        from ray import train
+        from ray.air import session
+
+        def f(ckpt):
+            train.report({"a": 1}, ckpt)
+            session.report({"b": 2}, ckpt)
+        """,
+        """
+        from ray import train
+
+        def f(ckpt):
+            train.report({"a": 1}, checkpoint=ckpt)
+            train.report({"b": 2}, checkpoint=ckpt)
+        """,
+    )
+
+
+# --- RTM004 compat target -------------------------------------------------------------
+
+def test_compat_target() -> None:
+    check(
+        """
+        from ray.air import session, ScalingConfig
+        from ray.train.torch import TorchTrainer, TorchConfig
+
+        def f():
+            session.report({"a": 1})
+
+        trainer = TorchTrainer(f, scaling_config=ScalingConfig(num_workers=2))
+        """,
+        """
+        from compat import ScalingConfig
+        import compat as train
+        from compat.torch import TorchTrainer
+        from ray.train.torch import TorchConfig
+
+        def f():
+            train.report({"a": 1})
+
+        trainer = TorchTrainer(f, scaling_config=ScalingConfig(num_workers=2))
+        """,
+        target="compat",
+    )
+
+
+def test_compat_target_keeps_ray_train_when_compat_lacks_a_name() -> None:
+    out, found = migrate(
+        """
+        from ray import train
+
+        sync = train.SyncConfig()
+        """,
+        target="compat",
+    )
+    assert "from ray import train" in out
+    assert any(d.code == "RTM004" and not d.fixed and "SyncConfig" in d.message for d in found)
+
+
+def test_compat_target_fully_qualified() -> None:
+    out, _ = migrate(
+        """
+        import ray.train
+
+        def f():
+            ray.train.report({"a": 1})
+        """,
+        target="compat",
+    )
+    assert "compat.report({\"a\": 1})" in out and "import compat\n" in out
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from ray.air import session\nsession.report({})\n",
+        "from ray import air\nx = air.RunConfig()\n",
+        "import ray\nray.air.session.report({})\n",
+    ],
+)
+def test_output_never_has_unbound_names(source: str) -> None:
+    out, _ = migrate(source)
+    namespace: dict = {}
+    compiled = compile(out, "<migrated>", "exec")
+    names = set(compiled.co_names)
+    bound = {n for line in out.splitlines() for n in line.replace(",", " ").split() if line.startswith(("import", "from"))}
+    assert {"train"} & names <= bound | set(namespace)
