@@ -27,14 +27,34 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("paths", nargs="*", help="files or directories (.py and .ipynb)")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--diff", action="store_true", help="write nothing; print a unified diff; exit 1 if anything would change")
-    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or was flagged")
-    parser.add_argument("--target", choices=["ray", "compat"], default="ray", help="rewrite onto ray.train (default) or onto compat")
-    parser.add_argument("--report", choices=["text", "json"], default="text", help="output format of the findings")
-    parser.add_argument("--select", metavar="CODES", default="", help="comma-separated rule codes or prefixes to run")
-    parser.add_argument("--ignore", metavar="CODES", default="", help="comma-separated rule codes or prefixes to skip")
-    parser.add_argument("--exclude", metavar="GLOB", action="append", default=[], help="skip paths matching GLOB (repeatable)")
-    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="files processed in parallel (default 1)")
+    mode.add_argument(
+        "--diff", action="store_true",
+        help="write nothing; print a unified diff (not with --report json); exit 1 if anything would change",
+    )  # fmt: skip
+    mode.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if anything would change or was flagged"
+    )
+    parser.add_argument(
+        "--target",
+        choices=["ray", "compat"],
+        default="ray",
+        help="rewrite onto ray.train (default) or onto compat",
+    )
+    parser.add_argument(
+        "--report", choices=["text", "json"], default="text", help="output format of the findings"
+    )
+    parser.add_argument(
+        "--select", metavar="CODES", default="", help="comma-separated rule codes or prefixes to run"
+    )
+    parser.add_argument(
+        "--ignore", metavar="CODES", default="", help="comma-separated rule codes or prefixes to skip"
+    )
+    parser.add_argument(
+        "--exclude", metavar="GLOB", action="append", default=[], help="skip paths matching GLOB (repeatable)"
+    )
+    parser.add_argument(
+        "--jobs", "-j", type=int, default=1, metavar="N", help="files processed in parallel (default 1)"
+    )
     parser.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     parser.add_argument("--quiet", "-q", action="store_true", help="print only findings and errors")
     return parser.parse_args(argv)
@@ -122,7 +142,7 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
     errors = [r for r in results if r.error]
     flags = [(r, d) for r in results for d in r.diagnostics if not d.fixed]
     fixes = [(r, d) for r in results for d in r.diagnostics if d.fixed]
-    if args.diff:
+    if args.diff and args.report == "text":  # JSON output stays parseable
         for r in changed:
             assert r.old_text is not None and r.new_text is not None
             sys.stdout.writelines(
@@ -142,9 +162,10 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
             verb = "rewritten" if write else "would be rewritten"
             by_code = Counter(d.code for _, d in flags)
             summary = ", ".join(f"{c}: {n}" for c, n in sorted(by_code.items())) or "none"
+            parsed = sum(r.parsed for r in results)
             print(
-                f"{len(results)} files scanned, {sum(r.parsed for r in results)} parsed; {len(changed)} {verb} "
-                f"({len(fixes)} rewrites); {len(flags)} flagged ({summary}); {len(errors)} skipped with errors",
+                f"{len(results)} files scanned, {parsed} parsed; {len(changed)} {verb} ({len(fixes)} rewrites); "
+                f"{len(flags)} flagged ({summary}); {len(errors)} skipped with errors",
                 file=sys.stderr,
             )
     if errors:

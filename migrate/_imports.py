@@ -4,20 +4,25 @@ clashing, and where its import goes."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import MetadataWrapper, ScopeProvider
+from libcst.metadata import MetadataWrapper, Scope, ScopeProvider
 
 ALIASES = ("train", "ray_train", "ray_train_api")
+
+
+def scopes(resolved: Mapping[Any, object]) -> set[Scope]:
+    """The distinct scopes in a resolved ``ScopeProvider`` mapping."""
+    return {s for s in resolved.values() if isinstance(s, Scope)}
 
 
 def binding_counts(wrapper: MetadataWrapper) -> Counter[str]:
     """How many times each name is bound anywhere in the module (any scope)."""
     counts: Counter[str] = Counter()
-    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
-    for scope in scopes:
+    for scope in scopes(wrapper.resolve(ScopeProvider)):
         for assignment in scope.assignments:
             counts[assignment.name] += 1
     return counts
@@ -118,7 +123,9 @@ def fix_empty_blocks(module: cst.Module) -> cst.Module:
     """Give every indented block that lost all its statements a ``pass``."""
 
     class Fill(cst.CSTTransformer):
-        def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        def leave_IndentedBlock(
+            self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+        ) -> cst.IndentedBlock:
             if not updated.body:
                 return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
             return updated

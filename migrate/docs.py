@@ -44,11 +44,18 @@ def render() -> str:
         "| --- | --- | --- | --- |",
     ]
     for rule in RULES:
-        lines.append(f"| [{rule.code}](#{rule.code.lower()}) | `{rule.name}` | {rule.fix_safety} | {rule.summary} |")
+        lines.append(
+            f"| [{rule.code}](#{rule.code.lower()}) | `{rule.name}` | {rule.fix_safety} | {rule.summary} |"
+        )
     for rule in RULES:
         parts = sections(rule)
         target = " (only with `--target compat`)" if rule.targets == ("compat",) else ""
-        lines += ["", f"## {rule.code}", "", f"`{rule.name}`{target}: {rule.summary}. Fix safety: **{rule.fix_safety}**."]
+        lines += [
+            "",
+            f"## {rule.code}",
+            "",
+            f"`{rule.name}`{target}: {rule.summary}. Fix safety: **{rule.fix_safety}**.",
+        ]
         for title in SECTIONS:
             lines += ["", f"### {title}", "", parts[title]]
     return "\n".join(lines) + "\n"

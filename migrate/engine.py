@@ -24,8 +24,10 @@ from migrate.rules import RULES, Context, Diagnostic, Rule
 
 # Cheap pre-filter: a file that never says `ray` (or `compat` for that target) is not parsed.
 _RAY = re.compile(r"\bray\b")
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", ".tox", ".nox", "site-packages",
-                       "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})  # fmt: skip
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "env", ".tox", ".nox", "site-packages", "node_modules",
+     "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+)  # fmt: skip
 
 
 @dataclass
@@ -208,5 +210,7 @@ def to_json(results: Sequence[FileResult]) -> str:
             rows.append({"code": d.code, "file": r.path, "line": d.line, "col": d.col, "message": d.message,
                          "fixed": d.fixed})  # fmt: skip
         if r.error:
-            rows.append({"code": "ERROR", "file": r.path, "line": 0, "col": 0, "message": r.error, "fixed": False})
+            rows.append(
+                {"code": "ERROR", "file": r.path, "line": 0, "col": 0, "message": r.error, "fixed": False}
+            )
     return json.dumps(rows, indent=2)

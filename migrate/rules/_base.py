@@ -4,10 +4,10 @@ docstring, and a pass over one parsed module."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import BaseMetadataProvider, MetadataWrapper, PositionProvider
 
 FixSafety = Literal["safe", "unsafe", "none"]
 
@@ -59,7 +59,7 @@ class _Reports(cst.MetadataDependent):
 class RuleVisitor(_Reports, cst.CSTTransformer):
     """A transformer with position metadata and :meth:`report`."""
 
-    METADATA_DEPENDENCIES: tuple[type, ...] = (PositionProvider,)
+    METADATA_DEPENDENCIES: ClassVar[tuple[type[BaseMetadataProvider[Any]], ...]] = (PositionProvider,)
 
     def __init__(self, rule: Rule) -> None:
         super().__init__()
@@ -69,7 +69,7 @@ class RuleVisitor(_Reports, cst.CSTTransformer):
 class RuleReader(_Reports, cst.CSTVisitor):
     """A read-only visitor with position metadata and :meth:`report`."""
 
-    METADATA_DEPENDENCIES: tuple[type, ...] = (PositionProvider,)
+    METADATA_DEPENDENCIES: ClassVar[tuple[type[BaseMetadataProvider[Any]], ...]] = (PositionProvider,)
 
     def __init__(self, rule: Rule) -> None:
         super().__init__()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
 from migrate.rules._base import Rule, RuleReader
 from migrate.tables import GUIDE
@@ -62,7 +62,7 @@ class FlagRule(Rule):
 
 
 class _FlagVisitor(RuleReader):
-    METADATA_DEPENDENCIES = (*RuleReader.METADATA_DEPENDENCIES, QualifiedNameProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
 
     def __init__(self, rule: FlagRule) -> None:
         super().__init__(rule)

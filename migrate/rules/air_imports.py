@@ -6,7 +6,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import (
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
 from migrate import _imports
 from migrate.rules._base import Rule, RuleVisitor
@@ -110,7 +116,7 @@ class _Collect(cst.CSTVisitor):
     def leave_Module(self, original_node: cst.Module) -> None:
         # For `from ray import air` / `import ray.air...`: how many uses survive the rewrite.
         rewritten_bases = {_base_name(a) for a in self.plan.attributes}
-        for scope in {s for s in self.metadata[ScopeProvider].values() if s is not None}:
+        for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
                 if not isinstance(node, (cst.Import, cst.ImportFrom)) or not _binds_air_module(node):
@@ -136,13 +142,15 @@ def _binds_air_module(node: cst.Import | cst.ImportFrom) -> bool:
 
 
 class _Rewrite(RuleVisitor):
-    METADATA_DEPENDENCIES = (*RuleVisitor.METADATA_DEPENDENCIES, QualifiedNameProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     def __init__(self, rule: Rule, plan: _Plan) -> None:
         super().__init__(rule)
         self.plan = plan
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
         if original_node not in self.plan.attributes:
             return updated_node
         name = _air_name({q.name for q in self.get_metadata(QualifiedNameProvider, original_node)})
@@ -160,7 +168,11 @@ class _Rewrite(RuleVisitor):
         for original, small in zip(original_node.body, updated_node.body, strict=True):
             if isinstance(original, cst.ImportFrom) and original in self.plan.moves:
                 kept, moved = self._split(original)
-                self.report(original, f"import from `{get_full_name_for_node(original.module)}` -> `ray.train`", fixed=True)
+                self.report(
+                    original,
+                    f"import from `{get_full_name_for_node(original.module or '')}` -> `ray.train`",
+                    fixed=True,
+                )
                 changed = True
                 if kept:  # moved names keep the line (and its comment); the rest go below
                     out.append(_from_train(moved))
@@ -206,12 +218,21 @@ def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
     out = []
     for i, alias in enumerate(aliases):
         last = i == len(aliases) - 1
-        out.append(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT if last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+        out.append(
+            alias.with_changes(
+                comma=cst.MaybeSentinel.DEFAULT
+                if last
+                else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            )
+        )
     return out
 
 
 def _fix_semicolons(body: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement]:
-    return [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s for i, s in enumerate(body)]
+    return [
+        s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s
+        for i, s in enumerate(body)
+    ]
 
 
 def _from_train(aliases: list[cst.ImportAlias]) -> cst.ImportFrom:

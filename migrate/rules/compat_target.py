@@ -70,7 +70,11 @@ class CompatTarget(Rule):
 def _imports_compat(module: cst.Module) -> bool:
     return any(
         isinstance(s, cst.SimpleStatementLine)
-        and any(isinstance(x, cst.Import) and any(get_full_name_for_node(a.name) == "compat" and a.asname is None for a in x.names) for x in s.body)
+        and any(
+            isinstance(x, cst.Import)
+            and any(get_full_name_for_node(a.name) == "compat" and a.asname is None for a in x.names)
+            for x in s.body
+        )
         for s in module.body
     )
 
@@ -112,7 +116,7 @@ class _Collect(cst.CSTVisitor):
         return True
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for scope in {s for s in self.metadata[ScopeProvider].values() if s is not None}:
+        for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
                 if not isinstance(node, cst.ImportFrom) or get_full_name_for_node(node.module) != "ray":  # type: ignore[arg-type]
@@ -135,11 +139,15 @@ class _Rewrite(RuleVisitor):
         super().__init__(rule)
         self.collect = collect
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
         target = self.collect.attributes.get(original_node)
         if target is None:
             return updated_node
-        self.report(original_node, f"`{cst.Module(body=[]).code_for_node(original_node)}` -> `{target}`", fixed=True)
+        self.report(
+            original_node, f"`{cst.Module(body=[]).code_for_node(original_node)}` -> `{target}`", fixed=True
+        )
         return cst.parse_expression(target)
 
     def leave_SimpleStatementLine(
@@ -162,7 +170,9 @@ class _Rewrite(RuleVisitor):
         out: list[cst.BaseStatement] = [updated_node.with_changes(body=body), *lines]
         return cst.FlattenSentinel(out) if len(out) > 1 else out[0]
 
-    def _import(self, original: cst.ImportFrom, small: cst.BaseSmallStatement) -> list[cst.BaseSmallStatement] | None:
+    def _import(
+        self, original: cst.ImportFrom, small: cst.BaseSmallStatement
+    ) -> list[cst.BaseSmallStatement] | None:
         if original.relative or original.module is None or isinstance(original.names, cst.ImportStar):
             return None
         module = get_full_name_for_node(original.module)
@@ -173,16 +183,28 @@ class _Rewrite(RuleVisitor):
             if not train:
                 return None
             if blockers:
-                self.report(original, f"kept `from ray import train`: compat has no `{', '.join(sorted(set(blockers)))}`", fixed=False)
+                self.report(
+                    original,
+                    f"kept `from ray import train`: compat has no `{', '.join(sorted(set(blockers)))}`",
+                    fixed=False,
+                )
                 return None
             alias = train[0].evaluated_alias or "train"
             self.report(original, f"`from ray import train` -> `import compat as {alias}`", fixed=True)
-            new: list[cst.BaseSmallStatement] = [cst.parse_statement(f"import compat as {alias}\n").body[0]]  # type: ignore[attr-defined]
+            statement = cst.parse_statement(f"import compat as {alias}\n")
+            assert isinstance(statement, cst.SimpleStatementLine)
+            new: list[cst.BaseSmallStatement] = [statement.body[0]]
             others = [a for a in original.names if a not in train]
             if others:
                 new.append(small.with_changes(names=_commas(others)))
             return new
-        names = COMPAT_TORCH_NAMES if module == "ray.train.torch" else COMPAT_NAMES if module == "ray.train" else None
+        names = (
+            COMPAT_TORCH_NAMES
+            if module == "ray.train.torch"
+            else COMPAT_NAMES
+            if module == "ray.train"
+            else None
+        )
         if names is None:
             return None
         moved = [a for a in original.names if get_full_name_for_node(a.name) in names]
@@ -200,6 +222,10 @@ class _Rewrite(RuleVisitor):
 def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
     last = len(aliases) - 1
     return [
-        a.with_changes(comma=cst.MaybeSentinel.DEFAULT if i == last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        a.with_changes(
+            comma=cst.MaybeSentinel.DEFAULT
+            if i == last
+            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
         for i, a in enumerate(aliases)
     ]

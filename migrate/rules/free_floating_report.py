@@ -53,7 +53,9 @@ class FreeFloatingReport(FlagRule):
             return None
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
         checkpoint = positional[1] if len(positional) >= 2 else keyword(node, "checkpoint")
-        if checkpoint is not None and not (isinstance(checkpoint.value, cst.Name) and checkpoint.value.value == "None"):
+        if checkpoint is not None and not (
+            isinstance(checkpoint.value, cst.Name) and checkpoint.value.value == "None"
+        ):
             return None
         if any(a.star for a in node.args):
             return None  # **kwargs may carry the checkpoint

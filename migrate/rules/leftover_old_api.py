@@ -53,4 +53,3 @@ class LeftoverOldApi(FlagRule):
         if names:
             return f"`{names[0]}` is old API and was not rewritten"
         return None
-

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from migrate.rules._base import Rule, RuleVisitor
 from migrate.rules._flags import is_report, qualified
@@ -50,7 +50,7 @@ class ReportCheckpointKeyword(Rule):
 
 
 class _Rewrite(RuleVisitor):
-    METADATA_DEPENDENCIES = (*RuleVisitor.METADATA_DEPENDENCIES, QualifiedNameProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if not is_report(qualified(self, original_node.func)):

@@ -139,7 +139,11 @@ class _Collect(cst.CSTVisitor):
             self.plan.calls[node] = (func, tuple(self.stack))
 
     def visit_Import(self, node: cst.Import) -> bool:
-        names = {a.evaluated_alias or "" for a in node.names if get_full_name_for_node(a.name) in SESSION_MODULES and a.asname}
+        names = {
+            a.evaluated_alias or ""
+            for a in node.names
+            if get_full_name_for_node(a.name) in SESSION_MODULES and a.asname
+        }
         plain = [a for a in node.names if get_full_name_for_node(a.name) in SESSION_MODULES and not a.asname]
         if names or plain:
             self.plan.imports[node] = (names | {"ray"} if plain else names, tuple(self.stack))
@@ -152,7 +156,9 @@ class _Collect(cst.CSTVisitor):
         names: set[str] = set()
         for alias in node.names:
             name = get_full_name_for_node(alias.name) or ""
-            if f"{module}.{name}" in SESSION_MODULES or (module in SESSION_MODULES and name in SESSION_FUNCTIONS):
+            if f"{module}.{name}" in SESSION_MODULES or (
+                module in SESSION_MODULES and name in SESSION_FUNCTIONS
+            ):
                 names.add(alias.evaluated_alias or name)
         if names:
             self.plan.imports[node] = (names, tuple(self.stack))
@@ -166,7 +172,7 @@ class _Collect(cst.CSTVisitor):
         """A session name still referenced outside a rewritten call keeps its import."""
         rewritten = {id(_base(call.func)) for call in self.plan.calls}
         self.plan.ray_name_used = any(id(n) not in rewritten for n in self.ray_names)
-        for scope in {s for s in self.metadata[ScopeProvider].values() if s is not None}:
+        for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
                 if node not in self.plan.imports or assignment.name == "ray":
@@ -220,7 +226,10 @@ class _Rewrite(RuleVisitor):
             return updated_node
         lines: list[cst.BaseStatement] = []
         if out:
-            body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(out) - 1 else s for i, s in enumerate(out)]
+            body = [
+                s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(out) - 1 else s
+                for i, s in enumerate(out)
+            ]
             lines.append(updated_node.with_changes(body=body))
         elif extra:  # the first new import takes over the line, with its comment
             extra[0] = updated_node.with_changes(body=extra[0].body)  # type: ignore[attr-defined]

@@ -43,6 +43,8 @@ class TrainerRestore(FlagRule):
     def check(self, visitor, node):  # type: ignore[no-untyped-def]
         if isinstance(node, cst.Attribute) and node.attr.value in ("restore", "can_restore"):
             names = qualified(visitor, node.value)
-            if any(n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names):
+            if any(
+                n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names
+            ):
                 return f"`Trainer.{node.attr.value}` is removed in V2"
         return None

@@ -42,7 +42,9 @@ class TuneReport(FlagRule):
     code = "RTM114"
     name = "tune-report"
     summary = "tune.report inside a function: use train.report in a Train training function"
-    advice = "In a Ray Train training function use ray.train.report; keep tune.report only in Tune trainables."
+    advice = (
+        "In a Ray Train training function use ray.train.report; keep tune.report only in Tune trainables."
+    )
 
     def check(self, visitor, node):  # type: ignore[no-untyped-def]
         if (

@@ -21,6 +21,7 @@ def check(before: str, after: str, *codes: str, target: str = "ray") -> list:
 
 # --- RTM001 air imports ---------------------------------------------------------------
 
+
 def test_air_config_imports_keep_aliases_and_comments() -> None:
     check(
         """
@@ -91,6 +92,7 @@ def test_names_without_a_train_home_stay_and_are_flagged() -> None:
 
 # --- RTM002 session calls --------------------------------------------------------------
 
+
 def test_session_calls_and_import() -> None:
     found = check(
         """
@@ -100,7 +102,7 @@ def test_session_calls_and_import() -> None:
         def train_func(config):
             shard = session.get_dataset_shard("train")
             ckpt = session.get_checkpoint()
-            session.report({"rank": session.get_world_rank(), "size": session.get_world_size()})
+            session.report({"r": session.get_world_rank(), "n": session.get_world_size()})
         """,
         """
         from ray import train
@@ -109,7 +111,7 @@ def test_session_calls_and_import() -> None:
         def train_func(config):
             shard = train.get_dataset_shard("train")
             ckpt = train.get_checkpoint()
-            train.report({"rank": train.get_context().get_world_rank(), "size": train.get_context().get_world_size()})
+            train.report({"r": train.get_context().get_world_rank(), "n": train.get_context().get_world_size()})
         """,
         "RTM002",
     )
@@ -300,6 +302,7 @@ def test_a_local_name_session_is_not_touched() -> None:
 
 # --- RTM003 checkpoint keyword ------------------------------------------------------------
 
+
 def test_positional_checkpoint_becomes_keyword_including_rewritten_session_calls() -> None:
     check(
         """
@@ -321,6 +324,7 @@ def test_positional_checkpoint_becomes_keyword_including_rewritten_session_calls
 
 
 # --- RTM004 compat target -------------------------------------------------------------
+
 
 def test_compat_target() -> None:
     check(
@@ -371,7 +375,7 @@ def test_compat_target_fully_qualified() -> None:
         """,
         target="compat",
     )
-    assert "compat.report({\"a\": 1})" in out and "import compat\n" in out
+    assert 'compat.report({"a": 1})' in out and "import compat\n" in out
 
 
 @pytest.mark.parametrize(
@@ -387,5 +391,10 @@ def test_output_never_has_unbound_names(source: str) -> None:
     namespace: dict = {}
     compiled = compile(out, "<migrated>", "exec")
     names = set(compiled.co_names)
-    bound = {n for line in out.splitlines() for n in line.replace(",", " ").split() if line.startswith(("import", "from"))}
+    bound = {
+        n
+        for line in out.splitlines()
+        for n in line.replace(",", " ").split()
+        if line.startswith(("import", "from"))
+    }
     assert {"train"} & names <= bound | set(namespace)

@@ -1,0 +1,160 @@
+"""End to end: the CLI over a tree of real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from migrate.__main__ import main
+
+OLD = """from ray.air import session, ScalingConfig
+from ray.train.torch import TorchTrainer
+
+
+def train_func(config):
+    for epoch in range(2):
+        session.report({"epoch": epoch})
+
+
+result = TorchTrainer(train_func, scaling_config=ScalingConfig(num_workers=2)).fit()
+print(result.metrics_dataframe)
+"""
+
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# title"]},
+        {
+            "cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": ["%pip install ray\n", "from ray.air import session\n", "session.report({'a': 1})\n"],
+        },
+    ],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}  # fmt: skip
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "train_job.py").write_text(OLD)
+    (tmp_path / "pkg" / "plain.py").write_text("import os\nprint(os.getcwd())\n")
+    (tmp_path / "pkg" / "broken.py").write_text("from ray.air import session\ndef f(:\n")
+    (tmp_path / "pkg" / "latin1.py").write_bytes("# ray caf\xe9\n".encode("latin-1"))
+    (tmp_path / "nb.ipynb").write_text(json.dumps(NOTEBOOK, indent=1) + "\n")
+    for skipped in (".venv/lib/site-packages/ray_thing", ".git", "build/site-packages"):
+        (tmp_path / skipped).mkdir(parents=True)
+        (tmp_path / skipped / "old.py").write_text(OLD)
+    return tmp_path
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_diff_writes_nothing_and_exits_1(tree: Path) -> None:
+    before = (tree / "pkg" / "train_job.py").read_text()
+    proc = cli("--diff", ".", cwd=tree)
+    assert proc.returncode == 2  # the broken and non-UTF-8 files are errors
+    assert (
+        "+from ray import train" in proc.stdout
+        and "-from ray.air import session, ScalingConfig" in proc.stdout
+    )
+    assert (tree / "pkg" / "train_job.py").read_text() == before
+    assert "broken.py: ERROR does not parse" in proc.stderr and "latin1.py: ERROR not UTF-8" in proc.stderr
+
+
+def test_write_then_second_run_changes_nothing(tree: Path) -> None:
+    (tree / "pkg" / "broken.py").unlink()
+    (tree / "pkg" / "latin1.py").unlink()
+    job = tree / "pkg" / "train_job.py"
+    os.chmod(job, 0o751)
+    assert cli(".", cwd=tree).returncode == 0
+    text = job.read_text()
+    assert "from ray.train import ScalingConfig\nfrom ray import train\n" in text
+    assert 'train.report({"epoch": epoch})' in text
+    assert stat.S_IMODE(job.stat().st_mode) == 0o751
+    compile(text, str(job), "exec")
+    notebook = json.loads((tree / "nb.ipynb").read_text())
+    assert notebook["cells"][1]["source"] == [
+        "%pip install ray\n",
+        "from ray import train\n",
+        "train.report({'a': 1})\n",
+    ]
+    for skipped in (".venv/lib/site-packages/ray_thing", ".git", "build/site-packages"):
+        assert (tree / skipped / "old.py").read_text() == OLD
+    again = cli("--diff", ".", cwd=tree)
+    assert again.returncode == 0 and "@@" not in again.stdout  # flags remain, no changes
+
+
+def test_check_fails_on_flags_even_when_nothing_changes(tree: Path) -> None:
+    (tree / "pkg" / "broken.py").unlink()
+    (tree / "pkg" / "latin1.py").unlink()
+    assert cli(".", cwd=tree).returncode == 0
+    proc = cli("--check", ".", cwd=tree)
+    assert proc.returncode == 1
+    lines = (tree / "pkg" / "train_job.py").read_text().splitlines()
+    report_line = next(i for i, line in enumerate(lines, 1) if "train.report" in line)
+    frame_line = next(i for i, line in enumerate(lines, 1) if "metrics_dataframe" in line)
+    assert f"pkg/train_job.py:{report_line}:9: RTM101" in proc.stdout
+    assert f"pkg/train_job.py:{frame_line}:7: RTM102" in proc.stdout
+
+
+def test_json_report_lists_fixes_flags_and_errors(tree: Path) -> None:
+    proc = cli("--check", "--report", "json", ".", cwd=tree)
+    rows = json.loads(proc.stdout)
+    by_file = {(Path(r["file"]).name, r["code"], r["fixed"]) for r in rows}
+    assert ("train_job.py", "RTM001", True) in by_file and ("train_job.py", "RTM002", True) in by_file
+    assert ("train_job.py", "RTM101", False) in by_file and ("broken.py", "ERROR", False) in by_file
+    assert {"code", "file", "line", "col", "message", "fixed"} == set(rows[0])
+    flag = next(r for r in rows if r["code"] == "RTM101" and r["file"].endswith("train_job.py"))
+    assert flag["line"] == 7  # --check reports lines of the file as it is
+
+
+def test_select_ignore_and_exclude(tree: Path) -> None:
+    rows = json.loads(
+        cli("--diff", "--report", "json", "--select", "RTM1", "--exclude", "*.ipynb", ".", cwd=tree).stdout
+    )
+    assert {r["code"] for r in rows} <= {"RTM101", "RTM102", "RTM100", "ERROR"}
+    assert not any(r["file"].endswith(".ipynb") for r in rows)
+    rows = json.loads(cli("--diff", "--report", "json", "--ignore", "RTM101", ".", cwd=tree).stdout)
+    assert "RTM101" not in {r["code"] for r in rows}
+    bad = cli("--select", "XYZ9", ".", cwd=tree)
+    assert bad.returncode == 2 and "unknown rule code" in bad.stderr
+
+
+def test_jobs_gives_the_same_result(tree: Path) -> None:
+    one = json.loads(cli("--diff", "--report", "json", ".", cwd=tree).stdout)
+    two = json.loads(cli("--diff", "--report", "json", "--jobs", "2", ".", cwd=tree).stdout)
+    assert one == two
+
+
+def test_files_without_ray_are_not_parsed(tmp_path: Path, capsys) -> None:
+    (tmp_path / "a.py").write_text("def f(:\n")  # would not parse, but never mentions the library
+    assert main([str(tmp_path)]) == 0
+    assert "0 parsed" in capsys.readouterr().err
+
+
+def test_newlines_and_bom_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.py"
+    path.write_bytes(b"\xef\xbb\xbffrom ray.air import session\r\nsession.report({})\r\n")
+    assert main([str(path)]) == 0
+    assert path.read_bytes() == b"\xef\xbb\xbffrom ray import train\r\ntrain.report({})\r\n"
+
+
+def test_the_code_read_is_never_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "executed"
+    (tmp_path / "evil.py").write_text(f"import ray\nopen({str(marker)!r}, 'w').write('x')\n")
+    assert main([str(tmp_path)]) == 0
+    assert not marker.exists()
+
+
+def test_usage_errors(tmp_path: Path, capsys) -> None:
+    assert main([]) == 2
+    assert main([str(tmp_path / "missing")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["--list-rules"]) == 0
