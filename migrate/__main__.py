@@ -40,15 +40,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="ray",
         help="rewrite onto ray.train (default) or onto compat",
     )
-    parser.add_argument(
-        "--report", choices=["text", "json"], default="text", help="output format of the findings"
-    )
-    parser.add_argument(
-        "--select", metavar="CODES", default="", help="comma-separated rule codes or prefixes to run"
-    )
-    parser.add_argument(
-        "--ignore", metavar="CODES", default="", help="comma-separated rule codes or prefixes to skip"
-    )
+    parser.add_argument("--report", choices=["text", "json"], default="text", help="output format of the findings")
+    parser.add_argument("--select", metavar="CODES", default="", help="comma-separated rule codes or prefixes to run")
+    parser.add_argument("--ignore", metavar="CODES", default="", help="comma-separated rule codes or prefixes to skip")
     parser.add_argument(
         "--exclude", metavar="GLOB", action="append", default=[], help="skip paths matching GLOB (repeatable)"
     )

@@ -123,9 +123,7 @@ def fix_empty_blocks(module: cst.Module) -> cst.Module:
     """Give every indented block that lost all its statements a ``pass``."""
 
     class Fill(cst.CSTTransformer):
-        def leave_IndentedBlock(
-            self, original: cst.IndentedBlock, updated: cst.IndentedBlock
-        ) -> cst.IndentedBlock:
+        def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
             if not updated.body:
                 return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
             return updated

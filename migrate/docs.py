@@ -44,9 +44,7 @@ def render() -> str:
         "| --- | --- | --- | --- |",
     ]
     for rule in RULES:
-        lines.append(
-            f"| [{rule.code}](#{rule.code.lower()}) | `{rule.name}` | {rule.fix_safety} | {rule.summary} |"
-        )
+        lines.append(f"| [{rule.code}](#{rule.code.lower()}) | `{rule.name}` | {rule.fix_safety} | {rule.summary} |")
     for rule in RULES:
         parts = sections(rule)
         target = " (only with `--target compat`)" if rule.targets == ("compat",) else ""

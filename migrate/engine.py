@@ -21,6 +21,7 @@ from libcst.metadata import MetadataWrapper
 
 from migrate import notebooks
 from migrate.rules import RULES, Context, Diagnostic, Rule
+from migrate.rules._flags import FlagRule, run_flag_rules
 
 # Cheap pre-filter: a file that never says `ray` (or `compat` for that target) is not parsed.
 _RAY = re.compile(r"\bray\b")
@@ -70,10 +71,21 @@ def migrate_source(
     module = cst.parse_module(text)
     current = text
     stages: list[tuple[str, list[Diagnostic]]] = []
-    for rule_class in rules:
-        rule = rule_class(context)
+    for group in _groups(rules):
+        active = [r(context) for r in group if r.trigger.search(current)]
+        if not active:
+            continue
+        if isinstance(active[0], FlagRule):  # consecutive flag rules share one pass
+            flags = [r for r in active if isinstance(r, FlagRule)]
+            try:
+                run_flag_rules(flags, MetadataWrapper(module, unsafe_skip_copy=True))
+            except Exception as exc:
+                raise RuleCrash("/".join(r.code for r in flags), exc) from exc
+            stages.append((current, [d for r in flags for d in r.diagnostics]))
+            continue
+        rule = active[0]
         try:
-            new_module = rule.apply(MetadataWrapper(module))
+            new_module = rule.apply(MetadataWrapper(module, unsafe_skip_copy=True))
         except Exception as exc:
             raise RuleCrash(rule.code, exc) from exc
         stages.append((current, rule.diagnostics))
@@ -92,6 +104,17 @@ def migrate_source(
         mapping = maps.get(seen) or maps.setdefault(seen, line_map(seen, reference))
         diagnostics.extend(replace(d, line=mapping[min(d.line, len(mapping)) - 1] + 1) for d in found)
     return final, diagnostics
+
+
+def _groups(rules: Sequence[type[Rule]]) -> list[list[type[Rule]]]:
+    """Consecutive flag rules form one group; every other rule is a group of its own."""
+    groups: list[list[type[Rule]]] = []
+    for rule in rules:
+        if issubclass(rule, FlagRule) and groups and issubclass(groups[-1][0], FlagRule):
+            groups[-1].append(rule)
+        else:
+            groups.append([rule])
+    return groups
 
 
 def line_map(old: str, new: str) -> list[int]:
@@ -210,7 +233,5 @@ def to_json(results: Sequence[FileResult]) -> str:
             rows.append({"code": d.code, "file": r.path, "line": d.line, "col": d.col, "message": d.message,
                          "fixed": d.fixed})  # fmt: skip
         if r.error:
-            rows.append(
-                {"code": "ERROR", "file": r.path, "line": 0, "col": 0, "message": r.error, "fixed": False}
-            )
+            rows.append({"code": "ERROR", "file": r.path, "line": 0, "col": 0, "message": r.error, "fixed": False})
     return json.dumps(rows, indent=2)

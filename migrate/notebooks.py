@@ -13,9 +13,7 @@ _MAGIC = re.compile(r"^\s*[%!?]")
 _MASK = "# __migrate_magic_{}__"
 
 
-def migrate_notebook(
-    text: str, migrate: Callable[[str], tuple[str, list[Diagnostic]]]
-) -> tuple[str, list[Diagnostic]]:
+def migrate_notebook(text: str, migrate: Callable[[str], tuple[str, list[Diagnostic]]]) -> tuple[str, list[Diagnostic]]:
     """Return the notebook with migrated code cells; diagnostics say ``cell N`` in the message."""
     notebook = json.loads(text)
     diagnostics: list[Diagnostic] = []

@@ -3,6 +3,7 @@ docstring, and a pass over one parsed module."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -38,6 +39,9 @@ class Rule:
     summary: ClassVar[str]
     fix_safety: ClassVar[FixSafety]
     targets: ClassVar[tuple[str, ...]] = ("ray", "compat")
+    # Text that must appear for the rule to have anything to do: lets the engine skip
+    # resolving metadata for rules that cannot match.
+    trigger: ClassVar[re.Pattern[str]]
 
     def __init__(self, context: Context) -> None:
         self.context = context
@@ -58,16 +62,6 @@ class _Reports(cst.MetadataDependent):
 
 class RuleVisitor(_Reports, cst.CSTTransformer):
     """A transformer with position metadata and :meth:`report`."""
-
-    METADATA_DEPENDENCIES: ClassVar[tuple[type[BaseMetadataProvider[Any]], ...]] = (PositionProvider,)
-
-    def __init__(self, rule: Rule) -> None:
-        super().__init__()
-        self.rule = rule
-
-
-class RuleReader(_Reports, cst.CSTVisitor):
-    """A read-only visitor with position metadata and :meth:`report`."""
 
     METADATA_DEPENDENCIES: ClassVar[tuple[type[BaseMetadataProvider[Any]], ...]] = (PositionProvider,)
 

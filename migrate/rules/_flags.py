@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
-from migrate.rules._base import Rule, RuleReader
+from migrate.rules._base import Diagnostic, Rule
 from migrate.tables import GUIDE
 
 RAY_ROOTS = ("ray.", "compat.", "compat")
@@ -44,29 +44,39 @@ def is_report(names: set[str]) -> bool:
 
 
 class FlagRule(Rule):
-    """A rule that never rewrites: subclasses implement :meth:`check`."""
+    """A rule that never rewrites: subclasses implement :meth:`check`.
+
+    The engine runs consecutive flag rules together in one pass (:func:`run_flag_rules`), so
+    the module's metadata is resolved once for all of them.
+    """
 
     fix_safety = "none"
     advice: str = ""
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
-        wrapper.visit(_FlagVisitor(self))
+        run_flag_rules([self], wrapper)
         return wrapper.module
 
-    def check(self, visitor: _FlagVisitor, node: cst.CSTNode) -> str | None:
-        """Return a message when ``node`` is a finding (called on Call and Attribute nodes)."""
+    def check(self, visitor: FlagVisitor, node: cst.CSTNode) -> str | None:
+        """Return a message when ``node`` is a finding (called on Call, Attribute and Name nodes)."""
         raise NotImplementedError
 
     def message(self, what: str) -> str:
         return f"{what}. {self.advice} See {GUIDE}"
 
 
-class _FlagVisitor(RuleReader):
+def run_flag_rules(rules: list[FlagRule], wrapper: MetadataWrapper) -> None:
+    """Run several flag rules in one pass; each appends to its own ``diagnostics``."""
+    if rules:
+        wrapper.visit(FlagVisitor(rules))
+
+
+class FlagVisitor(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
 
-    def __init__(self, rule: FlagRule) -> None:
-        super().__init__(rule)
-        self.flag_rule = rule
+    def __init__(self, rules: list[FlagRule]) -> None:
+        super().__init__()
+        self.rules = rules
         self.function_depth = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -91,6 +101,8 @@ class _FlagVisitor(RuleReader):
         return False
 
     def _check(self, node: cst.CSTNode) -> None:
-        found = self.flag_rule.check(self, node)
-        if found:
-            self.report(node, self.flag_rule.message(found), fixed=False)
+        for rule in self.rules:
+            found = rule.check(self, node)
+            if found:
+                start = self.get_metadata(PositionProvider, node).start
+                rule.diagnostics.append(Diagnostic(rule.code, start.line, start.column + 1, rule.message(found), False))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -52,6 +53,7 @@ class AirImports(Rule):
 
     code = "RTM001"
     name = "air-imports"
+    trigger = re.compile(r"\bair\b")
     summary = "Import ray.air config, checkpoint and result classes from ray.train"
     fix_safety = "safe"
 
@@ -148,9 +150,7 @@ class _Rewrite(RuleVisitor):
         super().__init__(rule)
         self.plan = plan
 
-    def leave_Attribute(
-        self, original_node: cst.Attribute, updated_node: cst.Attribute
-    ) -> cst.BaseExpression:
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         if original_node not in self.plan.attributes:
             return updated_node
         name = _air_name({q.name for q in self.get_metadata(QualifiedNameProvider, original_node)})
@@ -220,9 +220,7 @@ def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
         last = i == len(aliases) - 1
         out.append(
             alias.with_changes(
-                comma=cst.MaybeSentinel.DEFAULT
-                if last
-                else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                comma=cst.MaybeSentinel.DEFAULT if last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             )
         )
     return out
@@ -230,8 +228,7 @@ def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
 
 def _fix_semicolons(body: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement]:
     return [
-        s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s
-        for i, s in enumerate(body)
+        s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s for i, s in enumerate(body)
     ]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
@@ -35,6 +37,7 @@ class CheckpointFrequency(FlagRule):
 
     code = "RTM110"
     name = "checkpoint-frequency"
+    trigger = re.compile(r"checkpoint_frequency|checkpoint_at_end")
     summary = "CheckpointConfig(checkpoint_frequency/checkpoint_at_end) is rejected by V2"
     advice = "Report a checkpoint from the training function when you want one."
 

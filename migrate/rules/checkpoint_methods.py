@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, qualified
@@ -43,6 +45,7 @@ class CheckpointMethods(FlagRule):
 
     code = "RTM103"
     name = "checkpoint-dict-methods"
+    trigger = re.compile(r"_(dict|bytes|uri)\b")
     summary = "Checkpoint.from_dict/to_dict/from_bytes/from_uri no longer exist"
     advice = "Save files into a directory and use Checkpoint.from_directory / checkpoint.as_directory()."
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
@@ -51,6 +53,7 @@ class CompatTarget(Rule):
 
     code = "RTM004"
     name = "compat-target"
+    trigger = re.compile(r"ray")
     summary = "Use ray-train-compat's interface instead of ray.train (--target compat)"
     fix_safety = "safe"
     targets = ("compat",)
@@ -139,15 +142,11 @@ class _Rewrite(RuleVisitor):
         super().__init__(rule)
         self.collect = collect
 
-    def leave_Attribute(
-        self, original_node: cst.Attribute, updated_node: cst.Attribute
-    ) -> cst.BaseExpression:
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         target = self.collect.attributes.get(original_node)
         if target is None:
             return updated_node
-        self.report(
-            original_node, f"`{cst.Module(body=[]).code_for_node(original_node)}` -> `{target}`", fixed=True
-        )
+        self.report(original_node, f"`{cst.Module(body=[]).code_for_node(original_node)}` -> `{target}`", fixed=True)
         return cst.parse_expression(target)
 
     def leave_SimpleStatementLine(
@@ -170,9 +169,7 @@ class _Rewrite(RuleVisitor):
         out: list[cst.BaseStatement] = [updated_node.with_changes(body=body), *lines]
         return cst.FlattenSentinel(out) if len(out) > 1 else out[0]
 
-    def _import(
-        self, original: cst.ImportFrom, small: cst.BaseSmallStatement
-    ) -> list[cst.BaseSmallStatement] | None:
+    def _import(self, original: cst.ImportFrom, small: cst.BaseSmallStatement) -> list[cst.BaseSmallStatement] | None:
         if original.relative or original.module is None or isinstance(original.names, cst.ImportStar):
             return None
         module = get_full_name_for_node(original.module)
@@ -198,13 +195,7 @@ class _Rewrite(RuleVisitor):
             if others:
                 new.append(small.with_changes(names=_commas(others)))
             return new
-        names = (
-            COMPAT_TORCH_NAMES
-            if module == "ray.train.torch"
-            else COMPAT_NAMES
-            if module == "ray.train"
-            else None
-        )
+        names = COMPAT_TORCH_NAMES if module == "ray.train.torch" else COMPAT_NAMES if module == "ray.train" else None
         if names is None:
             return None
         moved = [a for a in original.names if get_full_name_for_node(a.name) in names]
@@ -223,9 +214,7 @@ def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
     last = len(aliases) - 1
     return [
         a.with_changes(
-            comma=cst.MaybeSentinel.DEFAULT
-            if i == last
-            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            comma=cst.MaybeSentinel.DEFAULT if i == last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         )
         for i, a in enumerate(aliases)
     ]

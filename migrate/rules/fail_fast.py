@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
@@ -34,6 +36,7 @@ class FailFast(FlagRule):
 
     code = "RTM109"
     name = "fail-fast"
+    trigger = re.compile(r"fail_fast")
     summary = "FailureConfig(fail_fast=...) is rejected by V2"
     advice = "Remove it; FailureConfig(max_failures=0) already stops at the first failure."
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, qualified
@@ -42,6 +44,7 @@ class FrameworkCheckpoints(FlagRule):
 
     code = "RTM104"
     name = "framework-checkpoint"
+    trigger = re.compile(r"Checkpoint")
     summary = "TorchCheckpoint and other framework checkpoints are not supported by V2"
     advice = "Write the model files yourself and use ray.train.Checkpoint.from_directory."
 

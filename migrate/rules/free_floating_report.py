@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, is_report, keyword, qualified
@@ -41,6 +43,7 @@ class FreeFloatingReport(FlagRule):
 
     code = "RTM101"
     name = "free-floating-report"
+    trigger = re.compile(r"report")
     summary = "report() without a checkpoint: V2 drops these metrics"
     advice = (
         "Attach a checkpoint (checkpoint=...), log to an experiment tracker, or read every "
@@ -53,9 +56,7 @@ class FreeFloatingReport(FlagRule):
             return None
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
         checkpoint = positional[1] if len(positional) >= 2 else keyword(node, "checkpoint")
-        if checkpoint is not None and not (
-            isinstance(checkpoint.value, cst.Name) and checkpoint.value.value == "None"
-        ):
+        if checkpoint is not None and not (isinstance(checkpoint.value, cst.Name) and checkpoint.value.value == "None"):
             return None
         if any(a.star for a in node.args):
             return None  # **kwargs may carry the checkpoint

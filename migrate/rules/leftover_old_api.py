@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
@@ -40,6 +42,7 @@ class LeftoverOldApi(FlagRule):
 
     code = "RTM100"
     name = "leftover-old-api"
+    trigger = re.compile(r"\bair\b|session")
     summary = "A ray.air / session reference that no rule could rewrite"
     advice = "Replace it with its ray.train equivalent by hand."
 

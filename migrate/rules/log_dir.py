@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule
@@ -31,6 +33,7 @@ class LogDir(FlagRule):
 
     code = "RTM105"
     name = "result-log-dir"
+    trigger = re.compile(r"log_dir")
     summary = "Result.log_dir was removed; use result.path or result.checkpoint.path"
     advice = "Use result.path (the run directory) or result.checkpoint.path."
 

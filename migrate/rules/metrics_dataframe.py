@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule
@@ -31,6 +33,7 @@ class MetricsDataframe(FlagRule):
 
     code = "RTM102"
     name = "metrics-dataframe"
+    trigger = re.compile(r"metrics_dataframe")
     summary = "metrics_dataframe has one row per checkpoint under V2, not per report"
     advice = (
         "Under V2 it has one row per checkpoint (None without checkpoints). Use "

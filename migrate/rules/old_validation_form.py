@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, is_report, keyword, qualified
@@ -40,6 +42,7 @@ class OldValidationForm(FlagRule):
 
     code = "RTM115"
     name = "old-validation-form"
+    trigger = re.compile(r"validate_fn|validate_config")
     summary = "report(validate_fn=, validate_config=) is rejected by Ray 2.60"
     advice = (
         "Pass TorchTrainer(validation_config=ValidationConfig(fn)) and report(..., validation="

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
@@ -42,6 +44,7 @@ class ReportCheckpointKeyword(Rule):
 
     code = "RTM003"
     name = "report-checkpoint-keyword"
+    trigger = re.compile(r"report")
     summary = "Pass report()'s checkpoint by keyword (V1 requires it)"
     fix_safety = "safe"
 

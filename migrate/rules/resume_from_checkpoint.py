@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, keyword, qualified
@@ -34,6 +36,7 @@ class ResumeFromCheckpoint(FlagRule):
 
     code = "RTM113"
     name = "resume-from-checkpoint"
+    trigger = re.compile(r"resume_from_checkpoint|metadata")
     summary = "Trainer(resume_from_checkpoint=/metadata=) is rejected by V2"
     advice = (
         "Pass the checkpoint in train_loop_config and load it in the training function "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -58,6 +59,7 @@ class SessionCalls(Rule):
 
     code = "RTM002"
     name = "session-calls"
+    trigger = re.compile(r"session")
     summary = "Replace ray.air.session calls with ray.train functions"
     fix_safety = "safe"
 
@@ -156,9 +158,7 @@ class _Collect(cst.CSTVisitor):
         names: set[str] = set()
         for alias in node.names:
             name = get_full_name_for_node(alias.name) or ""
-            if f"{module}.{name}" in SESSION_MODULES or (
-                module in SESSION_MODULES and name in SESSION_FUNCTIONS
-            ):
+            if f"{module}.{name}" in SESSION_MODULES or (module in SESSION_MODULES and name in SESSION_FUNCTIONS):
                 names.add(alias.evaluated_alias or name)
         if names:
             self.plan.imports[node] = (names, tuple(self.stack))

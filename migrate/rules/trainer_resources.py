@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
@@ -34,6 +36,7 @@ class TrainerResources(FlagRule):
 
     code = "RTM107"
     name = "trainer-resources"
+    trigger = re.compile(r"trainer_resources")
     summary = "ScalingConfig(trainer_resources=...) is rejected by V2"
     advice = "Remove it when you switch to V2 (its controller reserves no CPU)."
 

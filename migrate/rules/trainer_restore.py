@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, qualified
@@ -37,14 +39,13 @@ class TrainerRestore(FlagRule):
 
     code = "RTM112"
     name = "trainer-restore"
+    trigger = re.compile(r"restore")
     summary = "Trainer.restore/can_restore are removed in V2"
     advice = "Construct the trainer again with the same RunConfig(name, storage_path); V2 resumes it."
 
     def check(self, visitor, node):  # type: ignore[no-untyped-def]
         if isinstance(node, cst.Attribute) and node.attr.value in ("restore", "can_restore"):
             names = qualified(visitor, node.value)
-            if any(
-                n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names
-            ):
+            if any(n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names):
                 return f"`Trainer.{node.attr.value}` is removed in V2"
         return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule
@@ -41,6 +43,7 @@ class TrialApi(FlagRule):
 
     code = "RTM111"
     name = "trial-api"
+    trigger = re.compile(r"get_trial_")
     summary = "get_trial_name/id/dir/resources are rejected by V2"
     advice = "Use get_context().get_experiment_name() and get_context().get_storage()."
 

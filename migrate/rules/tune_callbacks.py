@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
@@ -38,6 +40,7 @@ class TuneCallbacks(FlagRule):
 
     code = "RTM106"
     name = "tune-callbacks"
+    trigger = re.compile(r"callbacks")
     summary = "Tune callbacks in RunConfig(callbacks=...) are rejected by V2"
     advice = (
         "Subclass ray.train.UserCallback and implement after_report(run_context, metrics, "

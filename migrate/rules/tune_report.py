@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, qualified
@@ -41,16 +43,11 @@ class TuneReport(FlagRule):
 
     code = "RTM114"
     name = "tune-report"
+    trigger = re.compile(r"report")
     summary = "tune.report inside a function: use train.report in a Train training function"
-    advice = (
-        "In a Ray Train training function use ray.train.report; keep tune.report only in Tune trainables."
-    )
+    advice = "In a Ray Train training function use ray.train.report; keep tune.report only in Tune trainables."
 
     def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if (
-            isinstance(node, cst.Call)
-            and visitor.function_depth > 0
-            and qualified(visitor, node.func) & TUNE_REPORT
-        ):
+        if isinstance(node, cst.Call) and visitor.function_depth > 0 and qualified(visitor, node.func) & TUNE_REPORT:
             return "`tune.report` in a function"
         return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
@@ -37,6 +39,7 @@ class TuneRunOptions(FlagRule):
 
     code = "RTM108"
     name = "tune-run-options"
+    trigger = re.compile(r"SyncConfig|sync_config|stop|verbose|progress_reporter|log_to_file")
     summary = "SyncConfig and RunConfig(sync_config/stop/verbose/progress_reporter/log_to_file)"
     advice = "Remove it; V2 syncs to storage_path itself. Stop training from inside the training function."
 
