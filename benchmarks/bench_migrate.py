@@ -37,7 +37,7 @@ class Thing{i}:
         return [v * 2 for v in self.value]
 '''
 
-RAY = '''from ray.air import session, ScalingConfig
+RAY = """from ray.air import session, ScalingConfig
 from ray.air.config import RunConfig
 from ray.train.torch import TorchTrainer
 
@@ -57,7 +57,7 @@ def run():
     )
     result = trainer.fit()
     return result.metrics_dataframe
-'''
+"""
 
 
 def generate(root: Path, files: int, ray_share: float, seed: int = 0) -> int:

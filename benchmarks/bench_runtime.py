@@ -54,7 +54,10 @@ def fit_raw(mode: str, reports: int, storage: str) -> tuple[float, float]:
 
         scaling = ScalingConfig(num_workers=2, trainer_resources={"CPU": 0})  # else it never starts on 2 CPUs
         result = TorchTrainer(
-            loop, train_loop_config=config, scaling_config=scaling, run_config=RunConfig(storage_path=storage, verbose=0)
+            loop,
+            train_loop_config=config,
+            scaling_config=scaling,
+            run_config=RunConfig(storage_path=storage, verbose=0),
         ).fit()
     else:
         from ray.train.v2.api.config import RunConfig as RunConfig2
@@ -119,7 +122,9 @@ def main() -> None:
                     "raw v2 (poll 2 s, Ray default)", lambda n, s: fit_raw("v2", n, s), args.reports, args.repeat
                 )
                 os.environ[POLL] = "0.05"
-            rows[f"raw {mode}"] = measure(f"raw {mode}", lambda n, s, m=mode: fit_raw(m, n, s), args.reports, args.repeat)
+            rows[f"raw {mode}"] = measure(
+                f"raw {mode}", lambda n, s, m=mode: fit_raw(m, n, s), args.reports, args.repeat
+            )
             os.environ.pop(POLL, None)  # compat applies its own default
             rows[f"compat {mode}"] = measure(
                 f"compat {mode}", lambda n, s, m=mode: fit_compat(m, n, s), args.reports, args.repeat

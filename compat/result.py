@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 from ray.train import Checkpoint
 
-from compat._model import CheckpointStatus
+from compat._model import CheckpointStatus, ReportRound
 from compat._usage import Usage
 
 
@@ -32,6 +32,8 @@ class Result:
     ``worker_metrics_dataframe`` (compat only): every report of every worker, with
     ``world_rank`` and ``report_index`` columns, in both modes.
     ``v1_usage`` (compat only): the V1-only behaviours this run relied on.
+    ``report_rounds`` (compat only): every complete round of reports, each worker's metrics,
+    whether a checkpoint was attached and the validation outcome (see ``compat.testing``).
     """
 
     backend: str
@@ -45,6 +47,7 @@ class Result:
     return_value: Any = None
     worker_metrics_dataframe: pd.DataFrame | None = None
     v1_usage: list[Usage] = field(default_factory=list)
+    report_rounds: list[ReportRound] = field(default_factory=list, repr=False)
     raw: Any = field(default=None, repr=False)
 
     def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:

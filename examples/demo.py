@@ -1,7 +1,7 @@
 """Runs every example under V1 and under V2 semantics in one process and shows the differences.
 
-    python -m examples.demo            # all examples
-    python -m examples.demo --quick    # fewer epochs
+python -m examples.demo            # all examples
+python -m examples.demo --quick    # fewer epochs
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ def _summary(result: train.Result) -> dict[str, Any]:
         else None,
         "metrics_dataframe rows": None if frame is None else len(frame),
         "checkpoints (status)": [c.status.value for c in result.reported_checkpoints],
-        "every worker's reports": 0 if result.worker_metrics_dataframe is None else len(result.worker_metrics_dataframe),
+        "every worker's reports": 0
+        if result.worker_metrics_dataframe is None
+        else len(result.worker_metrics_dataframe),
         "run directory": [f for f in files if not f.startswith("checkpoint_")][:5],
         "V1-only behaviours": [f"{u.kind} x{u.count}" for u in result.v1_usage],
     }

@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 
 @pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[None]:
-    """One local Ray cluster for every real-Ray test; shut down at the end."""
-    import ray
-
-    # Workers import training functions by module name: give them pytest's test paths.
-    root = str(Path(__file__).resolve().parent.parent)
-    paths = [p for p in sys.path if p.startswith(root)]
-    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    started = False
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        started = True
-    yield
-    if started:
-        ray.shutdown()
+def ray_cluster(compat_ray_cluster: None) -> None:
+    """One local Ray cluster for every real-Ray test (compat.testing's plugin fixture)."""
 
 
 @pytest.fixture(params=["v1", "v2"])

@@ -89,6 +89,7 @@ class V1Backend:
                 metrics_dataframe=pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None,
                 worker_metrics_dataframe=workers,
                 return_value=snapshot.return_value,
+                report_rounds=rounds,
             )
 
         logs.repair_progress_csv(raw.path)
@@ -114,6 +115,7 @@ class V1Backend:
             reported_checkpoints=reported,
             return_value=snapshot.return_value,
             worker_metrics_dataframe=workers,
+            report_rounds=rounds,
             raw=raw,
         )
 
@@ -130,7 +132,7 @@ def _validated_dataframe(frame: pd.DataFrame | None, by_dir: dict[str, Any]) -> 
         rows = frame["checkpoint_dir_name"] == dir_name
         for key, value in outcome.metrics.items():
             if key not in frame:
-                frame[key] = None
+                frame[key] = float("nan")  # missing, as pandas fills any other hole
             frame.loc[rows, key] = value
     return frame
 

@@ -15,7 +15,12 @@ from compat._model import (
 
 
 def logged_rows(rounds: Sequence[ReportRound]) -> tuple[Metrics, ...]:
-    """One row per round (rank 0), as in progress.csv/result.json, validation merged."""
+    """One row per round (rank 0) as written to progress.csv/result.json at report time."""
+    return tuple(dict(r.rank0_metrics) for r in rounds)
+
+
+def dataframe_rows(rounds: Sequence[ReportRound]) -> tuple[Metrics, ...]:
+    """V1's ``metrics_dataframe``: the logged rows, validated metrics merged (compat)."""
     return tuple(merge_validation(r.rank0_metrics, r.validation) for r in rounds)
 
 
@@ -23,12 +28,13 @@ class V1Semantics:
     name = "v1"
 
     def outcome(self, rounds: Sequence[ReportRound], *, keep_v1_logs: bool = False) -> Outcome:
-        rows = logged_rows(rounds)
+        rows = dataframe_rows(rounds)
         return Outcome(
             backend=self.name,
-            result_metrics=rows[-1] if rows else None,
+            # With no report V1 still returns its auto-filled keys, and an empty frame.
+            result_metrics=rows[-1] if rows else {},
             checkpoints=kept_checkpoints(rounds),
-            dataframe_rows=rows if rows else None,
-            logged_rows=rows,
+            dataframe_rows=rows,
+            logged_rows=logged_rows(rounds),
             after_report_calls=after_report_calls(rounds),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import Any
@@ -10,7 +11,7 @@ import pandas as pd
 
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot
-from compat._model import CheckpointStatus
+from compat._model import CheckpointStatus, ReportRound, ValidationOutcome
 from compat.result import ReportedCheckpoint, Result, worker_dataframe
 from v1 import logs
 from v2.callbacks import GuardedCallback
@@ -89,6 +90,7 @@ class V2Backend:
                 else None,
                 worker_metrics_dataframe=workers,
                 return_value=snapshot.return_value,
+                report_rounds=rounds,
             )
         statuses = _read_statuses(raw.path)
         best = list(raw.best_checkpoints or [])
@@ -113,8 +115,27 @@ class V2Backend:
             reported_checkpoints=reported,
             return_value=raw.return_value,
             worker_metrics_dataframe=workers,
+            report_rounds=_with_validation(rounds, reported),
             raw=raw,
         )
+
+
+def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoint]) -> list[ReportRound]:
+    """V2 validates in its controller: recover each checkpoint round's outcome from the result."""
+    checkpoint_rounds = [r for r in rounds if r.has_checkpoint]
+    if len(checkpoint_rounds) != len(reported):  # num_to_keep deleted some: no safe pairing
+        return rounds
+    outcomes = {}
+    for round_, checkpoint in zip(checkpoint_rounds, reported, strict=True):
+        if checkpoint.status in (CheckpointStatus.COMMITTED, CheckpointStatus.PENDING_VALIDATION):
+            continue
+        changed = {k: v for k, v in checkpoint.metrics.items() if round_.rank0_metrics.get(k, _MISSING) != v}
+        validated = checkpoint.status is CheckpointStatus.VALIDATED
+        outcomes[round_.index] = ValidationOutcome(checkpoint.status, changed if validated else {})
+    return [dataclasses.replace(r, validation=outcomes.get(r.index)) for r in rounds]
+
+
+_MISSING = object()
 
 
 def _v1_rows(job: TrainJob, snapshot: LedgerSnapshot) -> list[dict[str, Any]]:
