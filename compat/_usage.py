@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,12 +45,21 @@ def strict_enabled() -> bool:
     return os.environ.get(STRICT_ENV_VAR, "").lower() in ("1", "true")
 
 
+_TESTING_DIR = str(Path(__file__).resolve().parent / "testing") + os.sep
+
+
+def _is_library(filename: str) -> bool:
+    if filename.startswith(_TESTING_DIR):  # compat.testing replays user schedules: user code
+        return False
+    return filename.startswith(_PACKAGE_DIRS) or f"{os.sep}ray{os.sep}" in filename or filename == threading.__file__
+
+
 def user_call_site() -> str:
-    """``file:line`` of the first frame outside compat, v1, v2 and ray."""
+    """``file:line`` of the first frame outside compat, v1, v2, ray and threading."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIRS) and f"{os.sep}ray{os.sep}" not in filename:
+        if not _is_library(filename):
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]  # f_back is Optional
     return "<unknown>"

@@ -21,6 +21,8 @@ from compat.torch import TorchTrainer, prepare_model
 
 def train_func(config):
     n = 100
+    # Seeded (the Ray docs' version is not) so that runs can be compared: see docs/testing.md.
+    torch.manual_seed(config.get("seed", 0))
     rng = np.random.default_rng(train.get_context().get_world_rank())
     X = torch.Tensor(rng.normal(0, 1, size=(n, 4)))
     X_valid = torch.Tensor(rng.normal(0, 1, size=(n, 4)))

@@ -1,0 +1,110 @@
+"""Properties of the codemod over generated V1-era programs and arbitrary Python."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import hypothesmith
+import libcst as cst
+from hypothesis import HealthCheck, given, settings
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+
+from migrate import engine
+from migrate.rules import Context
+from tests.properties.programs import v1_programs
+
+EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+RULES = engine.select_rules()
+
+
+def migrate(source: str) -> tuple[str, list]:
+    return engine.migrate_source(source, RULES, Context())
+
+
+class _OldReferences(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._add(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._add(node)
+
+    def _add(self, node: cst.CSTNode) -> None:
+        qualified = self.get_metadata(QualifiedNameProvider, node, set())
+        self.names |= {q.name for q in qualified if q.name.startswith(("ray.air", "ray.train.session"))}
+
+
+def old_references(source: str) -> set[str]:
+    """Qualified names of V1 session / ray.air references left in the code."""
+    visitor = _OldReferences()
+    MetadataWrapper(cst.parse_module(source)).visit(visitor)
+    return visitor.names
+
+
+@EXAMPLES
+@given(v1_programs())
+def test_generated_v1_programs_are_fully_migrated(program) -> None:
+    out, found = migrate(program.source)
+    cst.parse_module(out)
+    compile(out, "<migrated>", "exec")
+    assert old_references(out) == set(), out
+    assert "ray.air" not in out
+    flagged = {d.code for d in found if not d.fixed}
+    assert program.expected_flags <= flagged, (program.expected_flags - flagged, out)
+    assert f"def {program.function}(config):" in out
+    if program.function == "train":  # the function name must keep meaning the function
+        assert "from ray import train as ray_train" in out and "ray_train.report(" in out
+
+
+@EXAMPLES
+@given(v1_programs())
+def test_the_codemod_is_idempotent(program) -> None:
+    once, _ = migrate(program.source)
+    twice, found = migrate(once)
+    assert twice == once
+    assert not [d for d in found if d.fixed]
+
+
+@EXAMPLES
+@given(hypothesmith.from_grammar())
+def test_arbitrary_python_is_never_corrupted(source: str) -> None:
+    text = "import ray\n" + source  # get past the pre-filter so every rule runs
+    try:
+        out, found = migrate(text)
+    except cst.ParserSyntaxError:
+        return  # reported as "does not parse" by the CLI; nothing written
+    assert out == text
+    assert not [d for d in found if d.fixed]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_node())
+def test_arbitrary_syntax_trees_are_never_corrupted(source: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        text = "import ray\n" + source
+        try:
+            out, found = migrate(text)
+        except cst.ParserSyntaxError:
+            return
+    assert out == text
+    assert not [d for d in found if d.fixed]
+
+
+@EXAMPLES
+@given(hypothesmith.from_grammar())
+def test_code_without_ray_is_never_parsed_or_changed(tmp_path_factory, source: str) -> None:
+    if re.search(r"\bray\b", source):
+        return
+    path = tmp_path_factory.mktemp("plain") / "module.py"
+    path.write_text(source, encoding="utf-8")
+    before = path.read_bytes()
+    result = engine.process_file(str(path), [r.code for r in RULES], "ray", write=True)
+    assert not result.parsed and not result.changed and result.error is None
+    assert path.read_bytes() == before
