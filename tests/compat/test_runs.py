@@ -325,3 +325,22 @@ def test_report_outside_a_training_function() -> None:
         train.report({"loss": 1.0})
     with pytest.raises(train.NotInTrainingFunctionError):
         train.session.get_world_rank()
+
+
+def test_ray_tune_callbacks_still_work_under_v1(v1, storage) -> None:
+    from ray.tune import Callback
+
+    class CountResults(Callback):
+        def __init__(self, path):
+            self.path = path
+
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            with open(self.path, "a") as f:
+                f.write(f"{result['loss']}\n")
+
+    log = os.path.join(storage, "tune.log")
+    result = TorchTrainer(
+        free_floating, run_config=train.RunConfig(storage_path=storage, callbacks=[CountResults(log)])
+    ).fit()
+    assert Path(log).read_text().split() == ["2.0", "1.0"]  # the driver-side Tune callback saw both reports
+    assert {u.kind for u in result.v1_usage} >= {"tune-callback", "free-floating-report"}
