@@ -63,8 +63,7 @@ def report(
     )
     if checkpoint_upload_mode is not None and not isinstance(checkpoint_upload_mode, CheckpointUploadMode):
         raise TypeError(
-            f"report(checkpoint_upload_mode=...) takes a compat.CheckpointUploadMode, got "
-            f"{checkpoint_upload_mode!r}."
+            f"report(checkpoint_upload_mode=...) takes a compat.CheckpointUploadMode, got {checkpoint_upload_mode!r}."
         )
     if isinstance(request, _validation.SeedValidation):
         token = f"{session.rank}-{session.next_index}-{uuid.uuid4().hex}"
@@ -77,9 +76,7 @@ def report(
     index = session.next_index
     session.next_index += 1
     if session.backend == "v2":
-        persisted, dir_name = _report_v2(
-            metrics, checkpoint, checkpoint_dir_name, checkpoint_upload_mode, request
-        )
+        persisted, dir_name = _report_v2(metrics, checkpoint, checkpoint_dir_name, checkpoint_upload_mode, request)
     else:
         persisted, dir_name = _report_v1(metrics, checkpoint)
     record = Record(
@@ -117,9 +114,7 @@ def _report_v2(
     return None, checkpoint_dir_name
 
 
-def _report_v1(
-    metrics: dict[str, Any], checkpoint: Checkpoint | None
-) -> tuple[Checkpoint | None, str | None]:
+def _report_v1(metrics: dict[str, Any], checkpoint: Checkpoint | None) -> tuple[Checkpoint | None, str | None]:
     from ray.train._internal.session import get_session
     from ray.train._internal.session import report as v1_report
 

@@ -44,8 +44,6 @@ class Backend(Protocol):
         """Run the job on Ray's engine; return Ray's result or raise Ray's error."""
         ...
 
-    def build_result(
-        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
-    ) -> Result:
+    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
         """Combine Ray's result (None after a failure) with the ledger into a compat Result."""
         ...

@@ -56,11 +56,7 @@ class TrainContext:
         return str(self._trial("get_trial_id", self._ray.get_trial_id, self.get_experiment_name))
 
     def get_trial_dir(self) -> str:
-        return str(
-            self._trial(
-                "get_trial_dir", self._ray.get_trial_dir, lambda: self.get_storage().experiment_fs_path
-            )
-        )
+        return str(self._trial("get_trial_dir", self._ray.get_trial_dir, lambda: self.get_storage().experiment_fs_path))
 
     def get_trial_resources(self) -> Any:
         return self._trial("get_trial_resources", self._ray.get_trial_resources, lambda: None)

@@ -84,9 +84,7 @@ class LedgerSnapshot:
 
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
-ValidationRunner = Callable[
-    [Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None], ValidationOutcome
-]
+ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None], ValidationOutcome]
 
 
 class RunLedger:

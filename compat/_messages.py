@@ -153,9 +153,7 @@ VALIDATION_WITHOUT_CONFIG = (
     "report(..., validate_fn=fn, validate_config={...})."
 )
 
-VALIDATE_FN_NOT_CALLABLE = (
-    "report(validate_fn=...) must be a function (checkpoint, config) -> dict, got {got}."
-)
+VALIDATE_FN_NOT_CALLABLE = "report(validate_fn=...) must be a function (checkpoint, config) -> dict, got {got}."
 
 
 def callback_failed(callback: str, hook: str, round_index: int | None, error: str) -> str:

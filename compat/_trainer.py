@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -62,7 +62,7 @@ def ensure_ray() -> None:
 
 
 @contextmanager
-def driver_env(values: dict[str, str]) -> Iterator[None]:
+def driver_env(values: Mapping[str, str]) -> Iterator[None]:
     """Set variables for the duration of ``fit()`` only, then restore them."""
     old = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
@@ -194,10 +194,7 @@ class TorchTrainer:
         if name == "v2":
             _usage.warn_for_workers(snapshot.usages)
         if error is not None:
-            causes = [
-                f"worker {rank}: {type(e).__name__}: {e}"
-                for rank, e in sorted(snapshot.worker_errors.items())
-            ]
+            causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(snapshot.worker_errors.items())]
             cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
             raise TrainingFailedError(_messages.training_failed(cause), result) from error
         if snapshot.callback_failures:

@@ -35,9 +35,7 @@ class V1OnlyWarning(CompatDeprecationWarning):
 if not sys.warnoptions:
     warnings.filterwarnings("default", category=CompatDeprecationWarning)
 
-_PACKAGE_DIRS = tuple(
-    str(Path(__file__).resolve().parent.parent / name) + os.sep for name in ("compat", "v1", "v2")
-)
+_PACKAGE_DIRS = tuple(str(Path(__file__).resolve().parent.parent / name) + os.sep for name in ("compat", "v1", "v2"))
 
 
 def strict_enabled() -> bool:

@@ -109,9 +109,7 @@ def trainer_config(user: ValidationConfig | None, ledger: Any = None) -> Validat
     )
 
 
-def kwargs_and_timeout(
-    config: ValidationConfig, request: ValidationRequest
-) -> tuple[dict[str, Any], float | None]:
+def kwargs_and_timeout(config: ValidationConfig, request: ValidationRequest) -> tuple[dict[str, Any], float | None]:
     """Ray's rule: per-report ``fn_kwargs`` override the trainer's; so does ``timeout_s``."""
     defaults = dict(config.task_config.fn_kwargs or {})
     if isinstance(request, ValidationTaskConfig):

@@ -19,9 +19,7 @@ class UserCallback(_RayUserCallback):
     with the full result attached.
     """
 
-    def after_report(
-        self, run_context: Any, metrics: list[dict[str, Any]], checkpoint: Checkpoint | None
-    ) -> None:
+    def after_report(self, run_context: Any, metrics: list[dict[str, Any]], checkpoint: Checkpoint | None) -> None:
         """Called once per report round with every worker's metrics (rank order)."""
 
     def after_exception(self, run_context: Any, worker_exceptions: dict[int, Exception]) -> None:

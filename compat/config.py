@@ -33,9 +33,7 @@ class ScalingConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.num_workers, int) or self.num_workers < 1:
-            raise ValueError(
-                f"ScalingConfig(num_workers={self.num_workers!r}): num_workers must be an int >= 1."
-            )
+            raise ValueError(f"ScalingConfig(num_workers={self.num_workers!r}): num_workers must be an int >= 1.")
 
 
 @dataclass
@@ -51,13 +49,10 @@ class CheckpointConfig:
     def __post_init__(self) -> None:
         if self.checkpoint_score_order not in ("max", "min"):
             raise ValueError(
-                f"CheckpointConfig(checkpoint_score_order={self.checkpoint_score_order!r}): "
-                "use 'max' or 'min'."
+                f"CheckpointConfig(checkpoint_score_order={self.checkpoint_score_order!r}): use 'max' or 'min'."
             )
         if self.num_to_keep is not None and self.num_to_keep < 1:
-            raise ValueError(
-                f"CheckpointConfig(num_to_keep={self.num_to_keep!r}): use None (keep all) or >= 1."
-            )
+            raise ValueError(f"CheckpointConfig(num_to_keep={self.num_to_keep!r}): use None (keep all) or >= 1.")
 
 
 @dataclass
@@ -96,9 +91,7 @@ class RunConfig:
         if self.callbacks is None:
             self.callbacks = []
         if not isinstance(self.callbacks, (list, tuple)):
-            raise TypeError(
-                f"RunConfig(callbacks=...) takes a list of callbacks, got {type(self.callbacks).__name__}."
-            )
+            raise TypeError(f"RunConfig(callbacks=...) takes a list of callbacks, got {type(self.callbacks).__name__}.")
         self.callbacks = list(self.callbacks)
 
 
@@ -131,9 +124,7 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
             if kwargs.get("failure_config") is not None:
                 kwargs["failure_config"] = coerce(FailureConfig, kwargs["failure_config"], "failure_config")
             if kwargs.get("checkpoint_config") is not None:
-                kwargs["checkpoint_config"] = coerce(
-                    CheckpointConfig, kwargs["checkpoint_config"], "checkpoint_config"
-                )
+                kwargs["checkpoint_config"] = coerce(CheckpointConfig, kwargs["checkpoint_config"], "checkpoint_config")
         return cls(**kwargs)
     raise TypeError(
         f"{arg}= takes a compat.{cls.__name__} (or ray.train.{cls.__name__}), got "
@@ -155,7 +146,5 @@ def record_v1_only_options(scaling: ScalingConfig, run: RunConfig, backend: Back
     if run.failure_config is not None and run.failure_config.fail_fast is not None:
         _usage.relied_on("fail-fast", backend=backend)
     checkpoint = run.checkpoint_config
-    if checkpoint is not None and (
-        checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None
-    ):
+    if checkpoint is not None and (checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None):
         _usage.relied_on("checkpoint-frequency", backend=backend)

@@ -129,3 +129,21 @@ def fix_empty_blocks(module: cst.Module) -> cst.Module:
             return updated
 
     return module.visit(Fill())
+
+
+def with_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    """``a, b, c``: a comma and a space after every alias but the last."""
+    last = len(aliases) - 1
+    return [
+        a.with_changes(
+            comma=cst.MaybeSentinel.DEFAULT if i == last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+        for i, a in enumerate(aliases)
+    ]
+
+
+def without_trailing_semicolon(body: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement]:
+    """Statements joined by ``;`` on one line: no semicolon after the last one."""
+    return [
+        s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s for i, s in enumerate(body)
+    ]

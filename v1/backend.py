@@ -40,9 +40,7 @@ class V1Backend:
             name=r.name,
             storage_path=r.storage_path,
             storage_filesystem=r.storage_filesystem,
-            failure_config=FailureConfig(
-                max_failures=f.max_failures if f else 0, fail_fast=bool(f and f.fail_fast)
-            ),
+            failure_config=FailureConfig(max_failures=f.max_failures if f else 0, fail_fast=bool(f and f.fail_fast)),
             checkpoint_config=CheckpointConfig(
                 num_to_keep=c.num_to_keep,
                 checkpoint_score_attribute=c.checkpoint_score_attribute,
@@ -72,9 +70,7 @@ class V1Backend:
         )
         return trainer.fit()
 
-    def build_result(
-        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
-    ) -> Result:
+    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
         rounds = snapshot.rounds()
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         workers = worker_dataframe(snapshot.records)

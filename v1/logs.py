@@ -109,9 +109,7 @@ def auto_filled(
     previous = start_time
     hostname = socket.gethostname()
     node_ip = _node_ip()
-    for i, (metrics, ts, dir_name) in enumerate(
-        zip(metrics_rows, timestamps, checkpoint_dir_names, strict=True)
-    ):
+    for i, (metrics, ts, dir_name) in enumerate(zip(metrics_rows, timestamps, checkpoint_dir_names, strict=True)):
         row = dict(metrics)
         row.update(
             timestamp=int(ts),

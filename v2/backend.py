@@ -70,9 +70,7 @@ class V2Backend:
         )
         return trainer.fit()
 
-    def build_result(
-        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
-    ) -> Result:
+    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
         rounds = snapshot.rounds()
         keep_v1_logs = job.run.keep_v1_logs
         workers = worker_dataframe(snapshot.records)
@@ -95,9 +93,7 @@ class V2Backend:
         statuses = _read_statuses(raw.path)
         best = list(raw.best_checkpoints or [])
         reported = [
-            ReportedCheckpoint(
-                ckpt, metrics, statuses.get(os.path.basename(ckpt.path), CheckpointStatus.COMMITTED)
-            )
+            ReportedCheckpoint(ckpt, metrics, statuses.get(os.path.basename(ckpt.path), CheckpointStatus.COMMITTED))
             for ckpt, metrics in best
         ]
         frame = raw.metrics_dataframe

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from compat import _switch
 from compat._model import Outcome
+from compat._trainer import driver_env
 from compat.callbacks import UserCallback
 from compat.config import RunConfig, ScalingConfig, coerce
 from compat.result import Result
@@ -65,20 +65,6 @@ class Comparison:
         return differences(self.v1, self.v2)
 
 
-@contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in old.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def run_both(
     train_func: Callable[..., Any],
     *,
@@ -119,7 +105,7 @@ def run_both(
             datasets=datasets,
             validation_config=validation_config,
         )
-        with _environment({**(env or {}), _switch.ENV_VAR: _switch.env_value(backend)}):
+        with driver_env({**(env or {}), _switch.ENV_VAR: _switch.env_value(backend)}):
             try:
                 result = trainer.fit()
             except TrainingFailedError as error:

@@ -29,9 +29,7 @@ def user_keys(metrics: Mapping[str, Any] | None) -> Metrics | None:
     if metrics is None:
         return None
     return {
-        k: v
-        for k, v in metrics.items()
-        if k not in AUTO_KEYS and not k.startswith("config/") and not _is_missing(v)
+        k: v for k, v in metrics.items() if k not in AUTO_KEYS and not k.startswith("config/") and not _is_missing(v)
     }
 
 

@@ -176,9 +176,9 @@ class _Rewrite(RuleVisitor):
                 changed = True
                 if kept:  # moved names keep the line (and its comment); the rest go below
                     out.append(_from_train(moved))
-                    extra.append(cst.SimpleStatementLine([small.with_changes(names=_commas(kept))]))
+                    extra.append(cst.SimpleStatementLine([small.with_changes(names=_imports.with_commas(kept))]))
                 else:
-                    out.append(cst.ImportFrom(module=_dotted("ray.train"), names=_commas(moved)))
+                    out.append(cst.ImportFrom(module=_dotted("ray.train"), names=_imports.with_commas(moved)))
             elif original in self.plan.module_bindings and self.plan.module_bindings[original] == 0:
                 changed = True
                 if self.plan.attributes and not self.plan.alias_exists and not self.plan.alias_placed:
@@ -194,7 +194,7 @@ class _Rewrite(RuleVisitor):
             return cst.RemoveFromParent()
         lines: list[cst.BaseStatement] = []
         if out:
-            lines.append(updated_node.with_changes(body=_fix_semicolons(out)))
+            lines.append(updated_node.with_changes(body=_imports.without_trailing_semicolon(out)))
         lines.extend(extra)
         return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
 
@@ -214,26 +214,8 @@ class _Rewrite(RuleVisitor):
         return kept, moved
 
 
-def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
-    out = []
-    for i, alias in enumerate(aliases):
-        last = i == len(aliases) - 1
-        out.append(
-            alias.with_changes(
-                comma=cst.MaybeSentinel.DEFAULT if last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            )
-        )
-    return out
-
-
-def _fix_semicolons(body: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement]:
-    return [
-        s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s for i, s in enumerate(body)
-    ]
-
-
 def _from_train(aliases: list[cst.ImportAlias]) -> cst.ImportFrom:
-    return cst.ImportFrom(module=_dotted("ray.train"), names=_commas(aliases))
+    return cst.ImportFrom(module=_dotted("ray.train"), names=_imports.with_commas(aliases))
 
 
 def _dotted(name: str) -> cst.Attribute | cst.Name:

@@ -193,7 +193,7 @@ class _Rewrite(RuleVisitor):
             new: list[cst.BaseSmallStatement] = [statement.body[0]]
             others = [a for a in original.names if a not in train]
             if others:
-                new.append(small.with_changes(names=_commas(others)))
+                new.append(small.with_changes(names=_imports.with_commas(others)))
             return new
         names = COMPAT_TORCH_NAMES if module == "ray.train.torch" else COMPAT_NAMES if module == "ray.train" else None
         if names is None:
@@ -204,17 +204,7 @@ class _Rewrite(RuleVisitor):
         kept = [a for a in original.names if a not in moved]
         target = "compat.torch" if module == "ray.train.torch" else "compat"
         self.report(original, f"`from {module} import ...` -> `from {target} import ...`", fixed=True)
-        new = [small.with_changes(module=cst.parse_expression(target), names=_commas(moved))]
+        new = [small.with_changes(module=cst.parse_expression(target), names=_imports.with_commas(moved))]
         if kept:
-            new.append(small.with_changes(names=_commas(kept)))
+            new.append(small.with_changes(names=_imports.with_commas(kept)))
         return new
-
-
-def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
-    last = len(aliases) - 1
-    return [
-        a.with_changes(
-            comma=cst.MaybeSentinel.DEFAULT if i == last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        )
-        for i, a in enumerate(aliases)
-    ]

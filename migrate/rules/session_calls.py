@@ -226,11 +226,7 @@ class _Rewrite(RuleVisitor):
             return updated_node
         lines: list[cst.BaseStatement] = []
         if out:
-            body = [
-                s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(out) - 1 else s
-                for i, s in enumerate(out)
-            ]
-            lines.append(updated_node.with_changes(body=body))
+            lines.append(updated_node.with_changes(body=_imports.without_trailing_semicolon(out)))
         elif extra:  # the first new import takes over the line, with its comment
             extra[0] = updated_node.with_changes(body=extra[0].body)  # type: ignore[attr-defined]
         lines.extend(extra)
