@@ -344,3 +344,28 @@ def test_ray_tune_callbacks_still_work_under_v1(v1, storage) -> None:
     ).fit()
     assert Path(log).read_text().split() == ["2.0", "1.0"]  # the driver-side Tune callback saw both reports
     assert {u.kind for u in result.v1_usage} >= {"tune-callback", "free-floating-report"}
+
+
+class ExceptionLogger(train.UserCallback):
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def after_exception(self, run_context, worker_exceptions):
+        with open(self.path, "a") as f:
+            f.write(json.dumps({str(rank): str(error) for rank, error in worker_exceptions.items()}) + "\n")
+
+
+def fails_after_one_report(config):
+    train.report({"step": 0})
+    raise ValueError("boom in training")
+
+
+def test_after_exception_gets_the_worker_error_and_results_survive(backend, storage) -> None:
+    log = os.path.join(storage, "exceptions.jsonl")
+    with pytest.raises(train.TrainingFailedError, match="worker 0: ValueError: boom in training") as info:
+        TorchTrainer(
+            fails_after_one_report, run_config=train.RunConfig(storage_path=storage, callbacks=[ExceptionLogger(log)])
+        ).fit()
+    calls = [json.loads(line) for line in Path(log).read_text().splitlines()]
+    assert calls and list(calls[0]) == ["0"] and "boom in training" in calls[0]["0"]
+    assert info.value.result.worker_metrics_dataframe["step"].tolist() == [0]

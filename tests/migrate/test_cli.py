@@ -158,3 +158,20 @@ def test_usage_errors(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path / "missing")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert main(["--list-rules"]) == 0
+
+
+def test_a_crashing_rule_skips_only_that_file(tmp_path: Path, monkeypatch) -> None:
+    from migrate.rules.session_calls import SessionCalls
+
+    def crash(self, wrapper):
+        if "boom" in wrapper.module.code:
+            raise RuntimeError("simulated bug")
+        return SessionCalls.__wrapped_apply__(self, wrapper)
+
+    monkeypatch.setattr(SessionCalls, "__wrapped_apply__", SessionCalls.apply, raising=False)
+    monkeypatch.setattr(SessionCalls, "apply", crash)
+    (tmp_path / "a.py").write_text("from ray.air import session\nsession.report({'boom': 1})\n")
+    (tmp_path / "b.py").write_text("from ray.air import session\nsession.report({'ok': 1})\n")
+    assert main([str(tmp_path)]) == 2
+    assert (tmp_path / "a.py").read_text().startswith("from ray.air import session")  # nothing written
+    assert (tmp_path / "b.py").read_text() == "from ray import train\ntrain.report({'ok': 1})\n"

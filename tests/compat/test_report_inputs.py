@@ -1,0 +1,57 @@
+"""report()'s argument checks inside a worker session (plain code: the ledger is a stand-in
+that records what would be sent; nothing reaches Ray because every call here is rejected)."""
+
+from __future__ import annotations
+
+import pytest
+
+import compat
+from compat import _worker
+
+
+class _RejectingLedger:
+    """Any message reaching the ledger means a bad report got through."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"bad input reached the ledger ({name})")
+
+
+@pytest.fixture
+def session(monkeypatch):
+    settings = _worker.WorkerSettings("v2", _RejectingLedger(), {}, has_validation_config=False, keep_v1_logs=False)
+    monkeypatch.setattr(_worker, "_session", _worker.WorkerSession(settings, rank=0, world_size=1))
+    return settings
+
+
+def test_a_positional_checkpoint_that_is_not_one(session) -> None:
+    with pytest.raises(compat.ReportError, match="Checkpoint.from_directory"):
+        compat.report({"loss": 1.0}, "/tmp/ckpt")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"validation": True}, "no checkpoint was given"),
+        ({"validate_fn": lambda c, cfg: {}}, "no checkpoint was given"),
+        ({"validate_config": {"a": 1}}, "without validate_fn"),
+        ({"validation": "yes"}, "takes True/False or a compat.ValidationTaskConfig"),
+    ],
+)
+def test_validation_arguments_without_what_they_need(session, kwargs, message) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        compat.report({"loss": 1.0}, **kwargs)
+
+
+def test_validation_forms_cannot_be_mixed_and_need_a_function(session, tmp_path) -> None:
+    checkpoint = compat.Checkpoint.from_directory(str(tmp_path))
+    with pytest.raises(ValueError, match="Use one"):
+        compat.report({}, checkpoint=checkpoint, validation=True, validate_fn=lambda c, cfg: {})
+    with pytest.raises(ValueError, match="trainer has no validation function"):
+        compat.report({}, checkpoint=checkpoint, validation=True)
+    with pytest.raises(TypeError, match="must be a function"):
+        compat.report({}, checkpoint=checkpoint, validate_fn="validate")
+
+
+def test_upload_mode_must_be_the_enum(session) -> None:
+    with pytest.raises(TypeError, match="CheckpointUploadMode"):
+        compat.report({}, checkpoint_upload_mode="async")

@@ -1,0 +1,53 @@
+"""Each flag rule: flagged through an alias, silent on look-alike code, never rewriting."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.migrate.conftest import migrate
+
+CASES = [
+    # code, flagged (aliased import forms), not flagged (look-alikes)
+    ("RTM101", "from ray import train as t\ndef f():\n    t.report(metrics={'a': 1})\n",
+     "def f(logger):\n    logger.report({'a': 1})\n"),
+    ("RTM101", "from ray import train\ndef f():\n    train.report({'a': 1}, checkpoint=None)\n",
+     "from ray import train\ndef f(c):\n    train.report({'a': 1}, c)\n"),
+    ("RTM102", "import ray\nframe = res.metrics_dataframe\n", "import ray\nframe = res.metrics\n"),
+    ("RTM103", "from ray.train import Checkpoint as C\nc = C.from_dict({})\n",
+     "import ray\nimport pandas as pd\nd = pd.DataFrame().to_dict()\n"),
+    ("RTM104", "from ray.train.torch import TorchCheckpoint as TC\nc = TC.from_model(m)\n",
+     "from ray.train import Checkpoint\nc = Checkpoint.from_directory('x')\n"),
+    ("RTM105", "import ray\nprint(result.log_dir)\n", "import ray\nprint(result.path)\n"),
+    ("RTM106", "from ray.train import RunConfig as RC\nfrom ray.tune.logger import CSVLoggerCallback\n"
+     "rc = RC(callbacks=[CSVLoggerCallback()])\n",
+     "from ray.train import RunConfig, UserCallback\nrc = RunConfig(callbacks=[MyCallback()])\n"),
+    ("RTM107", "from ray.air.config import ScalingConfig as SC\ns = SC(trainer_resources={'CPU': 0})\n",
+     "from ray.train import ScalingConfig\ns = ScalingConfig(num_workers=2)\n"),
+    ("RTM108", "import ray.train\nrc = ray.train.RunConfig(stop={'x': 1})\n",
+     "import ray.train\nrc = ray.train.RunConfig(name='a')\n"),
+    ("RTM108", "from ray.train import SyncConfig\ns = SyncConfig()\n",
+     "import ray\nclass SyncConfig: ...\ns = SyncConfig()\n"),
+    ("RTM109", "from ray import train\nf = train.FailureConfig(fail_fast=True)\n",
+     "from ray import train\nf = train.FailureConfig(max_failures=1)\n"),
+    ("RTM110", "from ray.air import CheckpointConfig as CC\nc = CC(checkpoint_at_end=True)\n",
+     "from ray.train import CheckpointConfig\nc = CheckpointConfig(num_to_keep=1)\n"),
+    ("RTM111", "from ray import train\nn = train.get_context().get_trial_dir()\n",
+     "from ray import train\nn = train.get_context().get_experiment_name()\n"),
+    ("RTM112", "from ray.train.torch import TorchTrainer as TT\nt = TT.restore('/x')\n",
+     "import ray\nfrom mylib import Trainer\nt = Trainer.restore('/x')\n"),
+    ("RTM113", "from ray.train.torch import TorchTrainer\nt = TorchTrainer(f, resume_from_checkpoint=c)\n",
+     "from ray.train.torch import TorchTrainer\nt = TorchTrainer(f, train_loop_config={'c': c})\n"),
+    ("RTM114", "from ray import tune\ndef f():\n    tune.report({'a': 1})\n",
+     "from ray import tune\ntune.report({'a': 1})\n"),
+    ("RTM115", "from ray import train\ntrain.report(m, checkpoint=c, validate_fn=v)\n",
+     "from ray import train\ntrain.report(m, checkpoint=c, validation=True)\n"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("code", "flagged", "quiet"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_flag_rule(code: str, flagged: str, quiet: str) -> None:
+    out, found = migrate(flagged, code)
+    assert out == flagged  # flag rules never rewrite
+    assert [d.code for d in found] == [code] and not found[0].fixed
+    assert "issues/49454" in found[0].message
+    assert migrate(quiet, code) == (quiet, [])
