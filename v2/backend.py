@@ -33,6 +33,8 @@ class V2Backend:
         from ray.train.v2.api.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
         from ray.train.v2.torch.torch_trainer import TorchTrainer
 
+        _expose_v2_errors()
+
         s, r = job.scaling, job.run
         c, f = r.checkpoint_config, r.failure_config
         # V1-only options were recorded (and warned about) by the trainer; V2 raises on
@@ -132,6 +134,22 @@ def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoin
 
 
 _MISSING = object()
+
+
+def _expose_v2_errors() -> None:
+    """Make V2's errors unpicklable on a driver whose ``ray.train`` was imported in V1 mode.
+
+    V2 sets ``__module__ = "ray.train"`` on its exceptions, so they are pickled as
+    ``ray.train.WorkerGroupError``; if this process imported ``ray.train`` with the switch
+    at 0, that attribute does not exist and the failure arrives as a ``RaySystemError``.
+    Only missing names are added; nothing Ray bound is replaced.
+    """
+    import ray.train
+    from ray.train.v2.api import exceptions
+
+    for name in ("ControllerError", "WorkerGroupError", "NCCLHangError", "PreemptionError"):
+        if not hasattr(ray.train, name):
+            setattr(ray.train, name, getattr(exceptions, name))
 
 
 def _v1_rows(job: TrainJob, snapshot: LedgerSnapshot) -> list[dict[str, Any]]:
