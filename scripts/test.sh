@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 . .venv/bin/activate
 ruff check compat v1 v2 migrate tests benchmarks examples
+ruff format --check compat v1 v2 migrate tests benchmarks examples
 mypy
 for setting in 0 1; do
   echo "== pytest with RAY_TRAIN_V2_ENABLED=$setting =="

@@ -35,9 +35,7 @@ def test_non_dict_metrics(bad) -> None:
 def test_a_checkpoint_in_the_metrics_position_is_named() -> None:
     from ray.train import Checkpoint
 
-    with pytest.raises(
-        ReportError, match=r"looks like a Checkpoint: call report\(metrics, checkpoint=ckpt\)"
-    ):
+    with pytest.raises(ReportError, match=r"looks like a Checkpoint: call report\(metrics, checkpoint=ckpt\)"):
         check(Checkpoint("/tmp"))
 
 

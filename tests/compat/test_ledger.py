@@ -87,9 +87,7 @@ def test_validations_run_one_at_a_time_with_kwargs_and_timeouts() -> None:
     )
     ledger.use_validation_config(trainer_config(user))
     ledger.record(rec(0, 0, ckpt="A", loss=1), ("A", True))
-    ledger.record(
-        rec(0, 1, ckpt="B", loss=1), ("B", ValidationTaskConfig(fn_kwargs={"scale": 5}, timeout_s=1))
-    )
+    ledger.record(rec(0, 1, ckpt="B", loss=1), ("B", ValidationTaskConfig(fn_kwargs={"scale": 5}, timeout_s=1)))
     snap = ledger.close()
     assert seen == [("A", {"scale": 2}, {"num_cpus": 0}, 9), ("B", {"scale": 5}, {"num_cpus": 0}, 1)]
     assert snap.validations[0].metrics == {"score": 2} and snap.validations[1].metrics == {"score": 5}

@@ -227,9 +227,7 @@ def two_reports(config):
 
 def test_a_raising_callback_does_not_stop_training(backend, storage) -> None:
     with pytest.raises(train.CallbackError, match="Exploding.after_report at report round 0") as info:
-        TorchTrainer(
-            two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])
-        ).fit()
+        TorchTrainer(two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])).fit()
     assert [m["step"] for _, m in info.value.result.best_checkpoints] == [0, 1]
     assert len(info.value.failures) == 2
 
@@ -269,9 +267,7 @@ def free_floating(config):
 
 
 def test_keep_v1_logs_opt_in_under_v2(v2, storage) -> None:
-    result = TorchTrainer(
-        free_floating, run_config=train.RunConfig(storage_path=storage, keep_v1_logs=True)
-    ).fit()
+    result = TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage, keep_v1_logs=True)).fit()
     assert result.metrics == {"loss": 1.0, "new": 1}  # V2's meaning is kept
     assert result.metrics_dataframe["loss"].tolist() == [2.0, 1.0]
     assert result.metrics_dataframe["training_iteration"].tolist() == [1, 2]
@@ -310,15 +306,11 @@ def test_v1_only_options_warn_once_per_kind_under_v2(v2, storage, monkeypatch) -
             ),
         )
         result = trainer.fit()
-    kinds = [
-        str(w.message).split("]")[0] + "]" for w in caught if issubclass(w.category, train.V1OnlyWarning)
-    ]
+    kinds = [str(w.message).split("]")[0] + "]" for w in caught if issubclass(w.category, train.V1OnlyWarning)]
     assert sorted(kinds) == ["[checkpoint-frequency]", "[trainer-resources]", "[tune-run-option]"]
     found = {u.kind: u.count for u in result.v1_usage}
     assert found == {"trainer-resources": 1, "tune-run-option": 2, "checkpoint-frequency": 1}
-    assert all(
-        "issues/49454" in str(w.message) for w in caught if issubclass(w.category, train.V1OnlyWarning)
-    )
+    assert all("issues/49454" in str(w.message) for w in caught if issubclass(w.category, train.V1OnlyWarning))
 
 
 def test_report_outside_a_training_function() -> None:

@@ -60,10 +60,7 @@ def test_diff_writes_nothing_and_exits_1(tree: Path) -> None:
     before = (tree / "pkg" / "train_job.py").read_text()
     proc = cli("--diff", ".", cwd=tree)
     assert proc.returncode == 2  # the broken and non-UTF-8 files are errors
-    assert (
-        "+from ray import train" in proc.stdout
-        and "-from ray.air import session, ScalingConfig" in proc.stdout
-    )
+    assert "+from ray import train" in proc.stdout and "-from ray.air import session, ScalingConfig" in proc.stdout
     assert (tree / "pkg" / "train_job.py").read_text() == before
     assert "broken.py: ERROR does not parse" in proc.stderr and "latin1.py: ERROR not UTF-8" in proc.stderr
 

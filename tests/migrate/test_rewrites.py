@@ -392,9 +392,6 @@ def test_output_never_has_unbound_names(source: str) -> None:
     compiled = compile(out, "<migrated>", "exec")
     names = set(compiled.co_names)
     bound = {
-        n
-        for line in out.splitlines()
-        for n in line.replace(",", " ").split()
-        if line.startswith(("import", "from"))
+        n for line in out.splitlines() for n in line.replace(",", " ").split() if line.startswith(("import", "from"))
     }
     assert {"train"} & names <= bound | set(namespace)

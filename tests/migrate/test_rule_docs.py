@@ -32,6 +32,4 @@ def test_codes_are_unique_and_stable() -> None:
 
 
 def test_docs_rules_md_is_generated_from_the_rules() -> None:
-    assert (ROOT / "docs" / "rules.md").read_text() == docs.render(), (
-        "run: python -m migrate.docs > docs/rules.md"
-    )
+    assert (ROOT / "docs" / "rules.md").read_text() == docs.render(), "run: python -m migrate.docs > docs/rules.md"
