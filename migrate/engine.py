@@ -70,6 +70,7 @@ def migrate_source(
     """
     module = cst.parse_module(text)
     current = text
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # reused while the module is unchanged
     stages: list[tuple[str, list[Diagnostic]]] = []
     for group in _groups(rules):
         active = [r(context) for r in group if r.trigger.search(current)]
@@ -78,19 +79,20 @@ def migrate_source(
         if isinstance(active[0], FlagRule):  # consecutive flag rules share one pass
             flags = [r for r in active if isinstance(r, FlagRule)]
             try:
-                run_flag_rules(flags, MetadataWrapper(module, unsafe_skip_copy=True))
+                run_flag_rules(flags, wrapper)
             except Exception as exc:
                 raise RuleCrash("/".join(r.code for r in flags), exc) from exc
             stages.append((current, [d for r in flags for d in r.diagnostics]))
             continue
         rule = active[0]
         try:
-            new_module = rule.apply(MetadataWrapper(module, unsafe_skip_copy=True))
+            new_module = rule.apply(wrapper)
         except Exception as exc:
             raise RuleCrash(rule.code, exc) from exc
         stages.append((current, rule.diagnostics))
         if new_module is not module:
             module, current = new_module, new_module.code
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     final = current
     reference = text if lines_of == "input" else final
     diagnostics: list[Diagnostic] = []
