@@ -19,6 +19,15 @@ def scopes(resolved: Mapping[Any, object]) -> set[Scope]:
     return {s for s in resolved.values() if isinstance(s, Scope)}
 
 
+def member(qualified: set[str], modules: tuple[str, ...], names: Mapping[str, str]) -> str | None:
+    """The name ``n`` when some ``<module>.<n>`` in ``qualified`` has a module and a name listed."""
+    for q in qualified:
+        module, _, name = q.rpartition(".")
+        if module in modules and name in names:
+            return name
+    return None
+
+
 def binding_counts(wrapper: MetadataWrapper) -> Counter[str]:
     """How many times each name is bound anywhere in the module (any scope)."""
     counts: Counter[str] = Counter()

@@ -83,11 +83,7 @@ class _Plan:
 
 
 def _air_name(qualified: set[str]) -> str | None:
-    for q in qualified:
-        module, _, name = q.rpartition(".")
-        if module in AIR_MODULES and name in AIR_TO_TRAIN:
-            return name
-    return None
+    return _imports.member(qualified, AIR_MODULES, AIR_TO_TRAIN)
 
 
 class _Collect(cst.CSTVisitor):

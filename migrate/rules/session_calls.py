@@ -107,11 +107,7 @@ class _Plan:
 
 
 def _session_function(names: set[str]) -> str | None:
-    for q in names:
-        module, _, func = q.rpartition(".")
-        if module in SESSION_MODULES and func in SESSION_FUNCTIONS:
-            return func
-    return None
+    return _imports.member(names, SESSION_MODULES, SESSION_FUNCTIONS)
 
 
 class _Collect(cst.CSTVisitor):
