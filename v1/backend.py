@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import pandas as pd
@@ -57,17 +58,22 @@ class V1Backend:
             progress_reporter=r.progress_reporter,
             log_to_file=r.log_to_file or False,
         )
-        trainer = TorchTrainer(
-            job.train_fn,
-            train_loop_config=job.train_loop_config,
-            torch_config=job.torch_config,
-            scaling_config=scaling,
-            run_config=run,
-            datasets=job.datasets,
-            dataset_config=job.dataset_config,
-            metadata=job.metadata,
-            resume_from_checkpoint=job.resume_from_checkpoint,
-        )
+        with warnings.catch_warnings():
+            if s.trainer_resources is None:
+                # compat set trainer_resources itself; Ray's deprecation warning about it
+                # would blame the user for an option they never used.
+                warnings.filterwarnings("ignore", message=r".*trainer_resources", category=Warning)
+            trainer = TorchTrainer(
+                job.train_fn,
+                train_loop_config=job.train_loop_config,
+                torch_config=job.torch_config,
+                scaling_config=scaling,
+                run_config=run,
+                datasets=job.datasets,
+                dataset_config=job.dataset_config,
+                metadata=job.metadata,
+                resume_from_checkpoint=job.resume_from_checkpoint,
+            )
         return trainer.fit()
 
     def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:

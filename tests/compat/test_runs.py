@@ -331,10 +331,16 @@ def test_ray_tune_callbacks_still_work_under_v1(v1, storage) -> None:
             with open(self.path, "a") as f:
                 f.write(f"{result['loss']}\n")
 
+    import warnings
+
     log = os.path.join(storage, "tune.log")
-    result = TorchTrainer(
-        free_floating, run_config=train.RunConfig(storage_path=storage, callbacks=[CountResults(log)])
-    ).fit()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = TorchTrainer(
+            free_floating, run_config=train.RunConfig(storage_path=storage, callbacks=[CountResults(log)])
+        ).fit()
+    # compat's default trainer_resources is not blamed on the user
+    assert not [w for w in caught if "trainer_resources" in str(w.message)]
     assert Path(log).read_text().split() == ["2.0", "1.0"]  # the driver-side Tune callback saw both reports
     assert {u.kind for u in result.v1_usage} >= {"tune-callback", "free-floating-report"}
 
