@@ -6,7 +6,7 @@ import inspect
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from compat import _switch, _usage
@@ -33,7 +33,6 @@ class WorkerSession:
     rank: int
     world_size: int
     next_index: int = 0
-    pending: list[Any] = field(default_factory=list)
 
     @property
     def backend(self) -> _switch.Backend:
