@@ -15,21 +15,28 @@ from ray.train.v2.api.validation_config import ValidationConfig, ValidationTaskC
 
 from compat import session, torch
 from compat._api import (
-    NotInTrainingFunctionError,
     get_checkpoint,
     get_context,
     get_dataset_shard,
     report,
 )
-from compat._checks import ReportError
 from compat._context import TrainContext
 from compat._model import CheckpointStatus
-from compat._switch import InvalidSwitchValueError, backend
-from compat._usage import CompatDeprecationWarning, Usage, V1OnlyWarning
-from compat._version import UnsupportedRayError
+from compat._switch import backend
+from compat._usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
 from compat.callbacks import UserCallback
 from compat.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
-from compat.errors import CallbackError, TrainingFailedError
+from compat.errors import (
+    CallbackError,
+    CompatError,
+    ControllerFailedError,
+    InvalidSwitchValueError,
+    NotInTrainingFunctionError,
+    ReportError,
+    TrainingFailedError,
+    UnsupportedRayError,
+    WorkerGroupFailedError,
+)
 from compat.result import ReportedCheckpoint, Result
 # isort: on
 
@@ -40,8 +47,11 @@ __all__ = [
     "CheckpointStatus",
     "CheckpointUploadMode",
     "CompatDeprecationWarning",
+    "CompatError",
+    "ControllerFailedError",
     "FailureConfig",
     "InvalidSwitchValueError",
+    "NonFiniteMetricWarning",
     "NotInTrainingFunctionError",
     "ReportError",
     "ReportedCheckpoint",
@@ -56,6 +66,7 @@ __all__ = [
     "V1OnlyWarning",
     "ValidationConfig",
     "ValidationTaskConfig",
+    "WorkerGroupFailedError",
     "backend",
     "get_checkpoint",
     "get_context",

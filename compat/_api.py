@@ -12,13 +12,9 @@ from ray.train import Checkpoint
 from ray.train.v2.api.report_config import CheckpointUploadMode
 from ray.train.v2.api.validation_config import ValidationTaskConfig
 
-from compat import _checks, _messages, _usage, _validation, _worker
+from compat import _checks, _messages, _validation, _worker
 from compat._context import TrainContext
-from compat._ledger import Record
-
-
-class NotInTrainingFunctionError(RuntimeError):
-    """A worker-only function was called on the driver."""
+from compat.errors import NotInTrainingFunctionError
 
 
 def _session(name: str) -> _worker.WorkerSession:
@@ -53,7 +49,7 @@ def report(
     session = _session("report")
     if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
         raise _checks.ReportError(_messages.bad_checkpoint(checkpoint))
-    metrics = _checks.check_metrics(metrics, non_finite_ok=_checks.allow_non_finite())
+    metrics = _checks.check_metrics(metrics)
     request = _validation.request_from_report(
         validation,
         validate_fn,
@@ -66,97 +62,36 @@ def report(
             f"report(checkpoint_upload_mode=...) takes a compat.CheckpointUploadMode, got {checkpoint_upload_mode!r}."
         )
     if isinstance(request, _validation.SeedValidation):
-        token = f"{session.rank}-{session.next_index}-{uuid.uuid4().hex}"
+        token = f"{session.attempt}-{session.rank}-{session.next_index}-{uuid.uuid4().hex}"
         # Blocking, so the function is stored before any validation task asks for it.
         ray.get(session.settings.ledger.store_seed_validation.remote(token, request))
         request = _validation.seed_request(token)
-    if checkpoint is None and metrics and session.rank == 0:
-        _usage.relied_on("free-floating-report", backend=session.backend)
-
-    index = session.next_index
-    session.next_index += 1
-    if session.backend == "v2":
-        persisted, dir_name = _report_v2(metrics, checkpoint, checkpoint_dir_name, checkpoint_upload_mode, request)
-    else:
-        persisted, dir_name = _report_v1(metrics, checkpoint)
-    record = Record(
-        rank=session.rank,
-        index=index,
-        metrics=metrics,
-        has_checkpoint=checkpoint is not None,
-        wants_validation=bool(request),
-        timestamp=_worker.now(),
-        checkpoint=persisted,
-        checkpoint_dir_name=dir_name,
-    )
-    validation_job = None
-    if session.backend == "v1" and request and persisted is not None:
-        validation_job = (persisted, request)
-    session.settings.ledger.record.remote(record, validation_job)
-
-
-def _report_v2(
-    metrics: dict[str, Any],
-    checkpoint: Checkpoint | None,
-    checkpoint_dir_name: str | None,
-    upload_mode: CheckpointUploadMode | None,
-    request: _validation.ValidationRequest,
-) -> tuple[None, str | None]:
-    from ray.train.v2.api.train_fn_utils import report as v2_report
-
-    v2_report(
-        dict(metrics),
-        checkpoint=checkpoint,
-        checkpoint_dir_name=checkpoint_dir_name,
-        checkpoint_upload_mode=upload_mode or CheckpointUploadMode.SYNC,
-        validation=request,
-    )
-    return None, checkpoint_dir_name
-
-
-def _report_v1(metrics: dict[str, Any], checkpoint: Checkpoint | None) -> tuple[Checkpoint | None, str | None]:
-    from ray.train._internal.session import get_session
-    from ray.train._internal.session import report as v1_report
-
-    v1_report(dict(metrics), checkpoint=checkpoint)
-    if checkpoint is None:
-        return None, None
-    storage = get_session().storage  # type: ignore[union-attr]  # inside a V1 worker
-    persisted = Checkpoint(path=storage.checkpoint_fs_path, filesystem=storage.storage_filesystem)
-    return persisted, storage.checkpoint_dir_name
+    # V2 validates in its controller; under v1 the ledger runs it once the checkpoint is persisted.
+    ledger_runs_it = session.backend == "v1"
+    session.compat_call = _worker.CompatCall(bool(request), request if ledger_runs_it and request else None)
+    try:
+        session.side.report(
+            metrics,
+            checkpoint,
+            checkpoint_dir_name=checkpoint_dir_name,
+            upload_mode=checkpoint_upload_mode,
+            validation=False if ledger_runs_it else request,
+        )
+    finally:
+        session.compat_call = None
 
 
 def get_context() -> TrainContext:
     """The worker's context (rank, world size, experiment name, storage)."""
     session = _session("get_context")
-    if session.backend == "v2":
-        from ray.train.v2.api.train_fn_utils import get_context as v2_context
-
-        return TrainContext(v2_context(), session.backend)
-    from ray.train.context import get_context as v1_context
-
-    return TrainContext(v1_context(), session.backend)
+    return TrainContext(session.side.context(), session.backend)
 
 
 def get_checkpoint() -> Checkpoint | None:
     """The checkpoint to resume from, or None."""
-    session = _session("get_checkpoint")
-    if session.backend == "v2":
-        from ray.train.v2.api.train_fn_utils import get_checkpoint as v2_get
-
-        return v2_get()
-    from ray.train._internal.session import get_checkpoint as v1_get
-
-    return v1_get()
+    return _session("get_checkpoint").side.get_checkpoint()
 
 
 def get_dataset_shard(dataset_name: str | None = None) -> Any:
     """This worker's shard of ``TorchTrainer(datasets={dataset_name: ...})``."""
-    session = _session("get_dataset_shard")
-    if session.backend == "v2":
-        from ray.train.v2.api.train_fn_utils import get_dataset_shard as v2_shard
-
-        return v2_shard(dataset_name)
-    from ray.train._internal.session import get_dataset_shard as v1_shard
-
-    return v1_shard(dataset_name)
+    return _session("get_dataset_shard").side.get_dataset_shard(dataset_name)

@@ -33,12 +33,81 @@ class TrainJob:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class EngineReport:
+    """One report as the engine delivered it, whoever called ``report``.
+
+    ``checkpoint`` is the persisted checkpoint (in the run's storage), ``checkpoint_dir_name``
+    the directory it went to (on V2, the name this rank proposed; rank 0's wins);
+    ``validation`` is what V2's ``report(validation=...)`` got (False under V1).
+    """
+
+    metrics: dict[str, Any]
+    has_checkpoint: bool
+    checkpoint: Any = None
+    checkpoint_dir_name: str | None = None
+    validation: Any = False
+
+
+ReportSink = Callable[[EngineReport], None]
+
+
+class WorkerSide(Protocol):
+    """What a backend does inside each training worker. One is chosen per worker, once."""
+
+    name: str
+
+    def rank_and_size(self) -> tuple[int, int]: ...
+
+    def install(self, sink: ReportSink) -> Callable[[], None]:
+        """Route every report of this worker, whatever door it comes through, to ``sink``
+        (and ``ray.train``'s functions to this engine); returns the undo function."""
+        ...
+
+    def report(
+        self,
+        metrics: dict[str, Any],
+        checkpoint: Any,
+        *,
+        checkpoint_dir_name: str | None,
+        upload_mode: Any,
+        validation: Any,
+    ) -> None:
+        """Report through the engine (the installed hook records it)."""
+        ...
+
+    def context(self) -> Any: ...
+
+    def get_checkpoint(self) -> Any: ...
+
+    def get_dataset_shard(self, dataset_name: str | None) -> Any: ...
+
+
 class Backend(Protocol):
+    """The driver half of a backend; one instance per ``fit()``."""
+
     @property
     def name(self) -> str: ...
 
     @property
     def semantics(self) -> Semantics: ...
+
+    # The ledger plays V2's controller (after_report, after_exception, validation) here.
+    ledger_runs_callbacks: bool
+    # V1-only usage seen in workers is repeated as a warning on the driver.
+    warns_v1_only: bool
+
+    def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:
+        """Before the run: resolve its storage, notice a re-run, set logs aside."""
+        ...
+
+    def round_sink(self) -> Callable[[dict[int, Any]], None] | None:
+        """Called by the ledger with each complete round, in order (e.g. live logs)."""
+        ...
+
+    def engine_env(self) -> dict[str, str]:
+        """Variables the engine needs set during ``fit()`` (unless the user set them)."""
+        ...
 
     def run(self, job: TrainJob) -> Any:
         """Run the job on Ray's engine; return Ray's result or raise Ray's error."""

@@ -14,7 +14,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from compat import _messages
@@ -37,7 +37,13 @@ class CallbackFailure:
 
 @dataclass
 class Record:
-    """One worker's report as the ledger stores it."""
+    """One worker's report as the ledger stores it, whatever called ``report``.
+
+    ``source`` says which door the report came through (``"compat"`` for compat's own
+    functions, ``"ray"`` for ``ray.train.report`` and the library callbacks calling it);
+    ``usages`` are the V1-only behaviours the worker relied on since its previous report,
+    so they survive a worker that crashes later.
+    """
 
     rank: int
     index: int
@@ -47,6 +53,19 @@ class Record:
     timestamp: float
     checkpoint: Any = None
     checkpoint_dir_name: str | None = None
+    attempt: int = 0
+    source: str = "compat"
+    usages: list[Usage] = field(default_factory=list)
+    pid: int | None = None
+    hostname: str | None = None
+
+    @property
+    def key(self) -> RoundKey:
+        return (self.attempt, self.index)
+
+
+# A round is identified by (attempt, index): a retried attempt starts again at index 0.
+RoundKey = tuple[int, int]
 
 
 @dataclass
@@ -55,32 +74,56 @@ class LedgerSnapshot:
 
     world_size: int
     records: list[Record]
-    validations: dict[int, ValidationOutcome]
+    validations: dict[RoundKey, ValidationOutcome]
     return_value: Any
     usages: list[Usage]
     worker_errors: dict[int, BaseException]
     callback_failures: list[CallbackFailure]
+    attempts: int = 1
+    failures: list[dict[int, BaseException]] = field(default_factory=list)
 
     def rounds(self) -> list[ReportRound]:
-        """Complete rounds, in order (a round missing a rank is cut off by a failure)."""
-        by_index: dict[int, dict[int, Record]] = {}
-        for record in self.records:
-            by_index.setdefault(record.index, {})[record.rank] = record
+        """Complete rounds of every attempt, in order; within an attempt, a round missing a
+        rank (cut off by a failure) ends that attempt's rounds."""
+        by_key = group_rounds(self.records)
         rounds = []
-        for index in sorted(by_index):
-            ranks = by_index[index]
+        cut: set[int] = set()
+        for key in sorted(by_key):
+            attempt, index = key
+            ranks = by_key[key]
+            if attempt in cut:
+                continue
             if len(ranks) < self.world_size:
-                break
-            reports = tuple(
-                WorkerReport(r.rank, r.metrics, r.has_checkpoint, r.wants_validation)
-                for r in (ranks[i] for i in range(self.world_size))
-            )
-            dir_name = next((r.checkpoint_dir_name for r in ranks.values() if r.checkpoint_dir_name), None)
-            rounds.append(ReportRound(index, reports, dir_name, self.validations.get(index)))
+                cut.add(attempt)
+                continue
+            rounds.append(to_round(key, ranks, self.world_size, self.validations.get(key)))
         return rounds
 
-    def rank0_timestamps(self) -> list[float]:
-        return [r.timestamp for r in sorted(self.records, key=lambda r: r.index) if r.rank == 0]
+    def rank0_records(self) -> list[Record]:
+        return sorted((r for r in self.records if r.rank == 0), key=lambda r: r.key)
+
+
+def group_rounds(records: list[Record]) -> dict[RoundKey, dict[int, Record]]:
+    by_key: dict[RoundKey, dict[int, Record]] = {}
+    for record in records:
+        by_key.setdefault(record.key, {})[record.rank] = record
+    return by_key
+
+
+def round_dir_name(ranks: dict[int, Record]) -> str | None:
+    """The directory a round's checkpoint went to: rank 0's name wins, as Ray syncs it."""
+    if not any(r.has_checkpoint for r in ranks.values()):
+        return None
+    ordered = [ranks[k] for k in sorted(ranks)]
+    return next((r.checkpoint_dir_name for r in ordered if r.checkpoint_dir_name), None)
+
+
+def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validation: Any = None) -> ReportRound:
+    reports = tuple(
+        WorkerReport(r.rank, r.metrics, r.has_checkpoint, r.wants_validation)
+        for r in (ranks[i] for i in range(world_size))
+    )
+    return ReportRound(key[1], reports, round_dir_name(ranks), validation, attempt=key[0])
 
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
@@ -88,7 +131,11 @@ ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, 
 
 
 class RunLedger:
-    """Collects a run's reports; under v1 also emulates V2's controller hooks."""
+    """Collects a run's reports; under v1 also emulates V2's controller hooks.
+
+    ``round_sink`` (optional) is called with each complete round's records, in the order
+    ``after_report`` sees them: the live V1 logs under v2 are written from it.
+    """
 
     def __init__(
         self,
@@ -97,43 +144,56 @@ class RunLedger:
         callbacks: list[Any] | None = None,
         run_context: Any = None,
         validation_runner: ValidationRunner | None = None,
+        round_sink: Callable[[dict[int, Record]], None] | None = None,
     ) -> None:
         self.world_size = world_size
         self._callbacks = list(callbacks or [])
         self._run_context = run_context
+        self._round_sink = round_sink
         self._records: list[Record] = []
-        self._pending: dict[int, dict[int, Record]] = {}
-        self._validations: dict[int, ValidationOutcome] = {}
+        self._pending: dict[RoundKey, dict[int, Record]] = {}
+        self._validations: dict[RoundKey, ValidationOutcome] = {}
         self._return_value: Any = None
         self._usage = UsageLog()
         self._worker_errors: dict[int, BaseException] = {}
+        self._failures: dict[int, dict[int, BaseException]] = {}
+        self._failures_fired: set[int] = set()
+        self._starts: dict[int, int] = {}
         self._callback_failures: list[CallbackFailure] = []
         self._lock = threading.Lock()
         self._validation_config: Any = None
         self._runner = validation_runner
         self._queue: queue.Queue[
-            tuple[int, Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None] | None
+            tuple[RoundKey, Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None] | None
         ] = queue.Queue()
         self._validator: threading.Thread | None = None
         self._seed_validations: dict[str, Any] = {}
         self._callback_lock = threading.Lock()
-        self._complete: dict[int, dict[int, Record]] = {}
-        self._next_round = 0
+        self._complete: dict[RoundKey, dict[int, Record]] = {}
+        self._next_round: RoundKey = (0, 0)
 
     # -- called by workers -------------------------------------------------
+    def worker_started(self, rank: int) -> int:
+        """A worker of ``rank`` starts the training function; returns its attempt number."""
+        with self._lock:
+            attempt = self._starts.get(rank, 0)
+            self._starts[rank] = attempt + 1
+            return attempt
+
     def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
         """Store one report; ``validation`` is ``(persisted checkpoint, request)`` under v1."""
         with self._lock:
             self._records.append(record)
-            round_ = self._pending.setdefault(record.index, {})
+            self._usage.merge(record.usages)
+            round_ = self._pending.setdefault(record.key, {})
             round_[record.rank] = record
             complete = len(round_) == self.world_size
             if complete:
-                del self._pending[record.index]
+                del self._pending[record.key]
         if validation is not None:
-            self._enqueue_validation(record.index, validation)
+            self._enqueue_validation(record.key, validation)
         if complete:
-            self._round_complete(record.index, round_)
+            self._round_complete(record.key, round_)
 
     def use_validation_config(self, config: Any) -> None:
         """The trainer's validation config (it holds this ledger's handle, so comes later)."""
@@ -149,7 +209,12 @@ class RunLedger:
             return self._seed_validations[token]
 
     def worker_done(
-        self, rank: int, return_value: Any, usages: list[Usage], error: BaseException | None = None
+        self,
+        rank: int,
+        return_value: Any,
+        usages: list[Usage],
+        error: BaseException | None = None,
+        attempt: int = 0,
     ) -> None:
         with self._lock:
             if rank == 0:
@@ -157,6 +222,9 @@ class RunLedger:
             self._usage.merge(usages)
             if error is not None:
                 self._worker_errors[rank] = error
+                self._failures.setdefault(attempt, {})[rank] = error
+        if error is not None and self._callbacks:
+            self._fire_after_exception(attempt)
 
     # -- called by the driver ----------------------------------------------
     def callback_failed(self, failure: CallbackFailure) -> None:
@@ -164,16 +232,14 @@ class RunLedger:
         with self._lock:
             self._callback_failures.append(failure)
 
-    def close(self, fire_after_exception: bool = False) -> LedgerSnapshot:
-        """Wait for pending validations, fire ``after_exception``, and hand everything over."""
+    def close(self) -> LedgerSnapshot:
+        """Wait for pending validations and hand everything over."""
         if self._validator is not None:
             self._queue.put(None)
             self._validator.join()
             self._validator = None
-        if fire_after_exception and self._worker_errors:
-            errors = dict(self._worker_errors)
-            for callback in self._callbacks:
-                self._call(callback, "after_exception", None, self._run_context, errors)
+        with self._callback_lock:
+            self._drain(final=True)
         with self._lock:
             return LedgerSnapshot(
                 world_size=self.world_size,
@@ -183,41 +249,74 @@ class RunLedger:
                 usages=self._usage.as_list(),
                 worker_errors=dict(self._worker_errors),
                 callback_failures=list(self._callback_failures),
+                attempts=max(self._starts.values(), default=1),
+                failures=[dict(self._failures[a]) for a in sorted(self._failures)],
             )
 
     # -- internals -----------------------------------------------------------
-    def _round_complete(self, index: int, round_: dict[int, Record]) -> None:
-        """Fire ``after_report`` in round order: a threaded actor may run calls out of order."""
+    def _round_complete(self, key: RoundKey, round_: dict[int, Record]) -> None:
+        """Deliver rounds in (attempt, index) order: a threaded actor may run calls out of order."""
         with self._callback_lock:
-            self._complete[index] = round_
-            while self._next_round in self._complete:
-                self._after_report(self._next_round, self._complete.pop(self._next_round))
-                self._next_round += 1
+            self._complete[key] = round_
+            self._drain()
 
-    def _after_report(self, index: int, round_: dict[int, Record]) -> None:
+    def _drain(self, final: bool = False, through_attempt: int | None = None) -> None:
+        """Deliver every complete round that is next in order. A later attempt's round (or
+        ``final``/``through_attempt``) means the current attempt ended: its remaining complete
+        rounds are delivered and the cursor moves on. Caller holds ``_callback_lock``."""
+        while True:
+            if self._next_round in self._complete:
+                attempt, index = self._next_round
+                self._deliver(self._next_round, self._complete.pop(self._next_round))
+                self._next_round = (attempt, index + 1)
+                continue
+            attempt = self._next_round[0]
+            later = [k[0] for k in self._complete if k[0] > attempt]
+            ended = final or (through_attempt is not None and through_attempt >= attempt)
+            if not later and not ended:
+                return
+            for key in sorted(k for k in self._complete if k[0] == attempt):
+                self._deliver(key, self._complete.pop(key))
+            if not later:
+                return
+            self._next_round = (min(later), 0)
+
+    def _deliver(self, key: RoundKey, round_: dict[int, Record]) -> None:
+        if self._round_sink is not None:
+            self._call(self._round_sink, "__call__", key[1], round_)
+        self._after_report(key, round_)
+
+    def _fire_after_exception(self, attempt: int) -> None:
+        """``after_exception`` once per failed attempt, after that attempt's rounds (as V2)."""
+        with self._callback_lock:
+            if attempt in self._failures_fired:
+                return
+            self._failures_fired.add(attempt)
+            self._drain(through_attempt=attempt)
+            with self._lock:
+                errors = dict(self._failures.get(attempt, {}))
+            for callback in self._callbacks:
+                self._call(callback, "after_exception", None, self._run_context, errors)
+
+    def _after_report(self, key: RoundKey, round_: dict[int, Record]) -> None:
         if not self._callbacks:
             return
         records = [round_[i] for i in range(self.world_size)]
         metrics = [dict(r.metrics) for r in records]
         checkpoint = next((r.checkpoint for r in records if r.has_checkpoint), None)
         for callback in self._callbacks:
-            self._call(callback, "after_report", index, self._run_context, metrics, checkpoint)
+            self._call(callback, "after_report", key[1], self._run_context, metrics, checkpoint)
 
     def _call(self, callback: Any, hook: str, index: int | None, *args: Any) -> None:
         try:
             getattr(callback, hook)(*args)
         except Exception as exc:  # a user callback must not take the run down
+            name = getattr(callback, "__qualname__", None) or type(callback).__name__
             self._callback_failures.append(
-                CallbackFailure(
-                    type(callback).__name__,
-                    hook,
-                    index,
-                    f"{type(exc).__name__}: {exc}",
-                    traceback.format_exc(),
-                )
+                CallbackFailure(name, hook, index, f"{type(exc).__name__}: {exc}", traceback.format_exc())
             )
 
-    def _enqueue_validation(self, index: int, validation: tuple[Any, Any]) -> None:
+    def _enqueue_validation(self, key: RoundKey, validation: tuple[Any, Any]) -> None:
         if self._runner is None or self._validation_config is None:
             raise RuntimeError("this ledger was created without validation support")
         checkpoint, request = validation
@@ -226,7 +325,7 @@ class RunLedger:
         if self._validator is None:
             self._validator = threading.Thread(target=self._validate_loop, daemon=True)
             self._validator.start()
-        self._queue.put((index, config.fn, checkpoint, kwargs, dict(config.ray_remote_kwargs), timeout_s))
+        self._queue.put((key, config.fn, checkpoint, kwargs, dict(config.ray_remote_kwargs), timeout_s))
 
     def _validate_loop(self) -> None:
         assert self._runner is not None
@@ -234,10 +333,10 @@ class RunLedger:
             item = self._queue.get()
             if item is None:
                 return
-            index, fn, checkpoint, kwargs, remote_kwargs, timeout_s = item
+            key, fn, checkpoint, kwargs, remote_kwargs, timeout_s = item
             outcome = self._runner(fn, checkpoint, kwargs, remote_kwargs, timeout_s)
             with self._lock:
-                self._validations[index] = outcome
+                self._validations[key] = outcome
 
 
 def ray_validation_runner(

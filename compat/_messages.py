@@ -75,6 +75,13 @@ _KINDS = [
         "use get_context().get_experiment_name() and get_context().get_storage()",
     ),
     Kind(
+        "rerun-same-name",
+        "re-running with the RunConfig(name, storage_path) of an earlier run: V1 starts a "
+        "fresh trial, V2 resumes the stored run (its checkpoints come back from get_checkpoint())",
+        "give each run its own name (e.g. with a timestamp) for a fresh start, or keep the "
+        "name and load get_checkpoint() on purpose to resume",
+    ),
+    Kind(
         "resume-from-checkpoint",
         "Trainer(resume_from_checkpoint=... / metadata=...): V2 rejects them",
         "pass the checkpoint in train_loop_config and load it in the training function; "
@@ -121,11 +128,12 @@ def bad_metric_value(key: str, value: object, reason: str) -> str:
     )
 
 
-def non_finite_metric(key: str, value: float) -> str:
+def non_finite_metric(key: str, count: int, first: str) -> str:
     return (
-        f"report() metric {key!r} is {value!r}. Non-finite values break checkpoint "
-        f"ranking and CSV logs. Fix the computation, or allow them with "
-        f"COMPAT_ALLOW_NON_FINITE=1 (they are then stored as-is)."
+        f"metric {key!r} was NaN or infinite in {count} report(s) (first: {first}). It is "
+        f"recorded as reported, as Ray does; a checkpoint ranked by it sorts unpredictably "
+        f"(checkpoint_score_attribute) and dashboards show gaps. Check the computation "
+        f"(learning rate, loss scaling) if the run diverged."
     )
 
 

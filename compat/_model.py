@@ -45,12 +45,17 @@ class WorkerReport:
 
 @dataclass(frozen=True)
 class ReportRound:
-    """The ``index``-th ``report()`` of every worker (``report`` is a barrier)."""
+    """The ``index``-th ``report()`` of every worker in one attempt (``report`` is a barrier).
+
+    ``attempt`` counts from 0 and grows each time a failed run is retried
+    (``FailureConfig(max_failures=...)``); a retried attempt's indices start again at 0.
+    """
 
     index: int
     reports: tuple[WorkerReport, ...]
     checkpoint_dir_name: str | None = None
     validation: ValidationOutcome | None = None
+    attempt: int = 0
 
     @property
     def rank0_metrics(self) -> Metrics:

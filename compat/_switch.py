@@ -9,19 +9,20 @@ exactly the values Ray gives a meaning to on purpose and rejects the rest.
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from compat import _messages
+from compat.errors import InvalidSwitchValueError
+
+if TYPE_CHECKING:
+    from compat._backend import Backend as DriverBackend
+    from compat._backend import WorkerSide
 
 ENV_VAR = "RAY_TRAIN_V2_ENABLED"
 Backend = Literal["v1", "v2"]
 
 _V2_VALUES = frozenset({"1", "true"})
 _V1_VALUES = frozenset({"0", "false"})
-
-
-class InvalidSwitchValueError(ValueError):
-    """``RAY_TRAIN_V2_ENABLED`` holds a value Ray would not read as intended."""
 
 
 def parse(value: str | None) -> Backend:
@@ -43,3 +44,25 @@ def backend() -> Backend:
 def env_value(selected: Backend) -> str:
     """The ``RAY_TRAIN_V2_ENABLED`` value that makes Ray agree with ``selected``."""
     return "1" if selected == "v2" else "0"
+
+
+def worker_side(selected: Backend) -> WorkerSide:
+    """The worker half of the ``selected`` backend (imported only inside workers)."""
+    if selected == "v1":
+        from v1.worker import V1WorkerSide
+
+        return V1WorkerSide()
+    from v2.worker import V2WorkerSide
+
+    return V2WorkerSide()
+
+
+def driver_backend(selected: Backend) -> DriverBackend:
+    """The driver half of the ``selected`` backend."""
+    if selected == "v1":
+        from v1.backend import V1Backend
+
+        return V1Backend()
+    from v2.backend import V2Backend
+
+    return V2Backend()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from compat import _messages, _switch, _usage, _worker
+from compat import _checks, _messages, _switch, _usage, _worker
 from compat._backend import Backend, TrainJob
-from compat._ledger import ray_validation_runner, remote_ledger_class
+from compat._ledger import LedgerSnapshot, ray_validation_runner, remote_ledger_class
 from compat._usage import UsageLog
 from compat._validation import trainer_config
 from compat.callbacks import is_user_callback
@@ -21,24 +22,8 @@ from compat.config import (
     coerce,
     record_v1_only_options,
 )
-from compat.errors import CallbackError, TrainingFailedError
+from compat.errors import CallbackError, training_failed
 from compat.result import Result
-
-# V2's controller waits this long between polls of the workers, and so each report round
-# waits for it: Ray's default of 2 s makes 20 per-step reports take ~40 s. compat uses a
-# shorter default unless the user set the variable. See docs/environment_variables.md.
-POLL_ENV_VAR = "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S"
-COMPAT_POLL_DEFAULT_S = "0.05"
-
-
-def backend_for(name: _switch.Backend) -> Backend:
-    if name == "v1":
-        from v1.backend import V1Backend
-
-        return V1Backend()
-    from v2.backend import V2Backend
-
-    return V2Backend()
 
 
 class RunContext:
@@ -126,7 +111,7 @@ class TorchTrainer:
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""
         name = _switch.backend()
-        backend = backend_for(name)
+        backend: Backend = _switch.driver_backend(name)
         ensure_ray()
         import ray
 
@@ -141,14 +126,17 @@ class TorchTrainer:
             _usage.relied_on("resume-from-checkpoint", backend=name)
 
         run_context = RunContext(run, self.train_loop_config, scaling)
+        start_time = time.time()
+        backend.prepare(run, self.train_loop_config, start_time)
         ledger = _ledger_actor().remote(
             scaling.num_workers,
-            callbacks=user_callbacks if name == "v1" else [],
+            callbacks=user_callbacks if backend.ledger_runs_callbacks else [],
             run_context=run_context,
-            validation_runner=ray_validation_runner if name == "v1" else None,
+            validation_runner=ray_validation_runner if backend.ledger_runs_callbacks else None,
+            round_sink=backend.round_sink(),
         )
         validation_config = trainer_config(self.validation_config, ledger)
-        if name == "v1":
+        if backend.ledger_runs_callbacks:
             ray.get(ledger.use_validation_config.remote(validation_config))
         settings = _worker.driver_settings(
             name,
@@ -170,11 +158,9 @@ class TorchTrainer:
             validation_config=validation_config,
             metadata=self.metadata,
             resume_from_checkpoint=self.resume_from_checkpoint,
-            start_time=time.time(),
+            start_time=start_time,
         )
-        env = {_switch.ENV_VAR: _switch.env_value(name)}
-        if name == "v2" and POLL_ENV_VAR not in os.environ:
-            env[POLL_ENV_VAR] = COMPAT_POLL_DEFAULT_S
+        env = {_switch.ENV_VAR: _switch.env_value(name), **backend.engine_env()}
         raw: Any = None
         error: BaseException | None = None
         driver_usages = _usage.take()
@@ -184,20 +170,33 @@ class TorchTrainer:
         except Exception as exc:  # Ray's failure types differ by engine; one type here
             error = exc
         try:
-            snapshot = ray.get(ledger.close.remote(fire_after_exception=error is not None))
+            snapshot = ray.get(ledger.close.remote())
         finally:
             ray.kill(ledger)
         result = backend.build_result(job, raw, snapshot, error)
         usage = UsageLog()
         usage.merge(driver_usages + _usage.take() + snapshot.usages)
         result.v1_usage = usage.as_list()
-        if name == "v2":
+        if backend.warns_v1_only:
             _usage.warn_for_workers(snapshot.usages)
+        _warn_non_finite(snapshot)
         if error is not None:
-            causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(snapshot.worker_errors.items())]
+            last = snapshot.failures[-1] if snapshot.failures else {}
+            causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
             cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
-            raise TrainingFailedError(_messages.training_failed(cause), result) from error
+            raise training_failed(_messages.training_failed(cause), result, last, error) from error
         if snapshot.callback_failures:
             first = snapshot.callback_failures[0]
             raise CallbackError(first.message(), result, snapshot.callback_failures)
         return result
+
+
+def _warn_non_finite(snapshot: LedgerSnapshot) -> None:
+    """One warning per key that was NaN or infinite in any report of the run."""
+    seen: dict[str, tuple[int, str]] = {}
+    for record in sorted(snapshot.records, key=lambda r: (r.key, r.rank)):
+        for key in _checks.non_finite_keys(record.metrics):
+            count, first = seen.get(key, (0, f"worker {record.rank}, report {record.index}"))
+            seen[key] = (count + 1, first)
+    for key, (count, first) in seen.items():
+        warnings.warn(_messages.non_finite_metric(key, count, first), _usage.NonFiniteMetricWarning, stacklevel=3)

@@ -30,6 +30,10 @@ class V1OnlyWarning(CompatDeprecationWarning):
     """
 
 
+class NonFiniteMetricWarning(UserWarning):
+    """A metric was NaN or infinite. It is recorded as reported (as Ray does)."""
+
+
 # DeprecationWarning is hidden outside __main__ by default; a migration tool whose
 # warnings nobody sees is useless. Users who pass -W options keep full control.
 if not sys.warnoptions:

@@ -8,12 +8,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from compat import _messages
+from compat.errors import UnsupportedRayError
 
 SUPPORTED_RAY = SpecifierSet(">=2.60.0,<2.61")
-
-
-class UnsupportedRayError(ImportError):
-    """The installed ray is outside the range compat was tested against."""
 
 
 def check(installed: str | None = None) -> str:

@@ -1,19 +1,26 @@
-"""What runs inside each training worker around the user's training function."""
+"""What runs inside each training worker around the user's training function.
+
+The backend's :class:`compat._backend.WorkerSide` is chosen once per worker. It hooks the
+engine's own report path, so every report reaches :meth:`WorkerSession.on_report` exactly
+once, whichever door it came through; this module turns it into a ledger record.
+"""
 
 from __future__ import annotations
 
 import inspect
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from compat import _switch, _usage
-from compat._checks import ALLOW_NON_FINITE_ENV_VAR
+from compat._backend import EngineReport, WorkerSide
+from compat._patch import rebind
 
 # Environment the driver decided on, applied in every worker so both sides agree.
-_PROPAGATED = (_switch.ENV_VAR, _usage.STRICT_ENV_VAR, ALLOW_NON_FINITE_ENV_VAR)
+_PROPAGATED = (_switch.ENV_VAR, _usage.STRICT_ENV_VAR)
 
 
 @dataclass
@@ -28,15 +35,54 @@ class WorkerSettings:
 
 
 @dataclass
+class CompatCall:
+    """What ``compat.report`` knows about the report it is about to hand to the engine."""
+
+    wants_validation: bool
+    ledger_validation: Any = None  # v1: the request the ledger runs once the checkpoint is persisted
+
+
+@dataclass
 class WorkerSession:
     settings: WorkerSettings
+    side: WorkerSide
     rank: int
     world_size: int
+    attempt: int = 0
     next_index: int = 0
+    compat_call: CompatCall | None = None
 
     @property
     def backend(self) -> _switch.Backend:
         return self.settings.backend
+
+    def on_report(self, report: EngineReport) -> None:
+        """The engine delivered a report of this worker: record it in the ledger."""
+        call, self.compat_call = self.compat_call, None
+        if not report.has_checkpoint and report.metrics and self.rank == 0:
+            _usage.relied_on("free-floating-report", backend=self.backend)
+        from compat._ledger import Record
+
+        record = Record(
+            rank=self.rank,
+            index=self.next_index,
+            metrics=report.metrics,
+            has_checkpoint=report.has_checkpoint,
+            wants_validation=call.wants_validation if call else bool(report.validation),
+            timestamp=now(),
+            checkpoint=report.checkpoint,
+            checkpoint_dir_name=report.checkpoint_dir_name,
+            attempt=self.attempt,
+            source="compat" if call else "ray",
+            usages=_usage.take(),
+            pid=os.getpid(),
+            hostname=socket.gethostname(),
+        )
+        self.next_index += 1
+        job = None
+        if call is not None and call.ledger_validation and report.checkpoint is not None:
+            job = (report.checkpoint, call.ledger_validation)
+        self.settings.ledger.record.remote(record, job)
 
 
 _session: WorkerSession | None = None
@@ -54,24 +100,28 @@ def driver_settings(
     return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs)
 
 
-def _rank_and_size(backend: _switch.Backend) -> tuple[int, int]:
-    if backend == "v2":
-        from ray.train.v2.api.train_fn_utils import get_context as v2_context
+def _route_air_session() -> Callable[[], None]:
+    """``ray.air.session.*`` inside a compat worker answers correctly in both modes (raw V2
+    makes it a silent no-op) and is counted as the V1-only kind ``session-api``."""
+    import ray.air.session as air_session
 
-        context: Any = v2_context()
-    else:
-        from ray.train.context import get_context as v1_context
+    from compat import session as compat_session
 
-        context = v1_context()
-    return context.get_world_rank(), context.get_world_size()
+    return rebind(air_session, {name: getattr(compat_session, name) for name in compat_session.__all__})
 
 
 def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any, ...]) -> Any:
     global _session
+    import ray
+
     os.environ.update(settings.env)
-    rank, size = _rank_and_size(settings.backend)
-    _session = WorkerSession(settings, rank, size)
+    side = _switch.worker_side(settings.backend)
+    rank, size = side.rank_and_size()
+    attempt = ray.get(settings.ledger.worker_started.remote(rank))
+    _session = WorkerSession(settings, side, rank, size, attempt)
     _usage.take()
+    undo_engine = side.install(_session.on_report)
+    undo_air = _route_air_session()
     error: BaseException | None = None
     value: Any = None
     try:
@@ -81,18 +131,18 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
         error = exc
         raise
     finally:
-        import ray
-
+        undo_air()
+        undo_engine()
         _session = None
         returned = value if rank == 0 else None
         usages = _usage.take()
         try:
             # Blocking: every earlier record from this worker is in before fit() returns.
-            ray.get(settings.ledger.worker_done.remote(rank, returned, usages, error))
+            ray.get(settings.ledger.worker_done.remote(rank, returned, usages, error, attempt))
         except Exception:
             # An unpicklable return value or exception must not hide the run's outcome.
             plain = RuntimeError(f"{type(error).__name__}: {error}") if error else None
-            ray.get(settings.ledger.worker_done.remote(rank, None, usages, plain))
+            ray.get(settings.ledger.worker_done.remote(rank, None, usages, plain, attempt))
 
 
 class _Entry:

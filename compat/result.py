@@ -29,10 +29,12 @@ class Result:
     v2, the latest checkpoint's metrics, or None without checkpoints.
     ``metrics_dataframe``: v1, one row per report of rank 0; v2, one row per retained
     checkpoint (V1-style rows with ``RunConfig(keep_v1_logs=True)``).
-    ``worker_metrics_dataframe`` (compat only): every report of every worker, with
-    ``world_rank`` and ``report_index`` columns, in both modes.
+    ``worker_metrics_dataframe`` (compat only): every report of every worker, whatever
+    called ``report`` (compat, ``ray.train``, ``ray.air.session``, Lightning's or
+    Transformers' callback), with ``attempt``, ``world_rank`` and ``report_index`` columns
+    (a retried run's attempts are 0, 1, ...), in both modes.
     ``v1_usage`` (compat only): the V1-only behaviours this run relied on.
-    ``report_rounds`` (compat only): every complete round of reports, each worker's metrics,
+    ``report_rounds`` (compat only): every complete round of reports of every attempt, each worker's metrics,
     whether a checkpoint was attached and the validation outcome (see ``compat.testing``).
     """
 
@@ -77,11 +79,11 @@ class Result:
 
 
 def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
-    """Every worker's reports as rows ordered by (report_index, world_rank)."""
+    """Every worker's reports as rows ordered by (attempt, report_index, world_rank)."""
     if not records:
         return None
     rows = [
-        {**r.metrics, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
-        for r in sorted(records, key=lambda r: (r.index, r.rank))
+        {**r.metrics, "attempt": r.attempt, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
+        for r in sorted(records, key=lambda r: (r.attempt, r.index, r.rank))
     ]
     return pd.DataFrame(rows)

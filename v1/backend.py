@@ -8,9 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from compat import _storage, _usage
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot
 from compat._model import CheckpointStatus, ValidationOutcome, checkpoint_status, merge_validation
+from compat.config import RunConfig
 from compat.result import ReportedCheckpoint, Result, worker_dataframe
 from v1 import logs
 from v1.semantics import V1Semantics
@@ -19,6 +21,20 @@ from v1.semantics import V1Semantics
 class V1Backend:
     name = "v1"
     semantics = V1Semantics()
+    ledger_runs_callbacks = True
+    warns_v1_only = False
+
+    def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:
+        if run.name:  # V1 makes a fresh trial directory; V2 would resume what is stored here
+            storage = _storage.resolve(run.storage_path, run.storage_filesystem, run.name)
+            if storage.has_entries():
+                _usage.relied_on("rerun-same-name", f"{run.name!r} in {storage}", backend="v1")
+
+    def round_sink(self) -> Any:
+        return None  # Ray's V1 engine writes its own logs as it goes
+
+    def engine_env(self) -> dict[str, str]:
+        return {}
 
     def run(self, job: TrainJob) -> Any:
         from ray.air.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
@@ -94,7 +110,7 @@ class V1Backend:
                 report_rounds=rounds,
             )
 
-        logs.repair_progress_csv(raw.path)
+        logs.repair_progress_csv(_storage.RunStorage(raw.filesystem, raw.path))
 
         def validated(metrics: dict[str, Any]) -> dict[str, Any]:
             round_ = by_dir.get(str(metrics.get("checkpoint_dir_name")))

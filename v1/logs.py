@@ -1,9 +1,12 @@
-"""V1's run logs, ``progress.csv`` and ``result.json``, as plain file operations.
+"""V1's run logs, ``progress.csv`` and ``result.json``, on the run's filesystem.
 
 Ray V1 (Tune's CSV logger) freezes the CSV columns at the first report, so a key first
 reported later is missing from every row. :func:`repair_progress_csv` rewrites the CSV
-from ``result.json`` with every key; :func:`write_logs` writes both files for compat's
-``keep_v1_logs`` opt-in under v2.
+from ``result.json`` with every key. :class:`LiveV1Logs` writes both files as each round
+completes, for compat's ``keep_v1_logs`` opt-in under v2, with the rows
+:class:`V1Rows` makes (V1's auto-filled keys).
+
+A target is a :class:`compat._storage.RunStorage` or a local directory.
 """
 
 from __future__ import annotations
@@ -12,15 +15,25 @@ import csv
 import io
 import json
 import os
-import socket
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
+
+import pyarrow.fs as pafs
+
+from compat._ledger import Record, round_dir_name
+from compat._storage import RunStorage
 
 PROGRESS_CSV = "progress.csv"
 RESULT_JSON = "result.json"
+
+Target = RunStorage | str | os.PathLike[str]
+
+
+def storage_of(target: Target) -> RunStorage:
+    if isinstance(target, RunStorage):
+        return target
+    return RunStorage(pafs.LocalFileSystem(), os.path.abspath(os.fspath(target)))
 
 
 def flatten(row: Mapping[str, Any], prefix: str = "", delimiter: str = "/") -> dict[str, Any]:
@@ -44,55 +57,119 @@ def columns(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def _csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
+def _csv_text(rows: Sequence[Mapping[str, Any]], fieldnames: list[str] | None = None, header: bool = True) -> str:
     flat = [flatten(r) for r in rows]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns(flat), restval="")
-    writer.writeheader()
+    writer = csv.DictWriter(buffer, fieldnames=fieldnames or columns(flat), restval="", extrasaction="ignore")
+    if header:
+        writer.writeheader()
     writer.writerows(flat)
     return buffer.getvalue()
 
 
-def read_result_json(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    path = Path(directory) / RESULT_JSON
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _json_line(row: Mapping[str, Any]) -> str:
+    return json.dumps(dict(row), default=_json_default) + "\n"
 
 
-def repair_progress_csv(directory: str | os.PathLike[str]) -> bool:
+def read_result_json(target: Target) -> list[dict[str, Any]]:
+    text = storage_of(target).read_text(RESULT_JSON)
+    return [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+
+
+def repair_progress_csv(target: Target) -> bool:
     """Rewrite ``progress.csv`` from ``result.json`` with every key. True if it changed."""
-    rows = read_result_json(directory)
+    storage = storage_of(target)
+    rows = read_result_json(storage)
     if not rows:
         return False
-    path = Path(directory) / PROGRESS_CSV
     text = _csv_text(rows)
-    if path.exists() and path.read_bytes() == text.encode():
+    if storage.read_text(PROGRESS_CSV) == text:
         return False
-    _atomic_write(path, text)
+    storage.write_text(PROGRESS_CSV, text)
     return True
 
 
-def write_logs(directory: str | os.PathLike[str], rows: Sequence[Mapping[str, Any]]) -> None:
+def write_logs(target: Target, rows: Sequence[Mapping[str, Any]]) -> None:
     """Write ``result.json`` (one JSON line per row) and ``progress.csv``."""
-    target = Path(directory)
-    target.mkdir(parents=True, exist_ok=True)
-    lines = "".join(json.dumps(dict(r), default=_json_default) + "\n" for r in rows)
-    _atomic_write(target / RESULT_JSON, lines)
-    _atomic_write(target / PROGRESS_CSV, _csv_text(rows))
+    storage = storage_of(target)
+    storage.write_text(RESULT_JSON, "".join(_json_line(r) for r in rows))
+    storage.write_text(PROGRESS_CSV, _csv_text(rows))
 
 
 def _json_default(value: Any) -> Any:
     if hasattr(value, "tolist"):
         return value.tolist()
     return str(value)
+
+
+class V1Rows:
+    """Makes rank 0's rows with V1's auto-filled keys, one round at a time, as V1's session
+    adds them. ``training_iteration`` and ``time_total_s`` run across attempts;
+    ``iterations_since_restore`` and ``time_since_restore`` start again at each attempt."""
+
+    def __init__(self, *, start_time: float, config: Mapping[str, Any], trial_id: str) -> None:
+        self.start_time = start_time
+        self.config = dict(config)
+        self.trial_id = trial_id
+        self.node_ip = _node_ip()
+        self._iteration = 0
+        self._previous = start_time
+        self._attempt: int | None = None
+        self._attempt_start = start_time
+        self._since_restore = 0
+
+    def row(self, record: Record, checkpoint_dir_name: str | None) -> dict[str, Any]:
+        ts = max(record.timestamp, self._previous)  # clocks of two workers may disagree
+        if record.attempt != self._attempt:
+            self._attempt = record.attempt
+            self._attempt_start = self._previous if record.attempt else self.start_time
+            self._since_restore = 0
+        self._iteration += 1
+        self._since_restore += 1
+        row = dict(record.metrics)
+        row.update(
+            timestamp=int(ts),
+            checkpoint_dir_name=checkpoint_dir_name,
+            done=False,
+            training_iteration=self._iteration,
+            trial_id=self.trial_id,
+            date=datetime.fromtimestamp(ts).strftime("%Y-%m-%d_%H-%M-%S"),
+            time_this_iter_s=ts - self._previous,
+            time_total_s=ts - self.start_time,
+            pid=record.pid if record.pid is not None else os.getpid(),
+            hostname=record.hostname or "",
+            node_ip=self.node_ip,
+            config=dict(self.config),
+            time_since_restore=ts - self._attempt_start,
+            iterations_since_restore=self._since_restore,
+        )
+        if checkpoint_dir_name is not None:
+            row["should_checkpoint"] = True
+        self._previous = ts
+        return row
+
+    def round_row(self, round_: Mapping[int, Record]) -> dict[str, Any]:
+        return self.row(round_[0], round_dir_name(dict(round_)))
+
+
+class LiveV1Logs:
+    """The ledger's round sink under v2 with ``keep_v1_logs``: one row per complete round,
+    appended to ``result.json`` and ``progress.csv`` as it completes. The CSV's columns are
+    the first row's, as V1 writes it live; :meth:`finish` rewrites it with every key."""
+
+    def __init__(self, storage: RunStorage, rows: V1Rows) -> None:
+        self.storage = storage
+        self.rows = rows
+        self._csv_columns: list[str] | None = None
+
+    def __call__(self, round_: Mapping[int, Record]) -> None:
+        row = self.rows.round_row(round_)
+        self.storage.append_text(RESULT_JSON, _json_line(row))
+        if self._csv_columns is None:
+            self._csv_columns = list(flatten(row))
+            self.storage.write_text(PROGRESS_CSV, _csv_text([row], self._csv_columns))
+        else:
+            self.storage.append_text(PROGRESS_CSV, _csv_text([row], self._csv_columns, header=False))
 
 
 def auto_filled(
@@ -104,34 +181,12 @@ def auto_filled(
     config: Mapping[str, Any],
     trial_id: str,
 ) -> list[dict[str, Any]]:
-    """Rows with V1's auto-filled keys, as V1's session adds them to each report."""
-    rows = []
-    previous = start_time
-    hostname = socket.gethostname()
-    node_ip = _node_ip()
-    for i, (metrics, ts, dir_name) in enumerate(zip(metrics_rows, timestamps, checkpoint_dir_names, strict=True)):
-        row = dict(metrics)
-        row.update(
-            timestamp=int(ts),
-            checkpoint_dir_name=dir_name,
-            done=False,
-            training_iteration=i + 1,
-            trial_id=trial_id,
-            date=datetime.fromtimestamp(ts).strftime("%Y-%m-%d_%H-%M-%S"),
-            time_this_iter_s=ts - previous,
-            time_total_s=ts - start_time,
-            pid=os.getpid(),
-            hostname=hostname,
-            node_ip=node_ip,
-            config=dict(config),
-            time_since_restore=ts - start_time,
-            iterations_since_restore=i + 1,
-        )
-        if dir_name is not None:
-            row["should_checkpoint"] = True
-        rows.append(row)
-        previous = ts
-    return rows
+    """Rows with V1's auto-filled keys for one attempt's rank-0 reports."""
+    maker = V1Rows(start_time=start_time, config=config, trial_id=trial_id)
+    return [
+        maker.row(Record(0, i, dict(m), d is not None, False, ts), d)
+        for i, (m, ts, d) in enumerate(zip(metrics_rows, timestamps, checkpoint_dir_names, strict=True))
+    ]
 
 
 def _node_ip() -> str:

@@ -5,13 +5,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import posixpath
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
 
+from compat import _storage, _usage
 from compat._backend import TrainJob
-from compat._ledger import LedgerSnapshot
+from compat._ledger import LedgerSnapshot, group_rounds
 from compat._model import CheckpointStatus, ReportRound, ValidationOutcome
+from compat._storage import RunStorage
+from compat.config import RunConfig
 from compat.result import ReportedCheckpoint, Result, worker_dataframe
 from v1 import logs
 from v2.callbacks import GuardedCallback
@@ -25,9 +30,46 @@ _STATUS_KEYS = {
 }
 
 
+# V2's controller waits this long between polls of the workers, and so each report round
+# waits for it: Ray's default of 2 s makes 20 per-step reports take ~40 s. compat uses a
+# shorter default unless the user set the variable. See docs/environment_variables.md.
+POLL_ENV_VAR = "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S"
+COMPAT_POLL_DEFAULT_S = "0.05"
+
+
 class V2Backend:
     name = "v2"
     semantics = V2Semantics()
+    ledger_runs_callbacks = False
+    warns_v1_only = True
+
+    def __init__(self) -> None:
+        self.run_name = ""
+        self.storage: RunStorage | None = None
+        self.rows: logs.V1Rows | None = None
+
+    def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:
+        # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
+        self.run_name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
+        self.storage = _storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
+        if self.storage.exists(SNAPSHOT_FILE):
+            _usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", backend="v2")
+        if run.keep_v1_logs:
+            for name in (logs.PROGRESS_CSV, logs.RESULT_JSON):
+                self.storage.move_aside(name)  # an earlier run's logs never look current
+            self.rows = logs.V1Rows(
+                start_time=start_time,
+                config={"train_loop_config": train_loop_config or {}},
+                trial_id=self.run_name,
+            )
+
+    def round_sink(self) -> Any:
+        if self.rows is None or self.storage is None:
+            return None
+        return logs.LiveV1Logs(self.storage, self.rows)
+
+    def engine_env(self) -> dict[str, str]:
+        return {} if POLL_ENV_VAR in os.environ else {POLL_ENV_VAR: COMPAT_POLL_DEFAULT_S}
 
     def run(self, job: TrainJob) -> Any:
         from ray.train.v2.api.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
@@ -40,7 +82,7 @@ class V2Backend:
         # V1-only options were recorded (and warned about) by the trainer; V2 raises on
         # them, so they are not passed on.
         run = RunConfig(
-            name=r.name,
+            name=self.run_name or r.name,
             storage_path=r.storage_path,
             storage_filesystem=r.storage_filesystem,
             failure_config=FailureConfig(max_failures=f.max_failures) if f else None,
@@ -72,18 +114,28 @@ class V2Backend:
         )
         return trainer.fit()
 
+    def _v1_rows(self, snapshot: LedgerSnapshot) -> list[dict[str, Any]]:
+        """Rank 0's rows as the live logs wrote them (same maker, same rounds, same order)."""
+        assert self.rows is not None
+        maker = logs.V1Rows(start_time=self.rows.start_time, config=self.rows.config, trial_id=self.rows.trial_id)
+        by_key = group_rounds(snapshot.records)
+        return [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
+
     def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
         rounds = snapshot.rounds()
         keep_v1_logs = job.run.keep_v1_logs
         workers = worker_dataframe(snapshot.records)
-        v1_rows = _v1_rows(job, snapshot) if keep_v1_logs else None
+        v1_rows = self._v1_rows(snapshot) if keep_v1_logs else None
+        if v1_rows and self.storage is not None:
+            logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
+        run_path = self.storage.run_dir if self.storage is not None else ""
         if raw is None:
             outcome = self.semantics.outcome(rounds, keep_v1_logs=keep_v1_logs)
             return Result(
                 backend=self.name,
                 metrics=outcome.result_metrics,
                 checkpoint=None,
-                path=_run_path(job),
+                path=run_path,
                 error=error,
                 metrics_dataframe=pd.DataFrame(v1_rows or outcome.dataframe_rows)
                 if (v1_rows or outcome.dataframe_rows)
@@ -92,15 +144,14 @@ class V2Backend:
                 return_value=snapshot.return_value,
                 report_rounds=rounds,
             )
-        statuses = _read_statuses(raw.path)
+        statuses = _read_statuses(self.storage) if self.storage is not None else {}
         best = list(raw.best_checkpoints or [])
         reported = [
-            ReportedCheckpoint(ckpt, metrics, statuses.get(os.path.basename(ckpt.path), CheckpointStatus.COMMITTED))
+            ReportedCheckpoint(ckpt, metrics, statuses.get(_dir_name(ckpt), CheckpointStatus.COMMITTED))
             for ckpt, metrics in best
         ]
         frame = raw.metrics_dataframe
-        if v1_rows is not None:
-            logs.write_logs(raw.path, v1_rows)
+        if v1_rows is not None and (v1_rows or frame is None):
             frame = pd.DataFrame(v1_rows) if v1_rows else None
         return Result(
             backend=self.name,
@@ -118,19 +169,26 @@ class V2Backend:
         )
 
 
+def _dir_name(checkpoint: Any) -> str:
+    return posixpath.basename(str(checkpoint.path).rstrip("/"))
+
+
 def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoint]) -> list[ReportRound]:
-    """V2 validates in its controller: recover each checkpoint round's outcome from the result."""
-    checkpoint_rounds = [r for r in rounds if r.has_checkpoint]
-    if len(checkpoint_rounds) != len(reported):  # num_to_keep deleted some: no safe pairing
-        return rounds
-    outcomes = {}
-    for round_, checkpoint in zip(checkpoint_rounds, reported, strict=True):
-        if checkpoint.status in (CheckpointStatus.COMMITTED, CheckpointStatus.PENDING_VALIDATION):
+    """V2 validates in its controller: recover each checkpoint round's outcome from the
+    result, matching rounds to checkpoints by directory name (Ray sorts ``best_checkpoints``
+    by score with ``checkpoint_score_attribute``, so positions say nothing)."""
+    by_dir = {_dir_name(c.checkpoint): c for c in reported}
+    replaced = []
+    for round_ in rounds:
+        checkpoint = by_dir.get(round_.checkpoint_dir_name or "") if round_.has_checkpoint else None
+        if checkpoint is None or checkpoint.status in (CheckpointStatus.COMMITTED, CheckpointStatus.PENDING_VALIDATION):
+            replaced.append(round_)
             continue
         changed = {k: v for k, v in checkpoint.metrics.items() if round_.rank0_metrics.get(k, _MISSING) != v}
         validated = checkpoint.status is CheckpointStatus.VALIDATED
-        outcomes[round_.index] = ValidationOutcome(checkpoint.status, changed if validated else {})
-    return [dataclasses.replace(r, validation=outcomes.get(r.index)) for r in rounds]
+        outcome = ValidationOutcome(checkpoint.status, changed if validated else {})
+        replaced.append(dataclasses.replace(round_, validation=outcome))
+    return replaced
 
 
 _MISSING = object()
@@ -152,31 +210,13 @@ def _expose_v2_errors() -> None:
             setattr(ray.train, name, getattr(exceptions, name))
 
 
-def _v1_rows(job: TrainJob, snapshot: LedgerSnapshot) -> list[dict[str, Any]]:
-    """Rank 0's reports with V1's auto-filled keys, as V1 would have logged them."""
-    records = sorted((r for r in snapshot.records if r.rank == 0), key=lambda r: r.index)
-    return logs.auto_filled(
-        [r.metrics for r in records],
-        [r.timestamp for r in records],
-        [r.checkpoint_dir_name if r.has_checkpoint else None for r in records],
-        start_time=job.start_time,
-        config={"train_loop_config": job.train_loop_config or {}},
-        trial_id=job.run.name or "compat",
-    )
-
-
-def _read_statuses(run_path: str) -> dict[str, CheckpointStatus]:
-    path = os.path.join(run_path, SNAPSHOT_FILE)
-    if not os.path.exists(path):
+def _read_statuses(storage: RunStorage) -> dict[str, CheckpointStatus]:
+    text = storage.read_text(SNAPSHOT_FILE)
+    if text is None:
         return {}
-    with open(path) as f:
-        state = json.load(f)
+    state = json.loads(text)
     statuses: dict[str, CheckpointStatus] = {}
     for key, status in _STATUS_KEYS.items():
         for name in state.get(key) or []:
             statuses[name] = status
     return statuses
-
-
-def _run_path(job: TrainJob) -> str:
-    return os.path.join(job.run.storage_path or "", job.run.name or "")

@@ -80,7 +80,7 @@ def run_both(
 
     Each run gets its own storage directory (V2 would otherwise resume the first run) and a
     recording ``after_report`` callback next to any callbacks in ``run_config``. ``env``
-    is set during both runs (e.g. ``{"COMPAT_ALLOW_NON_FINITE": "1"}``).
+    is set during both runs (e.g. ``{"COMPAT_STRICT": "1"}``).
     A run that fails still yields an outcome, from the ``TrainingFailedError``'s result.
     """
     from compat import TrainingFailedError
@@ -116,8 +116,8 @@ def run_both(
 
 
 def run_schedule(schedule: Schedule, **kwargs: Any) -> Comparison:
-    """Replay a report schedule under both backends (NaN allowed in its metrics)."""
-    env = {"COMPAT_ALLOW_NON_FINITE": "1", **kwargs.pop("env", {})}
+    """Replay a report schedule under both backends."""
+    env = dict(kwargs.pop("env", {}))
     return run_both(
         replay_schedule,
         train_loop_config={"schedule": schedule.to_json()},

@@ -64,7 +64,7 @@ def test_after_exception_gets_worker_errors_by_rank() -> None:
     error = RuntimeError("oom")
     ledger.worker_done(1, None, [], error)
     ledger.worker_done(0, "ret", [Usage("free-floating-report", 2, "a.py:1")])
-    snap = ledger.close(fire_after_exception=True)
+    snap = ledger.close()
     assert cb.exceptions == [{1: error}]
     assert snap.return_value == "ret"
     assert [(u.kind, u.count) for u in snap.usages] == [("free-floating-report", 2)]
@@ -90,5 +90,82 @@ def test_validations_run_one_at_a_time_with_kwargs_and_timeouts() -> None:
     ledger.record(rec(0, 1, ckpt="B", loss=1), ("B", ValidationTaskConfig(fn_kwargs={"scale": 5}, timeout_s=1)))
     snap = ledger.close()
     assert seen == [("A", {"scale": 2}, {"num_cpus": 0}, 9), ("B", {"scale": 5}, {"num_cpus": 0}, 1)]
-    assert snap.validations[0].metrics == {"score": 2} and snap.validations[1].metrics == {"score": 5}
+    assert snap.validations[(0, 0)].metrics == {"score": 2} and snap.validations[(0, 1)].metrics == {"score": 5}
     assert [r.validation.status for r in snap.rounds()] == [CheckpointStatus.VALIDATED] * 2
+
+
+def rec_at(attempt, rank, index, ckpt=None, **metrics):
+    record = rec(rank, index, ckpt, **metrics)
+    record.attempt = attempt
+    return record
+
+
+def test_every_round_of_every_attempt_reaches_after_report_in_order_with_one_after_exception_per_failure() -> None:
+    cb = Recorder()
+    ledger = RunLedger(2, callbacks=[cb])
+    boom = RuntimeError("worker 1 died")
+    ledger.record(rec_at(0, 0, 0, a=1))
+    ledger.record(rec_at(0, 1, 0, a=2))
+    ledger.record(rec_at(0, 0, 1, a=3))  # rank 1 never reports round 1 of attempt 0
+    ledger.worker_done(1, None, [], boom, attempt=0)
+    # The retried attempt starts again at index 0; its records arrive out of order.
+    ledger.record(rec_at(1, 1, 1, a=12))
+    ledger.record(rec_at(1, 0, 1, a=11))
+    ledger.record(rec_at(1, 0, 0, a=9))
+    ledger.record(rec_at(1, 1, 0, a=10))
+    snap = ledger.close()
+    assert [m for m, _ in cb.calls] == [[{"a": 1}, {"a": 2}], [{"a": 9}, {"a": 10}], [{"a": 11}, {"a": 12}]]
+    assert cb.exceptions == [{1: boom}]
+    assert [(r.attempt, r.index) for r in snap.rounds()] == [(0, 0), (1, 0), (1, 1)]
+    assert snap.failures == [{1: boom}] and snap.attempts == 1  # worker_started was not called here
+    assert len(snap.records) == 7  # the dead attempt's half round is kept
+
+
+def test_after_exception_comes_after_the_failed_attempts_complete_rounds() -> None:
+    order = []
+
+    class Log(UserCallback):
+        def after_report(self, run_context, metrics, checkpoint):
+            order.append(("report", metrics[0]["a"]))
+
+        def after_exception(self, run_context, worker_exceptions):
+            order.append(("exception", sorted(worker_exceptions)))
+
+    ledger = RunLedger(1, callbacks=[Log()])
+    ledger.record(rec_at(0, 0, 0, a=1))
+    ledger.worker_done(0, None, [], ValueError("x"), attempt=0)
+    ledger.worker_done(0, None, [], ValueError("again"), attempt=0)  # one failure, one call
+    ledger.record(rec_at(1, 0, 0, a=2))
+    ledger.close()
+    assert order == [("report", 1), ("exception", [0]), ("report", 2)]
+
+
+def test_attempt_numbers_count_restarts_per_rank() -> None:
+    ledger = RunLedger(2)
+    assert [ledger.worker_started(0), ledger.worker_started(1)] == [0, 0]
+    assert [ledger.worker_started(1), ledger.worker_started(0)] == [1, 1]
+    assert ledger.close().attempts == 2
+
+
+def test_usages_travel_with_each_record_so_a_crashed_worker_keeps_them() -> None:
+    ledger = RunLedger(1)
+    record = rec(0, 0, a=1)
+    record.usages = [Usage("free-floating-report", 1, "job.py:7")]
+    ledger.record(record)  # and the worker dies: no worker_done
+    assert [(u.kind, u.first_site) for u in ledger.close().usages] == [("free-floating-report", "job.py:7")]
+
+
+def test_round_sink_sees_complete_rounds_in_order_and_its_failure_is_reported() -> None:
+    seen = []
+
+    def sink(round_):
+        seen.append(round_[0].metrics["a"])
+        if len(seen) == 2:
+            raise OSError("disk full")
+
+    ledger = RunLedger(1, round_sink=sink)
+    for i in (1, 0, 2):
+        ledger.record(rec(0, i, a=i))
+    snap = ledger.close()
+    assert seen == [0, 1, 2]
+    assert [f.hook for f in snap.callback_failures] == ["__call__"]

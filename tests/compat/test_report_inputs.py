@@ -7,6 +7,7 @@ import pytest
 
 import compat
 from compat import _worker
+from v2.worker import V2WorkerSide
 
 
 class _RejectingLedger:
@@ -19,7 +20,7 @@ class _RejectingLedger:
 @pytest.fixture
 def session(monkeypatch):
     settings = _worker.WorkerSettings("v2", _RejectingLedger(), {}, has_validation_config=False, keep_v1_logs=False)
-    monkeypatch.setattr(_worker, "_session", _worker.WorkerSession(settings, rank=0, world_size=1))
+    monkeypatch.setattr(_worker, "_session", _worker.WorkerSession(settings, V2WorkerSide(), rank=0, world_size=1))
     return settings
 
 

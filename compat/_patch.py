@@ -1,0 +1,33 @@
+"""Temporarily rebinding module attributes inside a worker, with an exact undo."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+_MISSING = object()
+
+
+def rebind(module: ModuleType, values: Mapping[str, Any]) -> Callable[[], None]:
+    """Set ``module.<name> = value`` for each item; the returned function restores them."""
+    old = {name: getattr(module, name, _MISSING) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+
+    def undo() -> None:
+        for name, value in old.items():
+            if value is _MISSING:
+                delattr(module, name)
+            else:
+                setattr(module, name, value)
+
+    return undo
+
+
+def undo_all(undos: list[Callable[[], None]]) -> Callable[[], None]:
+    def undo() -> None:
+        for step in reversed(undos):
+            step()
+
+    return undo

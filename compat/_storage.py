@@ -1,0 +1,85 @@
+"""A run directory on the run's own ``pyarrow.fs`` filesystem.
+
+Everything compat reads or writes in a run directory goes through here, resolved as Ray
+resolves ``RunConfig(storage_path, storage_filesystem)``: a custom filesystem takes the
+path as given; otherwise pyarrow resolves the URI (``s3://``, ``gs://``, ``file://``) or
+local path. Nothing is written relative to the working directory.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow.fs as pafs
+
+DEFAULT_STORAGE_PATH = os.path.expanduser("~/ray_results")
+
+
+@dataclass(frozen=True)
+class RunStorage:
+    """``run_dir`` is a path on ``filesystem`` (not a URI)."""
+
+    filesystem: Any
+    run_dir: str
+
+    def path(self, name: str) -> str:
+        return posixpath.join(self.run_dir, name)
+
+    def exists(self, name: str = "") -> bool:
+        info = self.filesystem.get_file_info(self.path(name) if name else self.run_dir)
+        return bool(info.type != pafs.FileType.NotFound)
+
+    def has_entries(self) -> bool:
+        if not self.exists():
+            return False
+        return bool(self.filesystem.get_file_info(pafs.FileSelector(self.run_dir, recursive=False)))
+
+    def read_text(self, name: str) -> str | None:
+        if not self.exists(name):
+            return None
+        with self.filesystem.open_input_stream(self.path(name)) as f:
+            return bytes(f.read()).decode()
+
+    def write_text(self, name: str, text: str) -> None:
+        self.filesystem.create_dir(self.run_dir, recursive=True)
+        with self.filesystem.open_output_stream(self.path(name)) as f:
+            f.write(text.encode())
+
+    def append_text(self, name: str, text: str) -> None:
+        """Append (flushed on close, so ``tail -f`` sees each row); filesystems without
+        appends (object stores) get the file rewritten with the new text at its end."""
+        if not self.exists(name):
+            self.write_text(name, text)
+            return
+        try:
+            with self.filesystem.open_append_stream(self.path(name)) as f:
+                f.write(text.encode())
+        except (NotImplementedError, OSError):  # pyarrow raises a NotImplementedError subclass
+            self.write_text(name, (self.read_text(name) or "") + text)
+
+    def move_aside(self, name: str) -> str | None:
+        """Rename ``name`` to the first free ``name.N``; returns the new name."""
+        if not self.exists(name):
+            return None
+        n = 1
+        while self.exists(f"{name}.{n}"):
+            n += 1
+        self.filesystem.move(self.path(name), self.path(f"{name}.{n}"))
+        return f"{name}.{n}"
+
+    def __str__(self) -> str:
+        return f"{self.run_dir} on {type(self.filesystem).__name__}"
+
+
+def resolve(storage_path: str | os.PathLike[str] | None, storage_filesystem: Any, name: str) -> RunStorage:
+    """The run directory ``<storage_path>/<name>`` on the filesystem Ray would use."""
+    path = os.fspath(storage_path) if storage_path is not None else DEFAULT_STORAGE_PATH
+    if storage_filesystem is not None:
+        return RunStorage(storage_filesystem, posixpath.join(path, name))
+    if "://" not in path:
+        path = os.path.abspath(os.path.expanduser(path))
+    filesystem, base = pafs.FileSystem.from_uri(path)
+    return RunStorage(filesystem, posixpath.join(base, name))

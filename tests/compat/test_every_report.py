@@ -1,0 +1,269 @@
+"""compat observes the engine: every report from any caller, on every attempt, on any storage.
+
+Real 2-worker runs on the shared local cluster, in both modes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pytest
+
+import compat as train
+from compat.torch import TorchTrainer
+
+pytestmark = pytest.mark.ray
+
+
+class CallLog(train.UserCallback):
+    """Callbacks run in V2's controller process, so this one appends what it sees to a file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _write(self, entry: dict) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def after_report(self, run_context, metrics, checkpoint):
+        self._write({"report": metrics, "checkpoint": checkpoint is not None})
+
+    def after_exception(self, run_context, worker_exceptions):
+        self._write({"exception": {str(rank): str(e) for rank, e in worker_exceptions.items()}})
+
+
+def read_log(path: str) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines()] if os.path.exists(path) else []
+
+
+def save(directory: str, value: float) -> train.Checkpoint:
+    with open(os.path.join(directory, "model.txt"), "w") as f:
+        f.write(str(value))
+    return train.Checkpoint.from_directory(directory)
+
+
+def through_every_door(config):
+    import ray.train
+    from ray.air import session
+
+    train.report({"door": 0})
+    ray.train.report({"door": 1})  # a helper module still on `from ray import train`
+    session.report({"door": 2})  # a helper module still on ray.air.session
+    with tempfile.TemporaryDirectory() as d:
+        ray.train.report({"door": 3}, checkpoint=save(d, 3.0))
+    rank = ray.train.get_context().get_world_rank()
+    return {"rank_seen_by_raw_ray": rank, "air_rank": session.get_world_rank()}
+
+
+def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_report(backend, storage) -> None:
+    log = os.path.join(storage, "calls.jsonl")
+    result = TorchTrainer(
+        through_every_door,
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(storage_path=storage, name="doors", callbacks=[CallLog(log)]),
+    ).fit()
+    frame = result.worker_metrics_dataframe
+    assert frame[["door", "world_rank"]].values.tolist() == [[d, r] for d in range(4) for r in (0, 1)]
+    reports = [c["report"] for c in read_log(log)]
+    assert reports == [[{"door": d}, {"door": d}] for d in range(4)]
+    assert [r.has_checkpoint for r in result.report_rounds] == [False, False, False, True]
+    assert result.report_rounds[3].checkpoint_dir_name == os.path.basename(result.checkpoint.path)
+    kinds = {u.kind: u.count for u in result.v1_usage}
+    assert kinds["free-floating-report"] == 3  # rank 0's three reports without a checkpoint
+    assert kinds["session-api"] == 4  # session.report and session.get_world_rank, on 2 workers
+    assert "behaves the same under V2" not in result.migration_report()
+
+
+def fails_once(config):
+    """Attempt 0 reports twice, checkpointing the first, then rank 1 dies; the retry resumes
+    from the checkpoint when ``config["resume"]`` and reports twice more."""
+    import ray.train
+
+    rank = train.get_context().get_world_rank()
+    start = 0
+    checkpoint = train.get_checkpoint()
+    if checkpoint is not None and config["resume"]:
+        start = int(float(Path(checkpoint.path, "model.txt").read_text())) + 1
+    marker = Path(config["marker"])
+    for step in range(start, start + 2):
+        with tempfile.TemporaryDirectory() as d:
+            if step == 0:
+                train.report({"step": step, "rank": rank}, checkpoint=save(d, step))
+            else:
+                ray.train.report({"step": step, "rank": rank})  # a raw report, too
+    if rank == 1 and not marker.exists():
+        marker.write_text("failed once")
+        raise RuntimeError("injected failure")
+
+
+@pytest.mark.parametrize("resume", [True, False], ids=["resuming", "from-scratch"])
+def test_a_retried_run_keeps_every_attempt(backend, storage, resume) -> None:
+    log = os.path.join(storage, "calls.jsonl")
+    result = TorchTrainer(
+        fails_once,
+        train_loop_config={"marker": os.path.join(storage, "marker"), "resume": resume},
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(
+            storage_path=storage,
+            name="retry",
+            failure_config=train.FailureConfig(max_failures=1),
+            callbacks=[CallLog(log)],
+        ),
+    ).fit()
+    second = [1, 2] if resume else [0, 1]  # the checkpoint was taken at step 0
+    frame = result.worker_metrics_dataframe
+    assert frame[["attempt", "report_index", "world_rank", "step"]].values.tolist() == [
+        [a, i, r, s] for a, steps in ((0, [0, 1]), (1, second)) for i, s in enumerate(steps) for r in (0, 1)
+    ]
+    assert [(r.attempt, r.index) for r in result.report_rounds] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    calls = read_log(log)
+    assert [c.get("report", [{}])[0].get("step", "exception") for c in calls] == [0, 1, "exception", *second]
+    (failure,) = [c["exception"] for c in calls if "exception" in c]
+    assert list(failure) == ["1"] and "injected failure" in failure["1"]
+
+
+def diverges(config):
+    train.report({"loss": 1.0})
+    raise ValueError("diverged")
+
+
+def test_a_failed_run_raises_an_error_that_ray_handlers_catch(backend, storage) -> None:
+    import ray.train
+    from ray.train.base_trainer import TrainingFailedError as V1Failed
+    from ray.train.v2.api.exceptions import TrainingFailedError as V2Failed
+    from ray.train.v2.api.exceptions import WorkerGroupError
+
+    try:
+        TorchTrainer(diverges, run_config=train.RunConfig(storage_path=storage)).fit()
+    except ray.train.TrainingFailedError as error:  # whichever engine ray.train was imported for
+        caught = error
+    assert isinstance(caught, train.TrainingFailedError) and isinstance(caught, train.CompatError)
+    assert isinstance(caught, V1Failed) and isinstance(caught, V2Failed)
+    assert isinstance(caught, WorkerGroupError) and isinstance(caught, train.WorkerGroupFailedError)
+    assert list(caught.worker_failures) == [0] and "diverged" in str(caught.worker_failures[0])
+    assert caught.result.worker_metrics_dataframe["loss"].tolist() == [1.0]
+
+
+def scored_checkpoints(config):
+    # Scores fall then rise, so Ray's score-sorted list is not in report order.
+    for step, score in enumerate([3.0, 1.0, 2.0]):
+        with tempfile.TemporaryDirectory() as d:
+            train.report({"score": score, "step": step}, checkpoint=save(d, step), validation=True)
+
+
+def validate_step(checkpoint):
+    return {"validated_step": float(Path(checkpoint.path, "model.txt").read_text())}
+
+
+def test_validation_outcomes_land_on_their_own_round_with_a_score_attribute(backend, storage) -> None:
+    result = TorchTrainer(
+        scored_checkpoints,
+        validation_config=train.ValidationConfig(validate_step),
+        run_config=train.RunConfig(
+            storage_path=storage,
+            checkpoint_config=train.CheckpointConfig(checkpoint_score_attribute="score", checkpoint_score_order="max"),
+        ),
+    ).fit()
+    for round_ in result.report_rounds:
+        assert round_.validation is not None and round_.validation.status is train.CheckpointStatus.VALIDATED
+        assert round_.validation.metrics["validated_step"] == round_.rank0_metrics["step"]
+
+
+def one_checkpoint(config):
+    seen = train.get_checkpoint()
+    with tempfile.TemporaryDirectory() as d:
+        train.report({"resumed": seen is not None}, checkpoint=save(d, 1.0))
+
+
+def test_rerunning_a_named_run_is_named_as_a_v1_v2_difference(backend, storage) -> None:
+    def fit():
+        return TorchTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="same")).fit()
+
+    assert "rerun-same-name" not in {u.kind for u in fit().v1_usage}
+    if backend == "v2":
+        with pytest.warns(train.V1OnlyWarning, match=r"\[rerun-same-name\].*V2 resumes the stored run"):
+            second = fit()
+        assert second.metrics["resumed"] is True  # what raw V2 does; V1 starts fresh
+    else:
+        second = fit()
+        assert second.metrics["resumed"] is False
+    (usage,) = [u for u in second.v1_usage if u.kind == "rerun-same-name"]
+    assert "test_every_report.py" in usage.first_site
+
+
+def logs_while_training(config):
+    """Rank 0 waits, at each report, until the previous rounds are in the live logs."""
+    progress = Path(config["run_dir"], "result.json")
+    for step in range(3):
+        if train.get_context().get_world_rank() == 0 and step:
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                if progress.exists() and len(progress.read_text().splitlines()) == step:
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError(f"result.json did not have {step} rows while training")
+        with tempfile.TemporaryDirectory() as d:
+            train.report({"step": step}, checkpoint=save(d, step) if step == 1 else None)
+    raise RuntimeError("fails after three rounds")
+
+
+def test_keep_v1_logs_are_written_live_and_survive_a_failure(v2, storage) -> None:
+    run_dir = os.path.join(storage, "live")
+    os.makedirs(run_dir)
+    Path(run_dir, "progress.csv").write_text("step\n99\n")  # an earlier run's log
+    with pytest.raises(train.TrainingFailedError) as info:
+        TorchTrainer(
+            logs_while_training,
+            train_loop_config={"run_dir": run_dir},
+            scaling_config=train.ScalingConfig(num_workers=2),
+            run_config=train.RunConfig(storage_path=storage, name="live", keep_v1_logs=True),
+        ).fit()
+    rows = [json.loads(line) for line in Path(run_dir, "result.json").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [0, 1, 2]
+    assert [r["training_iteration"] for r in rows] == [1, 2, 3]
+    assert rows[1]["should_checkpoint"] is True and "should_checkpoint" not in rows[0]
+    assert rows[1]["checkpoint_dir_name"].startswith("checkpoint_")
+    assert os.path.isdir(os.path.join(run_dir, rows[1]["checkpoint_dir_name"]))
+    assert all(r["time_this_iter_s"] >= 0 for r in rows)
+    assert rows[0]["pid"] != os.getpid()  # the worker's, as V1 logs it
+    assert Path(run_dir, "progress.csv.1").read_text() == "step\n99\n"  # set aside, not lost
+    assert Path(run_dir, "progress.csv").read_text().splitlines()[1:] != ["99"]
+    assert info.value.result.metrics_dataframe["step"].tolist() == [0, 1, 2]
+
+
+def three_checkpoints(config):
+    for step in range(2):
+        with tempfile.TemporaryDirectory() as d:
+            train.report({"step": step}, checkpoint=save(d, step) if step else None)
+
+
+@pytest.mark.parametrize("how", ["subtree", "uri"])
+def test_storage_goes_through_the_runs_filesystem(backend, tmp_path, monkeypatch, how) -> None:
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    root = tmp_path / "bucket"
+    root.mkdir()
+    if how == "subtree":
+        run = train.RunConfig(
+            storage_path="experiments",
+            storage_filesystem=pafs.SubTreeFileSystem(str(root), pafs.LocalFileSystem()),
+            name="fs",
+            keep_v1_logs=True,
+        )
+    else:
+        run = train.RunConfig(storage_path=f"file://{root}/experiments", name="fs", keep_v1_logs=True)
+    result = TorchTrainer(three_checkpoints, run_config=run).fit()
+    assert list(work.iterdir()) == []  # nothing lands in the working directory
+    run_dir = root / "experiments" / "fs"
+    logged = list(run_dir.rglob("result.json"))
+    assert len(logged) == 1
+    assert [json.loads(line)["step"] for line in logged[0].read_text().splitlines()] == [0, 1]
+    assert result.metrics_dataframe["step"].tolist() == [0, 1]
+    assert result.checkpoint is not None

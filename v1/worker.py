@@ -1,0 +1,90 @@
+"""The v1 backend inside a training worker: Ray's V1 session, with every report observed.
+
+Every V1 report, whatever called it (``compat.report``, ``ray.train.report``,
+``ray.air.session.report``, Lightning's or Transformers' ``RayTrainReportCallback``), ends
+in the worker's ``_TrainSession.report``; compat wraps that one method on the worker's
+session object, so each report is recorded once, after Ray persisted its checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from compat._backend import EngineReport, ReportSink
+from compat._patch import rebind, undo_all
+
+
+class V1WorkerSide:
+    name = "v1"
+
+    def rank_and_size(self) -> tuple[int, int]:
+        context = self.context()
+        return context.get_world_rank(), context.get_world_size()
+
+    def install(self, sink: ReportSink) -> Callable[[], None]:
+        import ray.train
+        from ray.train import Checkpoint
+        from ray.train import context as v1_context
+        from ray.train._internal import session as v1_session
+
+        session: Any = v1_session.get_session()
+        original = session.report
+
+        def report(metrics: dict[str, Any], checkpoint: Any = None) -> None:
+            submitted = dict(metrics)  # V1 adds its auto-filled keys to the dict it is given
+            original(metrics, checkpoint=checkpoint)
+            persisted, dir_name = None, None
+            if checkpoint is not None:
+                storage = session.storage
+                persisted = Checkpoint(path=storage.checkpoint_fs_path, filesystem=storage.storage_filesystem)
+                dir_name = storage.checkpoint_dir_name
+            sink(EngineReport(submitted, checkpoint is not None, persisted, dir_name))
+
+        session.report = report
+
+        def unwrap() -> None:
+            if session.__dict__.get("report") is report:
+                del session.report
+
+        # A worker process may have imported ray.train while the switch said V2.
+        names = rebind(
+            ray.train,
+            {
+                "report": v1_session.report,
+                "get_checkpoint": v1_session.get_checkpoint,
+                "get_dataset_shard": v1_session.get_dataset_shard,
+                "get_context": v1_context.get_context,
+            },
+        )
+        return undo_all([unwrap, names])
+
+    def report(
+        self,
+        metrics: dict[str, Any],
+        checkpoint: Any,
+        *,
+        checkpoint_dir_name: str | None,
+        upload_mode: Any,
+        validation: Any,
+    ) -> None:
+        # V1 names its own checkpoint directories and uploads synchronously; validation
+        # runs in compat's ledger (see compat._worker).
+        from ray.train._internal.session import report as v1_report
+
+        v1_report(dict(metrics), checkpoint=checkpoint)
+
+    def context(self) -> Any:
+        from ray.train.context import get_context
+
+        return get_context()
+
+    def get_checkpoint(self) -> Any:
+        from ray.train._internal.session import get_checkpoint
+
+        return get_checkpoint()
+
+    def get_dataset_shard(self, dataset_name: str | None) -> Any:
+        from ray.train._internal.session import get_dataset_shard
+
+        return get_dataset_shard(dataset_name)

@@ -1,0 +1,119 @@
+"""The v2 backend inside a training worker: Ray's V2 train-fn utilities, every report observed.
+
+Every V2 report, whatever called it, goes through the worker's ``TrainFnUtils.report``
+(Ray documents the object as the place to patch API behaviour). compat wraps that method
+on the worker's instance. It names the checkpoint directory itself when the caller did not
+(exactly as Ray would, with the storage context's default name), so the directory of every
+checkpoint round is known and validation outcomes can be matched to rounds by name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from compat._backend import EngineReport, ReportSink
+from compat._patch import rebind, undo_all
+
+
+class V2WorkerSide:
+    name = "v2"
+
+    def rank_and_size(self) -> tuple[int, int]:
+        context = self.context()
+        return context.get_world_rank(), context.get_world_size()
+
+    def install(self, sink: ReportSink) -> Callable[[], None]:
+        import ray.train
+        from ray.train.v2._internal.execution.context import get_train_context
+        from ray.train.v2._internal.execution.train_fn_utils import get_train_fn_utils
+        from ray.train.v2.api import train_fn_utils as api
+        from ray.train.v2.api.report_config import CheckpointUploadMode
+
+        utils: Any = get_train_fn_utils()
+        original = utils.report
+
+        def report(
+            metrics: dict[str, Any],
+            checkpoint: Any = None,
+            checkpoint_dir_name: str | None = None,
+            checkpoint_upload_mode: Any = CheckpointUploadMode.SYNC,
+            delete_local_checkpoint_after_upload: bool | None = None,
+            checkpoint_upload_fn: Any = None,
+            validation: Any = False,
+        ) -> None:
+            submitted = dict(metrics)
+            context: Any = get_train_context()
+            name = checkpoint_dir_name or context.storage_context.make_default_checkpoint_dir_name()
+            original(
+                metrics,
+                checkpoint,
+                name,
+                checkpoint_upload_mode,
+                delete_local_checkpoint_after_upload,
+                checkpoint_upload_fn,
+                validation,
+            )
+            persisted = None
+            if checkpoint is not None:
+                if checkpoint_upload_mode == CheckpointUploadMode.NO_UPLOAD:
+                    persisted = checkpoint
+                elif checkpoint_upload_mode == CheckpointUploadMode.SYNC and context.checkpoint is not None:
+                    persisted = context.checkpoint
+                    name = os.path.basename(persisted.path.rstrip("/"))  # the name rank 0 decided
+            sink(EngineReport(submitted, checkpoint is not None, persisted, name, validation))
+
+        utils.report = report
+
+        def unwrap() -> None:
+            if utils.__dict__.get("report") is report:
+                del utils.report
+
+        # A worker process may have imported ray.train while the switch said V1.
+        names = rebind(
+            ray.train,
+            {
+                "report": api.report,
+                "get_checkpoint": api.get_checkpoint,
+                "get_dataset_shard": api.get_dataset_shard,
+                "get_context": api.get_context,
+                "get_all_reported_checkpoints": api.get_all_reported_checkpoints,
+            },
+        )
+        return undo_all([unwrap, names])
+
+    def report(
+        self,
+        metrics: dict[str, Any],
+        checkpoint: Any,
+        *,
+        checkpoint_dir_name: str | None,
+        upload_mode: Any,
+        validation: Any,
+    ) -> None:
+        from ray.train.v2.api.report_config import CheckpointUploadMode
+        from ray.train.v2.api.train_fn_utils import report as v2_report
+
+        v2_report(
+            dict(metrics),
+            checkpoint=checkpoint,
+            checkpoint_dir_name=checkpoint_dir_name,
+            checkpoint_upload_mode=upload_mode or CheckpointUploadMode.SYNC,
+            validation=validation,
+        )
+
+    def context(self) -> Any:
+        from ray.train.v2.api.train_fn_utils import get_context
+
+        return get_context()
+
+    def get_checkpoint(self) -> Any:
+        from ray.train.v2.api.train_fn_utils import get_checkpoint
+
+        return get_checkpoint()
+
+    def get_dataset_shard(self, dataset_name: str | None) -> Any:
+        from ray.train.v2.api.train_fn_utils import get_dataset_shard
+
+        return get_dataset_shard(dataset_name)
