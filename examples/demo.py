@@ -71,7 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    from examples import after_report_callback, async_validation, config_and_results, torchmetrics_aggregation
+    from examples import (
+        after_report_callback,
+        async_validation,
+        config_and_results,
+        lightning_report_callback,
+        torchmetrics_aggregation,
+    )
 
     epochs = 2 if args.quick else 5
     examples: list[tuple[str, Callable[[str], Any]]] = [
@@ -79,6 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         ("after_report callback (seed 000)", after_report_callback.main),
         ("async validation, both forms (seed 003)", lambda p: async_validation.main(p, epochs=min(epochs, 3))),
         ("config and results, V1 style (seed 004)", config_and_results.main),
+        (
+            "Lightning callback, from ray import train (seed 001)",
+            lambda p: lightning_report_callback.main(p, reporter="ray", epochs=min(epochs, 3)),
+        ),
+        (
+            "Lightning callback, import compat as train (seed 001)",
+            lambda p: lightning_report_callback.main(p, reporter="compat", epochs=min(epochs, 3)),
+        ),
     ]
     try:
         for name, fn in examples:
