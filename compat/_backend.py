@@ -92,8 +92,11 @@ class Backend(Protocol):
     @property
     def semantics(self) -> Semantics: ...
 
-    # The ledger plays V2's controller (after_report, after_exception, validation) here.
+    # The ledger plays V2's controller for UserCallbacks (after_report, after_exception):
+    # one process sees every round in order, whichever way each round travelled.
     ledger_runs_callbacks: bool
+    # The ledger runs asynchronous validations (V1 has none; V2's controller runs its own).
+    ledger_runs_validation: bool
     # V1-only usage seen in workers is repeated as a warning on the driver.
     warns_v1_only: bool
 

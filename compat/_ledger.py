@@ -126,6 +126,9 @@ def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validatio
     return ReportRound(key[1], reports, round_dir_name(ranks), validation, attempt=key[0])
 
 
+# How long ``worker_done`` waits for a worker's records still on their way.
+_ARRIVAL_TIMEOUT_S = 30.0
+
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
 ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None], ValidationOutcome]
 
@@ -161,6 +164,8 @@ class RunLedger:
         self._starts: dict[int, int] = {}
         self._callback_failures: list[CallbackFailure] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        self._counts: dict[tuple[int, int], int] = {}
         self._validation_config: Any = None
         self._runner = validation_runner
         self._queue: queue.Queue[
@@ -185,6 +190,9 @@ class RunLedger:
         with self._lock:
             self._records.append(record)
             self._usage.merge(record.usages)
+            worker = (record.attempt, record.rank)
+            self._counts[worker] = self._counts.get(worker, 0) + 1
+            self._arrived.notify_all()
             round_ = self._pending.setdefault(record.key, {})
             round_[record.rank] = record
             complete = len(round_) == self.world_size
@@ -215,8 +223,13 @@ class RunLedger:
         usages: list[Usage],
         error: BaseException | None = None,
         attempt: int = 0,
+        sent: int = 0,
     ) -> None:
+        """A worker finished (or failed) after sending ``sent`` records. Calls run on a
+        thread pool, so this waits until those records are in: ``after_exception`` then
+        follows every round of the attempt, and ``close()`` misses nothing."""
         with self._lock:
+            self._arrived.wait_for(lambda: self._counts.get((attempt, rank), 0) >= sent, timeout=_ARRIVAL_TIMEOUT_S)
             if rank == 0:
                 self._return_value = return_value
             self._usage.merge(usages)

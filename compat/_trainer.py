@@ -132,11 +132,11 @@ class TorchTrainer:
             scaling.num_workers,
             callbacks=user_callbacks if backend.ledger_runs_callbacks else [],
             run_context=run_context,
-            validation_runner=ray_validation_runner if backend.ledger_runs_callbacks else None,
+            validation_runner=ray_validation_runner if backend.ledger_runs_validation else None,
             round_sink=backend.round_sink(),
         )
         validation_config = trainer_config(self.validation_config, ledger)
-        if backend.ledger_runs_callbacks:
+        if backend.ledger_runs_validation:
             ray.get(ledger.use_validation_config.remote(validation_config))
         settings = _worker.driver_settings(
             name,

@@ -20,7 +20,7 @@ from compat._backend import EngineReport, WorkerSide
 from compat._patch import rebind
 
 # Environment the driver decided on, applied in every worker so both sides agree.
-_PROPAGATED = (_switch.ENV_VAR, _usage.STRICT_ENV_VAR)
+_PROPAGATED = (_switch.ENV_VAR, _usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
 
 
 @dataclass
@@ -118,9 +118,9 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     side = _switch.worker_side(settings.backend)
     rank, size = side.rank_and_size()
     attempt = ray.get(settings.ledger.worker_started.remote(rank))
-    _session = WorkerSession(settings, side, rank, size, attempt)
+    session = _session = WorkerSession(settings, side, rank, size, attempt)
     _usage.take()
-    undo_engine = side.install(_session.on_report)
+    undo_engine = side.install(session.on_report)
     undo_air = _route_air_session()
     error: BaseException | None = None
     value: Any = None
@@ -136,13 +136,14 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
         _session = None
         returned = value if rank == 0 else None
         usages = _usage.take()
+        sent = session.next_index
         try:
             # Blocking: every earlier record from this worker is in before fit() returns.
-            ray.get(settings.ledger.worker_done.remote(rank, returned, usages, error, attempt))
+            ray.get(settings.ledger.worker_done.remote(rank, returned, usages, error, attempt, sent))
         except Exception:
             # An unpicklable return value or exception must not hide the run's outcome.
             plain = RuntimeError(f"{type(error).__name__}: {error}") if error else None
-            ray.get(settings.ledger.worker_done.remote(rank, None, usages, plain, attempt))
+            ray.get(settings.ledger.worker_done.remote(rank, None, usages, plain, attempt, sent))
 
 
 class _Entry:

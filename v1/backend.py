@@ -22,6 +22,7 @@ class V1Backend:
     name = "v1"
     semantics = V1Semantics()
     ledger_runs_callbacks = True
+    ledger_runs_validation = True
     warns_v1_only = False
 
     def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:

@@ -19,7 +19,6 @@ from compat._storage import RunStorage
 from compat.config import RunConfig
 from compat.result import ReportedCheckpoint, Result, worker_dataframe
 from v1 import logs
-from v2.callbacks import GuardedCallback
 from v2.semantics import V2Semantics
 
 SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
@@ -40,7 +39,8 @@ COMPAT_POLL_DEFAULT_S = "0.05"
 class V2Backend:
     name = "v2"
     semantics = V2Semantics()
-    ledger_runs_callbacks = False
+    ledger_runs_callbacks = True
+    ledger_runs_validation = False
     warns_v1_only = True
 
     def __init__(self) -> None:
@@ -93,7 +93,7 @@ class V2Backend:
             )
             if c
             else None,
-            callbacks=[GuardedCallback(cb, job.ledger) for cb in job.user_callbacks],
+            callbacks=[],  # UserCallbacks run in the ledger, which sees every round (see prepare)
             worker_runtime_env=r.worker_runtime_env,
         )
         trainer = TorchTrainer(

@@ -5,16 +5,28 @@ Every V2 report, whatever called it, goes through the worker's ``TrainFnUtils.re
 on the worker's instance. It names the checkpoint directory itself when the caller did not
 (exactly as Ray would, with the storage context's default name), so the directory of every
 checkpoint round is known and validation outcomes can be matched to rounds by name.
+
+A round without a checkpoint carries nothing V2 keeps, yet Ray makes every worker wait for
+its controller's poll to deliver it. compat delivers such a round itself, through the
+ledger (which also runs ``after_report`` for every round, in order), unless
+``COMPAT_V2_RAY_ROUNDS=1`` asks for every round to go through Ray's controller.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from compat._backend import EngineReport, ReportSink
 from compat._patch import rebind, undo_all
+
+RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"
+
+
+def rounds_through_ray() -> bool:
+    return os.environ.get(RAY_ROUNDS_ENV_VAR, "").lower() in ("1", "true")
 
 
 class V2WorkerSide:
@@ -33,6 +45,7 @@ class V2WorkerSide:
 
         utils: Any = get_train_fn_utils()
         original = utils.report
+        direct = not rounds_through_ray()
 
         def report(
             metrics: dict[str, Any],
@@ -44,6 +57,9 @@ class V2WorkerSide:
             validation: Any = False,
         ) -> None:
             submitted = dict(metrics)
+            if direct and checkpoint is None and not validation and not _has_tensor(metrics):
+                sink(EngineReport(submitted, False))  # V2 would keep nothing of it
+                return
             context: Any = get_train_context()
             name = checkpoint_dir_name or context.storage_context.make_default_checkpoint_dir_name()
             original(
@@ -117,3 +133,12 @@ class V2WorkerSide:
         from ray.train.v2.api.train_fn_utils import get_dataset_shard
 
         return get_dataset_shard(dataset_name)
+
+
+def _has_tensor(metrics: dict[str, Any]) -> bool:
+    """Ray rejects torch tensors in metrics; such a report goes to Ray to get its error."""
+    if "torch" not in sys.modules:
+        return False
+    from ray.air._internal.torch_utils import contains_tensor
+
+    return bool(contains_tensor(metrics))

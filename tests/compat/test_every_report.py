@@ -267,3 +267,15 @@ def test_storage_goes_through_the_runs_filesystem(backend, tmp_path, monkeypatch
     assert [json.loads(line)["step"] for line in logged[0].read_text().splitlines()] == [0, 1]
     assert result.metrics_dataframe["step"].tolist() == [0, 1]
     assert result.checkpoint is not None
+
+
+def test_every_round_can_still_go_through_rays_controller(v2, storage, monkeypatch) -> None:
+    monkeypatch.setenv("COMPAT_V2_RAY_ROUNDS", "1")  # compat delivers free-floating rounds itself otherwise
+    log = os.path.join(storage, "calls.jsonl")
+    result = TorchTrainer(
+        through_every_door,
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(storage_path=storage, name="doors", callbacks=[CallLog(log)]),
+    ).fit()
+    assert [c["report"] for c in read_log(log)] == [[{"door": d}, {"door": d}] for d in range(4)]
+    assert len(result.worker_metrics_dataframe) == 8

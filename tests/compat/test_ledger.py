@@ -169,3 +169,26 @@ def test_round_sink_sees_complete_rounds_in_order_and_its_failure_is_reported() 
     snap = ledger.close()
     assert seen == [0, 1, 2]
     assert [f.hook for f in snap.callback_failures] == ["__call__"]
+
+
+def test_worker_done_waits_for_records_still_on_their_way() -> None:
+    import threading
+    import time
+
+    order = []
+
+    class Log(UserCallback):
+        def after_report(self, run_context, metrics, checkpoint):
+            order.append("report")
+
+        def after_exception(self, run_context, worker_exceptions):
+            order.append("exception")
+
+    ledger = RunLedger(1, callbacks=[Log()])
+    # The actor's thread pool ran worker_done before the record sent just before it.
+    done = threading.Thread(target=ledger.worker_done, args=(0, None, [], ValueError("x"), 0, 1))
+    done.start()
+    time.sleep(0.2)
+    ledger.record(rec(0, 0, a=1))
+    done.join()
+    assert order == ["report", "exception"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import compat as train
+from compat import _usage
 from compat.torch import TorchTrainer
 
 pytestmark = pytest.mark.ray
@@ -75,6 +76,7 @@ def rich_train_func(config):
 def rich_run(request, ray_cluster, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("RAY_TRAIN_V2_ENABLED", "0" if request.param == "v1" else "1")
+    mp.setattr(_usage, "_warned", set())  # "once" is per process: earlier tests may have warned
     base = tmp_path_factory.mktemp(f"rich_{request.param}")
     log = base / "after_report.jsonl"
     trainer = TorchTrainer(
