@@ -1,12 +1,13 @@
 """Per-report cost and per-fit overhead of compat vs raw ``ray.train``, in each mode.
 
-    python -m benchmarks.bench_runtime [--reports 20] [--repeat 2]
+    python -m benchmarks.bench_runtime [--reports 20] [--repeat 3]
 
 All numbers come from one run on one local cluster (2 CPUs), so the ratios compare like
-with like. Per-report cost is timed inside the training function on rank 0 (from the
-first to the last of N free-floating reports of 2 workers); per-fit overhead is the
-wall time of a fit with a single report. Raw V2 is measured at Ray's default controller
-poll (2 s) and at compat's default (0.05 s), so the poll's share is visible.
+with like. Per-report cost is timed inside the training function on rank 0, from the
+first to the last of N reports of 2 workers, for free-floating rounds and for checkpoint
+rounds (a small checkpoint every report); per-fit overhead is the wall time of a fit
+with a single report. Raw V2 is measured at Ray's default controller poll (2 s) and at
+compat's default (0.05 s), so the poll's share is visible.
 """
 
 from __future__ import annotations
@@ -23,14 +24,21 @@ POLL = "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S"
 
 
 def loop(config: dict[str, Any]) -> None:
-    """N free-floating reports, then one checkpoint carrying rank 0's loop time."""
+    """N reports (free-floating, or each with a small checkpoint), then one checkpoint
+    carrying rank 0's loop time."""
     import ray.train
     from ray.train import Checkpoint
 
     report = config["report"]
     start = time.perf_counter()
     for step in range(config["reports"]):
-        report({"step": step, "loss": 1.0 / (step + 1)})
+        if config["checkpoints"]:
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "weights.txt"), "w") as f:
+                    f.write(str(step))
+                report({"step": step, "loss": 1.0 / (step + 1)}, checkpoint=Checkpoint.from_directory(d))
+        else:
+            report({"step": step, "loss": 1.0 / (step + 1)})
     elapsed = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as d:
         report({"elapsed": elapsed}, checkpoint=Checkpoint.from_directory(d))
@@ -45,8 +53,8 @@ def raw_report(mode: str) -> Callable[..., None]:
     return report
 
 
-def fit_raw(mode: str, reports: int, storage: str) -> tuple[float, float]:
-    config = {"reports": reports, "report": raw_report(mode)}
+def fit_raw(mode: str, reports: int, storage: str, checkpoints: bool = False) -> tuple[float, float]:
+    config = {"reports": reports, "report": raw_report(mode), "checkpoints": checkpoints}
     start = time.perf_counter()
     if mode == "v1":
         from ray.air.config import RunConfig, ScalingConfig
@@ -73,10 +81,10 @@ def fit_raw(mode: str, reports: int, storage: str) -> tuple[float, float]:
     return time.perf_counter() - start, float(result.metrics["elapsed"])
 
 
-def fit_compat(mode: str, reports: int, storage: str) -> tuple[float, float]:
+def fit_compat(mode: str, reports: int, storage: str, checkpoints: bool = False) -> tuple[float, float]:
     import compat
 
-    config = {"reports": reports, "report": compat.report}
+    config = {"reports": reports, "report": compat.report, "checkpoints": checkpoints}
     start = time.perf_counter()
     result = compat.torch.TorchTrainer(
         loop,
@@ -88,24 +96,56 @@ def fit_compat(mode: str, reports: int, storage: str) -> tuple[float, float]:
     return time.perf_counter() - start, float(metrics["elapsed"])
 
 
-def measure(name: str, fit: Callable[[int, str], tuple[float, float]], reports: int, repeat: int) -> dict[str, float]:
-    per_report, per_fit = [], []
-    for _ in range(repeat):
+Fit = Callable[..., tuple[float, float]]
+Samples = dict[str, list[float]]
+
+
+def sample(fit: Fit, reports: int, into: Samples, checkpoints: bool = True) -> None:
+    """One sample of each measurement: free-floating and checkpoint rounds, and a fit."""
+    with tempfile.TemporaryDirectory() as storage:
+        into["free_ms"].append(1000 * fit(reports, storage)[1] / reports)
+    if checkpoints:
         with tempfile.TemporaryDirectory() as storage:
-            _, elapsed = fit(reports, storage)
-            per_report.append(elapsed / reports)
-        with tempfile.TemporaryDirectory() as storage:
-            wall, _ = fit(0, storage)
-            per_fit.append(wall)
-    row = {"per_report_ms": 1000 * statistics.median(per_report), "per_fit_s": statistics.median(per_fit)}
-    print(f"{name:<36} per report {row['per_report_ms']:9.2f} ms   fit {row['per_fit_s']:6.2f} s", flush=True)
+            into["checkpoint_ms"].append(1000 * fit(reports, storage, checkpoints=True)[1] / reports)
+    with tempfile.TemporaryDirectory() as storage:
+        into["per_fit_s"].append(fit(0, storage)[0])
+
+
+def summary(name: str, samples: Samples) -> dict[str, float]:
+    row = {key: statistics.median(values) if values else float("nan") for key, values in samples.items()}
+    print(
+        f"{name:<34} free-floating {row['free_ms']:8.2f} ms   checkpoint {row['checkpoint_ms']:8.2f} ms   "
+        f"fit {row['per_fit_s']:6.2f} s",
+        flush=True,
+    )
     return row
+
+
+def compare_in_turns(mode: str, reports: int, repeat: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Raw and compat samples taken in turns (raw, compat, compat, raw, ...), so drift of the
+    machine or the cluster over the run falls on both alike."""
+    raw: Samples = {"free_ms": [], "checkpoint_ms": [], "per_fit_s": []}
+    ours: Samples = {"free_ms": [], "checkpoint_ms": [], "per_fit_s": []}
+
+    def raw_turn() -> None:
+        if mode == "v2":
+            os.environ[POLL] = "0.05"  # the poll compat uses, so only compat's own work differs
+        sample(lambda *a, **k: fit_raw(mode, *a, **k), reports, raw)
+        os.environ.pop(POLL, None)  # compat applies its own default
+
+    def compat_turn() -> None:
+        sample(lambda *a, **k: fit_compat(mode, *a, **k), reports, ours)
+
+    for i in range(repeat):
+        for turn in (raw_turn, compat_turn) if i % 2 == 0 else (compat_turn, raw_turn):
+            turn()
+    return summary(f"raw {mode}", raw), summary(f"compat {mode}", ours)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reports", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=4)
     args = parser.parse_args()
     import ray
 
@@ -118,33 +158,30 @@ def main() -> None:
             os.environ["RAY_TRAIN_V2_ENABLED"] = "0" if mode == "v1" else "1"
             os.environ.pop(POLL, None)
             if mode == "v2":
-                rows["raw v2 (poll 2 s, Ray default)"] = measure(
-                    "raw v2 (poll 2 s, Ray default)", lambda n, s: fit_raw("v2", n, s), args.reports, args.repeat
-                )
-                os.environ[POLL] = "0.05"
-            rows[f"raw {mode}"] = measure(
-                f"raw {mode}", lambda n, s, m=mode: fit_raw(m, n, s), args.reports, args.repeat
-            )
-            os.environ.pop(POLL, None)  # compat applies its own default
-            rows[f"compat {mode}"] = measure(
-                f"compat {mode}", lambda n, s, m=mode: fit_compat(m, n, s), args.reports, args.repeat
-            )
+                default: Samples = {"free_ms": [], "checkpoint_ms": [], "per_fit_s": []}
+                sample(lambda *a, **k: fit_raw("v2", *a, **k), args.reports, default, checkpoints=False)
+                rows["raw v2 (poll 2 s, Ray default)"] = summary("raw v2 (poll 2 s, Ray default)", default)
+            rows[f"raw {mode}"], rows[f"compat {mode}"] = compare_in_turns(mode, args.reports, args.repeat)
     finally:
         ray.shutdown()
-    print("\n| mode | per-report cost, compat / raw | per-fit time, compat / raw |")
-    print("| --- | --- | --- |")
+    print("\n| mode | checkpoint round, compat / raw | free-floating round, compat / raw | fit, compat / raw |")
+    print("| --- | --- | --- | --- |")
     for mode in ("v1", "v2"):
         raw, ours = rows[f"raw {mode}"], rows[f"compat {mode}"]
         print(
-            f"| {mode} | {ours['per_report_ms']:.2f} ms / {raw['per_report_ms']:.2f} ms = "
-            f"{ours['per_report_ms'] / raw['per_report_ms']:.2f}x | {ours['per_fit_s']:.1f} s / "
+            f"| {mode} | {ours['checkpoint_ms']:.2f} ms / {raw['checkpoint_ms']:.2f} ms = "
+            f"{ours['checkpoint_ms'] / raw['checkpoint_ms']:.2f}x | {ours['free_ms']:.2f} ms / "
+            f"{raw['free_ms']:.2f} ms = {ours['free_ms'] / raw['free_ms']:.2f}x | {ours['per_fit_s']:.1f} s / "
             f"{raw['per_fit_s']:.1f} s = {ours['per_fit_s'] / raw['per_fit_s']:.2f}x |"
         )
-    default = rows["raw v2 (poll 2 s, Ray default)"]
+    v1, v2, default = rows["compat v1"], rows["compat v2"], rows["raw v2 (poll 2 s, Ray default)"]
     print(
-        f"| v2, raw at Ray's default poll | {rows['compat v2']['per_report_ms']:.2f} ms / "
-        f"{default['per_report_ms']:.2f} ms = {rows['compat v2']['per_report_ms'] / default['per_report_ms']:.3f}x | "
-        f"{rows['compat v2']['per_fit_s']:.1f} s / {default['per_fit_s']:.1f} s |"
+        f"\nfree-floating round, compat v2 / compat v1: {v2['free_ms']:.2f} ms / {v1['free_ms']:.2f} ms = "
+        f"{v2['free_ms'] / v1['free_ms']:.2f}x"
+    )
+    print(
+        f"free-floating round, compat v2 / raw v2 at Ray's default poll: {v2['free_ms']:.2f} ms / "
+        f"{default['free_ms']:.2f} ms = {v2['free_ms'] / default['free_ms']:.3f}x"
     )
 
 

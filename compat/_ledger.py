@@ -176,6 +176,7 @@ class RunLedger:
         self._callback_lock = threading.Lock()
         self._complete: dict[RoundKey, dict[int, Record]] = {}
         self._next_round: RoundKey = (0, 0)
+        self._delivered: list[dict[int, Record]] = []
 
     # -- called by workers -------------------------------------------------
     def worker_started(self, rank: int) -> int:
@@ -240,6 +241,12 @@ class RunLedger:
             self._fire_after_exception(attempt)
 
     # -- called by the driver ----------------------------------------------
+    def delivered_since(self, count: int) -> list[dict[int, Record]]:
+        """The complete rounds delivered after the first ``count``, in delivery order (the
+        driver polls this to feed Ray Tune callbacks as the run goes on)."""
+        with self._lock:
+            return self._delivered[count:]
+
     def callback_failed(self, failure: CallbackFailure) -> None:
         """A callback running elsewhere (V2's controller) raised."""
         with self._lock:
@@ -295,6 +302,8 @@ class RunLedger:
             self._next_round = (min(later), 0)
 
     def _deliver(self, key: RoundKey, round_: dict[int, Record]) -> None:
+        with self._lock:
+            self._delivered.append(round_)
         if self._round_sink is not None:
             self._call(self._round_sink, "__call__", key[1], round_)
         self._after_report(key, round_)

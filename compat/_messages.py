@@ -40,8 +40,9 @@ _KINDS = [
     ),
     Kind(
         "tune-callback",
-        "a Ray Tune callback in RunConfig(callbacks=...): V2 rejects it",
-        "subclass compat.UserCallback and implement after_report(run_context, metrics, checkpoint)",
+        "a Ray Tune callback in RunConfig(callbacks=...): raw V2 rejects it (compat keeps feeding it on the driver)",
+        "subclass compat.UserCallback and implement after_report(run_context, metrics, checkpoint), "
+        "or log to your tracker from the training function",
     ),
     Kind(
         "trainer-resources",

@@ -11,10 +11,11 @@ from ray.train.v2.api.callback import UserCallback as _RayUserCallback
 class UserCallback(_RayUserCallback):
     """Subclass and override ``after_report`` / ``after_exception``.
 
-    Both run outside the driver (V2: in the controller actor; compat's v1: in the run
-    ledger actor), so state kept on the callback object is not visible after ``fit()``:
+    Both run outside the driver, in compat's run-ledger actor (raw V2 runs them in its
+    controller actor), so state kept on the callback object is not visible after ``fit()``:
     write what you need to a file or a tracker. ``after_report`` sees each round's
-    pre-validation metrics, one dict per worker in rank order. A callback that raises
+    pre-validation metrics, one dict per worker in rank order, for every round of every
+    attempt; ``after_exception`` is called once per failed attempt. A callback that raises
     does not stop training; ``fit()`` raises :class:`compat.CallbackError` at the end,
     with the full result attached.
     """

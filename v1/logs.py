@@ -161,6 +161,7 @@ class LiveV1Logs:
         self.storage = storage
         self.rows = rows
         self._csv_columns: list[str] | None = None
+        self._events: Any = None
 
     def __call__(self, round_: Mapping[int, Record]) -> None:
         row = self.rows.round_row(round_)
@@ -170,6 +171,22 @@ class LiveV1Logs:
             self.storage.write_text(PROGRESS_CSV, _csv_text([row], self._csv_columns))
         else:
             self.storage.append_text(PROGRESS_CSV, _csv_text([row], self._csv_columns, header=False))
+        self._tensorboard(row)
+
+    def _tensorboard(self, row: Mapping[str, Any]) -> None:
+        """TensorBoard scalars as V1's TBX logger writes them (``ray/tune/<key>`` at each
+        ``training_iteration``), when tensorboardX is installed and the run directory is on
+        the local filesystem."""
+        if self._events is None:
+            self._events = _event_writer(self.storage) or False
+        if not self._events:
+            return
+        step = row["training_iteration"]
+        for key, value in flatten(row).items():
+            if key.startswith("config/") or isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            self._events.add_scalar(f"ray/tune/{key}", value, global_step=step)
+        self._events.flush()
 
 
 def auto_filled(
@@ -196,3 +213,13 @@ def _node_ip() -> str:
         return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
     except Exception:
         return "127.0.0.1"
+
+
+def _event_writer(storage: RunStorage) -> Any:
+    if not isinstance(storage.filesystem, pafs.LocalFileSystem):
+        return None
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(logdir=storage.run_dir, flush_secs=1)

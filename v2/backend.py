@@ -20,6 +20,7 @@ from compat.config import RunConfig
 from compat.result import ReportedCheckpoint, Result, worker_dataframe
 from v1 import logs
 from v2.semantics import V2Semantics
+from v2.tune_callbacks import TuneCallbacks
 
 SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
 _STATUS_KEYS = {
@@ -46,7 +47,8 @@ class V2Backend:
     def __init__(self) -> None:
         self.run_name = ""
         self.storage: RunStorage | None = None
-        self.rows: logs.V1Rows | None = None
+        self.rows: logs.V1Rows | None = None  # for keep_v1_logs
+        self.row_params: dict[str, Any] = {}
 
     def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:
         # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
@@ -54,14 +56,15 @@ class V2Backend:
         self.storage = _storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
         if self.storage.exists(SNAPSHOT_FILE):
             _usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", backend="v2")
+        self.row_params = {
+            "start_time": start_time,
+            "config": {"train_loop_config": train_loop_config or {}},
+            "trial_id": self.run_name,
+        }
         if run.keep_v1_logs:
             for name in (logs.PROGRESS_CSV, logs.RESULT_JSON):
                 self.storage.move_aside(name)  # an earlier run's logs never look current
-            self.rows = logs.V1Rows(
-                start_time=start_time,
-                config={"train_loop_config": train_loop_config or {}},
-                trial_id=self.run_name,
-            )
+            self.rows = logs.V1Rows(**self.row_params)
 
     def round_sink(self) -> Any:
         if self.rows is None or self.storage is None:
@@ -112,12 +115,28 @@ class V2Backend:
             dataset_config=job.dataset_config,
             validation_config=job.validation_config,
         )
-        return trainer.fit()
+        tune = self._tune_callbacks(job)
+        if tune is None:
+            return trainer.fit()
+        tune.start()
+        failed = True
+        try:
+            raw = trainer.fit()
+            failed = False
+            return raw
+        finally:
+            tune.finish(failed)
+
+    def _tune_callbacks(self, job: TrainJob) -> TuneCallbacks | None:
+        if not job.other_callbacks or self.storage is None:
+            return None
+        rows = logs.V1Rows(**self.row_params)
+        return TuneCallbacks(job.other_callbacks, job.ledger, self.storage, rows, dict(self.row_params["config"]))
 
     def _v1_rows(self, snapshot: LedgerSnapshot) -> list[dict[str, Any]]:
         """Rank 0's rows as the live logs wrote them (same maker, same rounds, same order)."""
         assert self.rows is not None
-        maker = logs.V1Rows(start_time=self.rows.start_time, config=self.rows.config, trial_id=self.rows.trial_id)
+        maker = logs.V1Rows(**self.row_params)
         by_key = group_rounds(snapshot.records)
         return [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
 

@@ -54,10 +54,12 @@ def same(a: Any, b: Any) -> bool:
 def observe(result: Result, after_report_log: str | None = None) -> Outcome:
     """What a user observed in a real run, in the semantics' terms (user keys only)."""
     rounds = result.report_rounds
-    checkpoint_rounds = [r for r in rounds if r.has_checkpoint]
+    # Matched by directory: with checkpoint_score_attribute Ray orders checkpoints by score.
+    by_dir = {os.path.basename(str(c.checkpoint.path).rstrip("/")): c for c in result.reported_checkpoints}
     kept = tuple(
         KeptCheckpoint(round_.index, user_keys(c.metrics) or {}, c.status)
-        for round_, c in zip(checkpoint_rounds, result.reported_checkpoints, strict=False)
+        for round_ in rounds
+        if round_.has_checkpoint and (c := by_dir.get(round_.checkpoint_dir_name or "")) is not None
     )
     frame = result.metrics_dataframe
     rows = None if frame is None else tuple(user_keys(r) or {} for r in frame.to_dict("records"))

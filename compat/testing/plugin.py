@@ -1,44 +1,6 @@
-"""pytest plugin (registered as ``compat_testing``): the ``compat_run_both`` fixture.
+"""The pytest plugin lives in the top-level module :mod:`compat_pytest_plugin`, which
+imports no Ray; this name is kept for ``-p compat.testing.plugin``."""
 
-Importing this module is cheap: Ray and compat load only when a test uses the fixture.
-"""
+from compat_pytest_plugin import compat_ray_cluster, compat_run_both
 
-from __future__ import annotations
-
-import os
-import sys
-from collections.abc import Callable, Iterator
-from typing import Any
-
-import pytest
-
-
-@pytest.fixture(scope="session")
-def compat_ray_cluster() -> Iterator[None]:
-    """One local Ray cluster for the test session (reused if one is already connected).
-
-    Ray workers import training functions by module name, so the test session's import
-    paths are given to them through ``PYTHONPATH``.
-    """
-    import ray
-
-    paths = [p for p in sys.path if p and os.path.isdir(p) and "site-packages" not in p]
-    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=max(2, os.cpu_count() or 2), include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
-
-
-@pytest.fixture
-def compat_run_both(compat_ray_cluster: None, tmp_path: Any) -> Callable[..., Any]:
-    """``compat_run_both(train_func, **trainer_kwargs)`` -> :class:`compat.testing.Comparison`."""
-    from compat.testing import run_both
-
-    def run(train_func: Callable[..., Any], **kwargs: Any) -> Any:
-        kwargs.setdefault("storage_path", str(tmp_path))
-        return run_both(train_func, **kwargs)
-
-    return run
+__all__ = ["compat_ray_cluster", "compat_run_both"]

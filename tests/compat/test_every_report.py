@@ -210,7 +210,8 @@ def logs_while_training(config):
                 raise AssertionError(f"result.json did not have {step} rows while training")
         with tempfile.TemporaryDirectory() as d:
             train.report({"step": step}, checkpoint=save(d, step) if step == 1 else None)
-    raise RuntimeError("fails after three rounds")
+    if train.get_context().get_world_rank() == 0:
+        raise RuntimeError("fails after three rounds")
 
 
 def test_keep_v1_logs_are_written_live_and_survive_a_failure(v2, storage) -> None:
@@ -235,6 +236,7 @@ def test_keep_v1_logs_are_written_live_and_survive_a_failure(v2, storage) -> Non
     assert Path(run_dir, "progress.csv.1").read_text() == "step\n99\n"  # set aside, not lost
     assert Path(run_dir, "progress.csv").read_text().splitlines()[1:] != ["99"]
     assert info.value.result.metrics_dataframe["step"].tolist() == [0, 1, 2]
+    assert list(Path(run_dir).glob("events.out.tfevents.*"))  # TensorBoard, as V1's TBX logger
 
 
 def three_checkpoints(config):
@@ -279,3 +281,40 @@ def test_every_round_can_still_go_through_rays_controller(v2, storage, monkeypat
     ).fit()
     assert [c["report"] for c in read_log(log)] == [[{"door": d}, {"door": d}] for d in range(4)]
     assert len(result.worker_metrics_dataframe) == 8
+
+
+def losses(config):
+    for step in range(3):
+        with tempfile.TemporaryDirectory() as d:
+            train.report({"loss": 1.0 / (step + 1)}, checkpoint=save(d, step) if step == 2 else None)
+
+
+def test_tune_callbacks_keep_receiving_results_on_the_driver(backend, storage) -> None:
+    from ray.tune import Callback
+    from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback, TBXLoggerCallback
+
+    class Collect(Callback):  # state on the driver-side object, as V1 users rely on
+        def __init__(self):
+            self.events = []
+
+        def on_trial_start(self, iteration, trials, trial, **info):
+            self.events.append("start")
+
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            self.events.append((result["loss"], result["training_iteration"]))
+
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            self.events.append("complete")
+
+    collect = Collect()
+    callbacks = [collect, CSVLoggerCallback(), JsonLoggerCallback(), TBXLoggerCallback()]
+    run = train.RunConfig(storage_path=storage, name="tune", callbacks=callbacks)
+    result = TorchTrainer(losses, run_config=run).fit()
+    assert collect.events == ["start", (1.0, 1), (0.5, 2), (1.0 / 3, 3), "complete"]
+    assert "tune-callback" in {u.kind for u in result.v1_usage}  # still named in the migration report
+    run_dir = Path(storage, "tune")
+    (progress,) = run_dir.rglob("progress.csv")
+    assert len(progress.read_text().splitlines()) == 4  # header + one row per report
+    assert list(run_dir.rglob("events.out.tfevents.*"))
+    (logged,) = run_dir.rglob("result.json")
+    assert [json.loads(line)["loss"] for line in logged.read_text().splitlines()] == [1.0, 0.5, 1.0 / 3]

@@ -1,0 +1,113 @@
+"""Ray Tune callbacks under v2: fed on the driver, as V1's Tune loop feeds them.
+
+Raw V2 rejects ``RunConfig(callbacks=[<tune.Callback>])``, so experiment tracking (MLflow,
+W&B, Ray's CSV/JSON/TBX loggers, a custom ``on_trial_result``) silently ends the day a team
+flips. compat keeps them: a driver thread polls the run ledger for complete rounds and
+calls each callback with one Tune ``Trial`` standing for the run and rank 0's result with
+V1's auto-filled keys (the same rows as the V1 logs). Files the logger callbacks write go
+to the trial's driver staging directory, as under V1, and are copied into the run
+directory, through its filesystem, when the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+from typing import Any
+
+from compat._ledger import CallbackFailure
+from compat._storage import RunStorage
+from v1.logs import V1Rows
+
+POLL_S = 0.25
+
+
+class TuneCallbacks:
+    """Drives Ray Tune callbacks from the run ledger for one v2 ``fit()``."""
+
+    def __init__(self, callbacks: list[Any], ledger: Any, storage: RunStorage, rows: V1Rows, config: dict[str, Any]):
+        self.callbacks = callbacks
+        self.ledger = ledger
+        self.storage = storage
+        self.rows = rows
+        self.config = config
+        self.failures: list[CallbackFailure] = []
+        self._seen = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.trial: Any = None
+
+    def start(self) -> None:
+        from ray.train._internal.storage import StorageContext
+        from ray.tune.experiment import Trial
+
+        parent, name = os.path.split(self.storage.run_dir.rstrip("/"))
+        context = StorageContext(
+            parent, experiment_dir_name=name, storage_filesystem=self.storage.filesystem, trial_dir_name=""
+        )
+        self.trial = Trial("TorchTrainer", stub=True, config=self.config, trial_id=self.rows.trial_id, storage=context)
+        os.makedirs(self.trial.local_path, exist_ok=True)
+        self.trial.set_status(Trial.RUNNING)
+        self._each("setup", stop=None, num_samples=1, total_num_samples=1)
+        self._each("on_trial_start", 0, [self.trial], self.trial)
+        self._thread = threading.Thread(target=self._poll_loop, name="compat-tune-callbacks", daemon=True)
+        self._thread.start()
+
+    def finish(self, failed: bool) -> None:
+        from ray.tune.experiment import Trial
+
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._poll()  # rounds completed since the last poll
+        self.trial.set_status(Trial.ERROR if failed else Trial.TERMINATED)
+        hook = "on_trial_error" if failed else "on_trial_complete"
+        self._each(hook, self._seen, [self.trial], self.trial)
+        self._each("on_experiment_end", [self.trial])
+        self._upload()
+        for failure in self.failures:
+            self.ledger.callback_failed.remote(failure)
+
+    def _poll_loop(self) -> None:
+        while not self._stop.wait(POLL_S):
+            self._poll()
+
+    def _poll(self) -> None:
+        import ray
+
+        try:
+            rounds = ray.get(self.ledger.delivered_since.remote(self._seen))
+        except Exception:  # the run is ending; finish() polls once more
+            return
+        for round_ in rounds:
+            result = self.rows.round_row(round_)
+            self.trial.run_metadata.last_result = result
+            self._each("on_trial_result", self._seen, [self.trial], self.trial, result)
+            self._seen += 1
+
+    def _each(self, hook: str, *args: Any, **kwargs: Any) -> None:
+        for callback in self.callbacks:
+            try:
+                getattr(callback, hook)(*args, **kwargs)
+            except Exception as exc:  # a tracker outage must not take the run down
+                self.failures.append(
+                    CallbackFailure(
+                        type(callback).__name__, hook, None, f"{type(exc).__name__}: {exc}", traceback.format_exc()
+                    )
+                )
+
+    def _upload(self) -> None:
+        """Copy what the callbacks wrote on the driver into the run directory."""
+        import pyarrow.fs as pafs
+
+        local = self.trial.local_path
+        if not os.path.isdir(local) or not os.listdir(local):
+            return
+        self.storage.filesystem.create_dir(self.storage.run_dir, recursive=True)
+        pafs.copy_files(
+            local,
+            self.storage.run_dir,
+            source_filesystem=pafs.LocalFileSystem(),
+            destination_filesystem=self.storage.filesystem,
+        )
