@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from compat import _checks, _messages, _switch, _usage, _worker
+from compat import _capture, _checks, _messages, _switch, _usage, _worker
 from compat._backend import Backend, TrainJob
 from compat._ledger import LedgerSnapshot, ray_validation_runner, remote_ledger_class
 from compat._usage import UsageLog
@@ -177,6 +177,7 @@ class TorchTrainer:
         usage = UsageLog()
         usage.merge(driver_usages + _usage.take() + snapshot.usages)
         result.v1_usage = usage.as_list()
+        _capture.capture(result, time.time() - start_time, error)
         if backend.warns_v1_only:
             _usage.warn_for_workers(snapshot.usages)
         _warn_non_finite(snapshot)

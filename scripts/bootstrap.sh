@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
 # Creates ./.venv with everything the demo, tests and benchmarks need. Idempotent.
+# Prints one line per step; an installer's own output appears only when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+step() {
+  local what=$1
+  shift
+  echo "setup: $what"
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: FAILED: $what (the full output is above)" >&2
+    exit 1
+  fi
+}
+
 if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
+  step "creating .venv" "$PYTHON" -m venv .venv
 fi
 . .venv/bin/activate
 stamp=.venv/.compat-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  python -m pip install -q --upgrade pip
+  step "upgrading pip" python -m pip install -q --upgrade pip
   # torch first and pinned: the CPU build. Anything that depends on torch must find it installed.
-  python -m pip install -q "torch==2.13.0"
-  python -m pip install -q -e ".[test]"
+  step "installing torch 2.13.0, CPU build (first run: about a minute)" python -m pip install -q "torch==2.13.0"
+  step "installing ray[train] 2.60, lightning and the project (first run: a few minutes)" \
+    python -m pip install -q -e ".[test]"
   touch "$stamp"
 fi
+echo "setup: ready (.venv)"

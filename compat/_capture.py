@@ -1,0 +1,135 @@
+"""A plain-JSON record of each ``fit()``, for ``python -m compat compare``.
+
+When ``COMPAT_CAPTURE_DIR`` names a directory, every compat ``fit()`` of the process writes
+one ``fit-<pid>-<n>.json`` there as it returns or raises, built from the records compat
+already keeps (the run ledger, the result). The script under comparison is not edited.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+from compat.result import Result
+
+CAPTURE_ENV_VAR = "COMPAT_CAPTURE_DIR"
+_count = 0
+
+# Keys V1 adds to every report; they are the engine's, not the user's.
+AUTO_KEYS = frozenset(
+    {"timestamp", "checkpoint_dir_name", "should_checkpoint", "done", "training_iteration", "trial_id", "date",
+     "time_this_iter_s", "time_total_s", "pid", "hostname", "node_ip", "config", "time_since_restore",
+     "iterations_since_restore", "experiment_tag"}
+)  # fmt: skip
+
+
+def plain(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become the strings "NaN", "Infinity", "-Infinity"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "item"):
+        return plain(value.item())
+    return str(value)
+
+
+def user_metrics(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
+    if metrics is None:
+        return None
+    return {
+        k: plain(v)
+        for k, v in metrics.items()
+        if k not in AUTO_KEYS and not k.startswith("config/") and not (isinstance(v, float) and math.isnan(v))
+    }
+
+
+def _run_files(result: Result) -> list[str]:
+    """The run directory's entries (checkpoint directories counted, not listed)."""
+    if not result.path:
+        return []
+    try:
+        import pyarrow.fs as pafs
+
+        raw = result.raw
+        filesystem: Any = getattr(raw, "filesystem", None) if raw is not None else None
+        path = result.path
+        if filesystem is None:
+            filesystem, path = pafs.FileSystem.from_uri(path if "://" in path else os.path.abspath(path))
+        infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    except Exception:
+        return []
+    names = sorted(os.path.basename(i.path) for i in infos if not os.path.basename(i.path).startswith("."))
+    checkpoints = [n for n in names if n.startswith("checkpoint_") and "." not in n.removeprefix("checkpoint_")[:1]]
+    others = [n for n in names if n not in checkpoints]
+    return others + ([f"checkpoint_* ({len(checkpoints)})"] if checkpoints else [])
+
+
+def fit_record(result: Result, seconds: float, error: BaseException | None) -> dict[str, Any]:
+    frame = result.metrics_dataframe
+    rows = [] if frame is None else [user_metrics(r) for r in frame.to_dict("records")]
+    by_dir = {os.path.basename(str(c.checkpoint.path).rstrip("/")): c for c in result.reported_checkpoints}
+    rounds = []
+    for round_ in result.report_rounds:
+        kept = by_dir.get(round_.checkpoint_dir_name or "") if round_.has_checkpoint else None
+        rounds.append(
+            {
+                "attempt": round_.attempt,
+                "index": round_.index,
+                "workers": [user_metrics(m) for m in round_.per_worker_metrics],
+                "has_checkpoint": round_.has_checkpoint,
+                "checkpoint_dir_name": round_.checkpoint_dir_name,
+                "checkpoint_metrics": user_metrics(kept.metrics) if kept else None,
+                "status": kept.status.value if kept else None,
+            }
+        )
+    workers = result.worker_metrics_dataframe
+    worker_rows = (
+        [] if workers is None else [user_metrics(r) for r in workers.drop(columns="timestamp").to_dict("records")]
+    )
+    return {
+        "backend": result.backend,
+        "seconds": round(seconds, 2),
+        "error": f"{type(error).__name__}: {error}" if error is not None else None,
+        "metrics": user_metrics(result.metrics),
+        "metrics_dataframe": {"columns": [] if frame is None else list(frame.columns), "rows": rows}
+        if frame is not None
+        else None,
+        "checkpoints": [
+            {
+                "dir_name": os.path.basename(str(c.checkpoint.path).rstrip("/")),
+                "metrics": user_metrics(c.metrics),
+                "status": c.status.value,
+            }
+            for c in result.reported_checkpoints
+        ],  # fmt: skip
+        "rounds": rounds,
+        "worker_reports": worker_rows,
+        "v1_usage": [{"kind": u.kind, "count": u.count, "first_site": u.first_site} for u in result.v1_usage],
+        "run_files": _run_files(result),
+    }
+
+
+def capture(result: Result | None, seconds: float, error: BaseException | None) -> None:
+    """Write this fit's record when ``COMPAT_CAPTURE_DIR`` is set; never fails the fit."""
+    global _count
+    directory = os.environ.get(CAPTURE_ENV_VAR)
+    if not directory or result is None:
+        return
+    _count += 1
+    try:
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f"fit-{os.getpid()}-{_count:03d}.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump(fit_record(result, seconds, error), f, default=str)
+        os.replace(path + ".tmp", path)
+    except Exception as exc:  # a comparison aid must not break the user's run
+        import warnings
+
+        warnings.warn(f"compat could not record this fit for `compat compare`: {exc}", stacklevel=2)

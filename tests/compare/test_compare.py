@@ -1,0 +1,70 @@
+"""`python -m compat compare` on real scripts, on real Ray (each run starts its own cluster)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def compare(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compat", "compare", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+@pytest.mark.ray
+def test_two_fits_every_difference_explained_with_a_self_contained_html_report(tmp_path) -> None:
+    out_json, out_html = tmp_path / "cmp.json", tmp_path / "cmp.html"
+    run = compare("--json", str(out_json), "--html", str(out_html), "--", str(HERE / "two_fits.py"), cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "each explained by docs/compatibility.md" in run.stdout
+    assert "Ray" not in run.stdout.split("fit 1")[0].replace("RAY_TRAIN_V2_ENABLED", "")  # Ray's output is in the logs
+    report = json.loads(out_json.read_text())
+    assert report["schema"] == "ray-train-compat/compare/1" and report["verdict"]["ok"] is True
+    assert [r["exit_status"] for r in report["runs"].values()] == [0, 0]
+    assert all(Path(r["log"]).exists() for r in report["runs"].values())
+    first, second = report["fits"]
+    assert {d["aspect"]: d["link"].split("#")[1] for d in first["differences"]} == {
+        "result.metrics": "3-resultmetrics",
+        "metrics_dataframe rows": "4-resultmetrics_dataframe",
+        "run directory": "5-progresscsv-and-resultjson",
+    }
+    assert first["v1"]["metrics"]["loss"] == pytest.approx(1 / 3) and first["v2"]["metrics"] is None
+    aspects = {d["aspect"] for d in second["differences"]}
+    assert aspects >= {"checkpoint directories", "run directory"} and all(d["explained"] for d in second["differences"])
+    assert [r["status"] for r in second["v2"]["rounds"]] == ["VALIDATED"] * 3
+    page = out_html.read_text()
+    # One plot per numeric metric of each fit (loss and epoch, twice).
+    assert len(re.findall(r"<figure data-metric=", page)) == 4 and page.count("<svg") == 4
+    assert not re.search(r"<script|<link|<img|@import|url\(|src=", page)  # nothing fetched from anywhere
+
+
+@pytest.mark.ray
+def test_a_script_that_fails_only_under_v2_exits_1_with_its_traceback(tmp_path) -> None:
+    out_json = tmp_path / "cmp.json"
+    run = compare("--json", str(out_json), "--", str(HERE / "fails_under_v2.py"), cwd=tmp_path)
+    assert run.returncode == 1
+    assert "fails under V2 only" in run.stdout
+    report = json.loads(out_json.read_text())
+    assert report["runs"]["v1"]["exit_status"] == 0 and report["runs"]["v2"]["exit_status"] == 1
+    assert "TypeError: 'NoneType' object is not subscriptable" in report["runs"]["v2"]["traceback_tail"][-1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [((), "give the script to run after --"), (("--", "missing.py"), "no such script"), (("--", "-m"), "-m needs")],
+)
+def test_usage_errors_exit_2(tmp_path, args, message) -> None:
+    run = compare(*args, cwd=tmp_path)
+    assert run.returncode == 2 and message in run.stderr

@@ -1,0 +1,63 @@
+"""The pairing and explanation rules of `compat compare`, on hand-made fit records."""
+
+from __future__ import annotations
+
+import copy
+
+from compat.compare._diff import compare_runs
+
+
+def record(backend: str, free: bool) -> dict:
+    rounds = [
+        {"attempt": 0, "index": i, "workers": [{"loss": 1.0 / (i + 1)}] * 2, "has_checkpoint": not free,
+         "checkpoint_dir_name": f"c{i}" if not free else None,
+         "checkpoint_metrics": None if free else {"loss": 1.0 / (i + 1)}, "status": None if free else "COMMITTED"}
+        for i in range(2)
+    ]  # fmt: skip
+    checkpoints = [] if free else [{"dir_name": f"{backend}{i}", "metrics": {"loss": 1.0 / (i + 1)}} for i in range(2)]
+    v1 = backend == "v1"
+    kept_rows = [{"loss": 1.0}, {"loss": 0.5}]
+    return {
+        "backend": backend,
+        "seconds": 9.0,
+        "error": None,
+        "metrics": {"loss": 0.5} if v1 or not free else None,
+        "metrics_dataframe": {"columns": ["loss"], "rows": kept_rows} if v1 or not free else None,
+        "checkpoints": checkpoints,
+        "rounds": rounds,
+        "worker_reports": [{"loss": 1.0}, {"loss": 1.0}, {"loss": 0.5}, {"loss": 0.5}],
+        "v1_usage": [{"kind": "free-floating-report", "count": 2, "first_site": "job.py:3"}] if free else [],
+        "run_files": ["progress.csv", "result.json"] if v1 else ["checkpoint_manager_snapshot.json"],
+    }
+
+
+def test_the_documented_v1_v2_differences_are_each_explained() -> None:
+    (fit,) = compare_runs([record("v1", True)], [record("v2", True)], rtol=1e-9)
+    assert {d.aspect: d.section for d in fit.differences} == {
+        "result.metrics": 3,
+        "metrics_dataframe rows": 4,
+        "run directory": 5,
+    }
+    assert fit.unexplained == []
+
+
+def test_a_difference_in_what_both_modes_share_is_unexplained() -> None:
+    v2 = record("v2", False)
+    v2["worker_reports"][1] = {"loss": 2.0}
+    v2["rounds"][0]["status"] = "VALIDATION_FAILED"
+    (fit,) = compare_runs([record("v1", False)], [v2], rtol=1e-9)
+    assert {d.aspect for d in fit.unexplained} == {"every worker's reports", "validation status"}
+    assert {d.aspect: d.section for d in fit.differences}["checkpoint directories"] == 18
+
+
+def test_numbers_within_the_tolerance_are_equal() -> None:
+    v2 = copy.deepcopy(record("v1", True))
+    v2["worker_reports"][0] = {"loss": 1.0 + 1e-7}
+    (strict,) = compare_runs([record("v1", True)], [v2], rtol=1e-9)
+    (loose,) = compare_runs([record("v1", True)], [v2], rtol=1e-6)
+    assert [d.aspect for d in strict.unexplained] == ["every worker's reports"] and loose.differences == []
+
+
+def test_an_unequal_number_of_fits_is_a_difference() -> None:
+    fits = compare_runs([record("v1", True), record("v1", True)], [record("v2", True)], rtol=1e-9)
+    assert len(fits) == 2 and [d.aspect for d in fits[1].unexplained] == ["fit"]
