@@ -151,7 +151,7 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
         for r, d in flags:
             print(f"{r.path}:{d.line}:{d.col}: {d.code} {d.message}")
         for r in errors:
-            print(f"{r.path}: ERROR {r.error}", file=sys.stderr)
+            print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)
         if not args.quiet:
             verb = "rewritten" if write else "would be rewritten"
             by_code = Counter(d.code for _, d in flags)
@@ -162,11 +162,12 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
                 f"{len(flags)} flagged ({summary}); {len(errors)} skipped with errors",
                 file=sys.stderr,
             )
-    if errors:
+    # As ruff: 2 only for a bug of the tool; a file that cannot be read or parsed is a finding.
+    if any(r.internal for r in errors):
         return 2
-    if args.diff and changed:
+    if errors:
         return 1
-    if args.check and (changed or flags):
+    if (args.diff or args.check) and (changed or flags):
         return 1
     return 0
 

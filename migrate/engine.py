@@ -37,6 +37,9 @@ class FileResult:
     changed: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
     error: str | None = None
+    error_line: int = 1  # where the error is (a parse error's own line; 1 for a file-level error)
+    error_col: int = 1
+    internal: bool = False  # the error is a bug of the tool (a rule crashed), not of the file
     new_text: str | None = None
     old_text: str | None = None
     parsed: bool = False
@@ -170,9 +173,11 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
             new_text, result.diagnostics = migrate_source(text, rules, context, lines_of=lines_of)
     except cst.ParserSyntaxError as exc:
         result.error = f"does not parse (line {exc.raw_line}, col {exc.raw_column}): {exc.message}; skipped"
+        result.error_line, result.error_col = exc.raw_line, exc.raw_column + 1
         return result
     except RuleCrash as exc:
         result.error = f"{exc}; file skipped, nothing written"
+        result.internal = True
         return result
     except (ValueError, KeyError) as exc:  # malformed notebook JSON
         result.error = f"cannot read notebook: {exc}; skipped"
@@ -233,7 +238,16 @@ def to_json(results: Sequence[FileResult]) -> str:
     for r in results:
         for d in r.diagnostics:
             rows.append({"code": d.code, "file": r.path, "line": d.line, "col": d.col, "message": d.message,
-                         "fixed": d.fixed})  # fmt: skip
+                         "fixed": d.fixed, "url": rule_url(d.code)})  # fmt: skip
         if r.error:
-            rows.append({"code": "ERROR", "file": r.path, "line": 0, "col": 0, "message": r.error, "fixed": False})
+            rows.append({"code": "ERROR", "file": r.path, "line": r.error_line, "col": r.error_col,
+                         "message": r.error, "fixed": False, "url": None})  # fmt: skip
     return json.dumps(rows, indent=2)
+
+
+DOCS_URL = "docs/rules.md"
+
+
+def rule_url(code: str) -> str:
+    """Where a rule is documented (the generated rule reference, one anchor per code)."""
+    return f"{DOCS_URL}#{code.lower()}"

@@ -59,10 +59,11 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_diff_writes_nothing_and_exits_1(tree: Path) -> None:
     before = (tree / "pkg" / "train_job.py").read_text()
     proc = cli("--diff", ".", cwd=tree)
-    assert proc.returncode == 2  # the broken and non-UTF-8 files are errors
+    assert proc.returncode == 1  # changes pending; the broken and non-UTF-8 files are findings too
     assert "+from ray import train" in proc.stdout and "-from ray.air import session, ScalingConfig" in proc.stdout
     assert (tree / "pkg" / "train_job.py").read_text() == before
-    assert "broken.py: ERROR does not parse" in proc.stderr and "latin1.py: ERROR not UTF-8" in proc.stderr
+    assert "broken.py:2:1: ERROR does not parse" in proc.stderr  # the parse error's own line
+    assert "latin1.py:1:1: ERROR not UTF-8" in proc.stderr
 
 
 def test_write_then_second_run_changes_nothing(tree: Path) -> None:
@@ -85,7 +86,7 @@ def test_write_then_second_run_changes_nothing(tree: Path) -> None:
     for skipped in (".venv/lib/site-packages/ray_thing", ".git", "build/site-packages"):
         assert (tree / skipped / "old.py").read_text() == OLD
     again = cli("--diff", ".", cwd=tree)
-    assert again.returncode == 0 and "@@" not in again.stdout  # flags remain, no changes
+    assert again.returncode == 1 and "@@" not in again.stdout  # no changes, but flags remain
 
 
 def test_check_fails_on_flags_even_when_nothing_changes(tree: Path) -> None:
@@ -107,9 +108,12 @@ def test_json_report_lists_fixes_flags_and_errors(tree: Path) -> None:
     by_file = {(Path(r["file"]).name, r["code"], r["fixed"]) for r in rows}
     assert ("train_job.py", "RTM001", True) in by_file and ("train_job.py", "RTM002", True) in by_file
     assert ("train_job.py", "RTM101", False) in by_file and ("broken.py", "ERROR", False) in by_file
-    assert {"code", "file", "line", "col", "message", "fixed"} == set(rows[0])
+    assert {"code", "file", "line", "col", "message", "fixed", "url"} == set(rows[0])
     flag = next(r for r in rows if r["code"] == "RTM101" and r["file"].endswith("train_job.py"))
     assert flag["line"] == 7  # --check reports lines of the file as it is
+    assert flag["url"] == "docs/rules.md#rtm101"
+    errors = {Path(r["file"]).name: (r["line"], r["col"]) for r in rows if r["code"] == "ERROR"}
+    assert errors == {"broken.py": (2, 1), "latin1.py": (1, 1)}  # the parse error's own place; 1:1 for the file
 
 
 def test_select_ignore_and_exclude(tree: Path) -> None:
