@@ -1,4 +1,9 @@
-"""Jupyter notebooks: migrate each code cell; IPython magics are masked, then restored."""
+"""Jupyter notebooks: migrate each code cell; IPython magics are masked, then restored.
+
+Cells are independent: a cell that does not parse as Python (automagic such as
+``pip install ray``, shell lines, a syntax error) is reported with its number and left as
+it is, and every other cell is still migrated.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,11 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+import libcst as cst
+
 from migrate.rules import Diagnostic
+
+UNPARSED_CELL = "ERROR"
 
 _MAGIC = re.compile(r"^\s*[%!?]")
 _MASK = "# __migrate_magic_{}__"
@@ -23,7 +32,12 @@ def migrate_notebook(text: str, migrate: Callable[[str], tuple[str, list[Diagnos
             continue
         source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
         masked, magics = _mask(source)
-        new, found = migrate(masked)
+        try:
+            new, found = migrate(masked)
+        except cst.ParserSyntaxError as exc:
+            message = f"cell {number}: does not parse as Python ({exc.message}); cell left untouched"
+            diagnostics.append(Diagnostic(UNPARSED_CELL, exc.raw_line, exc.raw_column + 1, message, False))
+            continue
         diagnostics.extend(replace(d, message=f"cell {number}: {d.message}") for d in found)
         new = _unmask(new, magics)
         if new != source:

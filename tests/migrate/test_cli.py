@@ -176,3 +176,21 @@ def test_a_crashing_rule_skips_only_that_file(tmp_path: Path, monkeypatch) -> No
     assert main([str(tmp_path)]) == 2
     assert (tmp_path / "a.py").read_text().startswith("from ray.air import session")  # nothing written
     assert (tmp_path / "b.py").read_text() == "from ray import train\ntrain.report({'ok': 1})\n"
+
+
+def test_a_notebook_cell_that_does_not_parse_is_reported_and_the_others_migrated(tmp_path: Path) -> None:
+    cells = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["pip install ray[air]==2.2.0\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["from ray.air import session\n", "session.report({'a': 1})\n"]},
+    ]  # fmt: skip
+    notebook = tmp_path / "old.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    proc = cli("--report", "json", str(notebook), cwd=tmp_path)
+    rows = json.loads(proc.stdout)
+    (error,) = [r for r in rows if r["code"] == "ERROR"]
+    assert error["message"].startswith("cell 1: does not parse") and error["line"] == 1
+    after = json.loads(notebook.read_text())["cells"]
+    assert after[0]["source"] == ["pip install ray[air]==2.2.0\n"]  # untouched
+    assert after[1]["source"] == ["from ray import train\n", "train.report({'a': 1})\n"]  # migrated
