@@ -67,7 +67,7 @@ def report(
         ray.get(session.settings.ledger.store_seed_validation.remote(token, request))
         request = _validation.seed_request(token)
     # V2 validates in its controller; under v1 the ledger runs it once the checkpoint is persisted.
-    ledger_runs_it = session.backend == "v1"
+    ledger_runs_it = session.side.validates_in_ledger
     session.compat_call = _worker.CompatCall(bool(request), request if ledger_runs_it and request else None)
     try:
         session.side.report(

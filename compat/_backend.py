@@ -56,8 +56,14 @@ class WorkerSide(Protocol):
     """What a backend does inside each training worker. One is chosen per worker, once."""
 
     name: str
+    # True when compat's ledger runs asynchronous validations (the engine has none).
+    validates_in_ledger: bool
 
     def rank_and_size(self) -> tuple[int, int]: ...
+
+    def torch_utils(self) -> Any:
+        """The engine's ``train_loop_utils`` module (prepare_model, prepare_data_loader, ...)."""
+        ...
 
     def install(self, sink: ReportSink) -> Callable[[], None]:
         """Route every report of this worker, whatever door it comes through, to ``sink``

@@ -12,13 +12,11 @@ __all__ = ["TorchTrainer", "get_device", "prepare_data_loader", "prepare_model"]
 
 def _utils() -> Any:
     session = _worker.current()
-    if session is not None and session.backend == "v2":
-        from ray.train.v2.torch import train_loop_utils as v2_utils
+    if session is not None:
+        return session.side.torch_utils()
+    from ray.train.torch import train_loop_utils  # outside a worker: Ray's own fallbacks
 
-        return v2_utils
-    from ray.train.torch import train_loop_utils as v1_utils
-
-    return v1_utils
+    return train_loop_utils
 
 
 def prepare_model(model: Any, *args: Any, **kwargs: Any) -> Any:

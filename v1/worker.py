@@ -17,6 +17,12 @@ from compat._patch import rebind, undo_all
 
 class V1WorkerSide:
     name = "v1"
+    validates_in_ledger = True
+
+    def torch_utils(self) -> Any:
+        from ray.train.torch import train_loop_utils
+
+        return train_loop_utils
 
     def rank_and_size(self) -> tuple[int, int]:
         context = self.context()

@@ -31,6 +31,12 @@ def rounds_through_ray() -> bool:
 
 class V2WorkerSide:
     name = "v2"
+    validates_in_ledger = False
+
+    def torch_utils(self) -> Any:
+        from ray.train.v2.torch import train_loop_utils
+
+        return train_loop_utils
 
     def rank_and_size(self) -> tuple[int, int]:
         context = self.context()
