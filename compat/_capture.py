@@ -65,9 +65,12 @@ def _run_files(result: Result) -> list[str]:
         infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
     except Exception:
         return []
-    names = sorted(os.path.basename(i.path) for i in infos if not os.path.basename(i.path).startswith("."))
-    checkpoints = [n for n in names if n.startswith("checkpoint_") and "." not in n.removeprefix("checkpoint_")[:1]]
-    others = [n for n in names if n not in checkpoints]
+    visible = [i for i in infos if not os.path.basename(i.path).startswith(".")]
+    checkpoints = [
+        i for i in visible if i.type == pafs.FileType.Directory and os.path.basename(i.path).startswith("checkpoint_")
+    ]
+    checkpoint_paths = {i.path for i in checkpoints}
+    others = sorted(os.path.basename(i.path) for i in visible if i.path not in checkpoint_paths)
     return others + ([f"checkpoint_* ({len(checkpoints)})"] if checkpoints else [])
 
 
