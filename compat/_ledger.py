@@ -128,6 +128,10 @@ def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validatio
 
 # How long ``worker_done`` waits for a worker's records still on their way.
 _ARRIVAL_TIMEOUT_S = 30.0
+# How long a failure waits for the other ranks' records of rounds the failed rank completed.
+_GRACE_S = 2.0
+# How long a rank waits for the others to say whether a round carries a checkpoint.
+_VOTE_TIMEOUT_S = 60.0
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
 ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None], ValidationOutcome]
@@ -177,6 +181,8 @@ class RunLedger:
         self._complete: dict[RoundKey, dict[int, Record]] = {}
         self._next_round: RoundKey = (0, 0)
         self._delivered: list[dict[int, Record]] = []
+        self._votes: dict[RoundKey, dict[int, bool]] = {}
+        self._voted = threading.Condition()
 
     # -- called by workers -------------------------------------------------
     def worker_started(self, rank: int) -> int:
@@ -203,6 +209,20 @@ class RunLedger:
             self._enqueue_validation(record.key, validation)
         if complete:
             self._round_complete(record.key, round_)
+
+    def vote_free_round(self, attempt: int, index: int, rank: int, free: bool, wait: bool) -> bool:
+        """Each rank says whether its report of round ``(attempt, index)`` carries nothing
+        V2 keeps (no checkpoint, no validation). With ``wait``, blocks until every rank has
+        voted and returns whether the whole round is free, so it can skip V2's controller;
+        any other answer (or a rank that never votes) sends the round through Ray."""
+        key = (attempt, index)
+        with self._voted:
+            self._votes.setdefault(key, {})[rank] = free
+            self._voted.notify_all()
+            if not wait:
+                return False
+            done = self._voted.wait_for(lambda: len(self._votes[key]) >= self.world_size, timeout=_VOTE_TIMEOUT_S)
+            return bool(done and all(self._votes[key].values()))
 
     def use_validation_config(self, config: Any) -> None:
         """The trainer's validation config (it holds this ledger's handle, so comes later)."""
@@ -237,6 +257,11 @@ class RunLedger:
             if error is not None:
                 self._worker_errors[rank] = error
                 self._failures.setdefault(attempt, {})[rank] = error
+                # The other ranks' records of the rounds this rank completed may still be on
+                # their way: give them a moment, so after_exception follows those rounds.
+                self._arrived.wait_for(
+                    lambda: not any((attempt, i) in self._pending for i in range(sent)), timeout=_GRACE_S
+                )
         if error is not None and self._callbacks:
             self._fire_after_exception(attempt)
 
@@ -394,3 +419,9 @@ def remote_ledger_class() -> Any:
     import ray
 
     return ray.remote(num_cpus=0, max_concurrency=8)(RunLedger)  # type: ignore[call-overload]  # Ray's stubs omit actor options
+
+
+def ledger_concurrency(world_size: int) -> int:
+    """Threads the ledger needs: every rank may wait in ``vote_free_round`` at once, next to
+    records, validations and the driver's calls."""
+    return world_size + 8

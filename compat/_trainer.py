@@ -12,7 +12,7 @@ from typing import Any
 
 from compat import _capture, _checks, _messages, _switch, _usage, _worker
 from compat._backend import Backend, TrainJob
-from compat._ledger import LedgerSnapshot, ray_validation_runner, remote_ledger_class
+from compat._ledger import LedgerSnapshot, ledger_concurrency, ray_validation_runner, remote_ledger_class
 from compat._usage import UsageLog
 from compat._validation import trainer_config
 from compat.callbacks import is_user_callback
@@ -128,12 +128,16 @@ class TorchTrainer:
         run_context = RunContext(run, self.train_loop_config, scaling)
         start_time = time.time()
         backend.prepare(run, self.train_loop_config, start_time)
-        ledger = _ledger_actor().remote(
-            scaling.num_workers,
-            callbacks=user_callbacks if backend.ledger_runs_callbacks else [],
-            run_context=run_context,
-            validation_runner=ray_validation_runner if backend.ledger_runs_validation else None,
-            round_sink=backend.round_sink(),
+        ledger = (
+            _ledger_actor()
+            .options(max_concurrency=ledger_concurrency(scaling.num_workers))
+            .remote(
+                scaling.num_workers,
+                callbacks=user_callbacks if backend.ledger_runs_callbacks else [],
+                run_context=run_context,
+                validation_runner=ray_validation_runner if backend.ledger_runs_validation else None,
+                round_sink=backend.round_sink(),
+            )
         )
         validation_config = trainer_config(self.validation_config, ledger)
         if backend.ledger_runs_validation:

@@ -56,6 +56,14 @@ class WorkerSession:
     def backend(self) -> _switch.Backend:
         return self.settings.backend
 
+    def vote_free_round(self, free: bool) -> bool:
+        """Tell the ledger whether this rank's next report is free of checkpoints; a free
+        rank waits for every rank's answer and learns whether the whole round is free."""
+        import ray
+
+        vote = self.settings.ledger.vote_free_round.remote(self.attempt, self.next_index, self.rank, free, free)
+        return bool(ray.get(vote)) if free else False
+
     def on_report(self, report: EngineReport) -> None:
         """The engine delivered a report of this worker: record it in the ledger."""
         call, self.compat_call = self.compat_call, None
@@ -119,6 +127,8 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     rank, size = side.rank_and_size()
     attempt = ray.get(settings.ledger.worker_started.remote(rank))
     session = _session = WorkerSession(settings, side, rank, size, attempt)
+    if hasattr(side, "round_vote"):
+        side.round_vote = session.vote_free_round
     _usage.take()
     undo_engine = side.install(session.on_report)
     undo_air = _route_air_session()

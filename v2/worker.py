@@ -6,10 +6,13 @@ on the worker's instance. It names the checkpoint directory itself when the call
 (exactly as Ray would, with the storage context's default name), so the directory of every
 checkpoint round is known and validation outcomes can be matched to rounds by name.
 
-A round without a checkpoint carries nothing V2 keeps, yet Ray makes every worker wait for
-its controller's poll to deliver it. compat delivers such a round itself, through the
-ledger (which also runs ``after_report`` for every round, in order), unless
-``COMPAT_V2_RAY_ROUNDS=1`` asks for every round to go through Ray's controller.
+A round in which no rank passes a checkpoint carries nothing V2 keeps, yet Ray makes every
+worker wait for its controller's poll to deliver it. compat delivers such a round itself,
+through the ledger (which also runs ``after_report`` for every round, in order): each rank
+tells the ledger whether its report is free and the free ones wait for the others' answers
+(a barrier, as V2's report is). If any rank passes a checkpoint (the "only rank 0 uploads"
+pattern), the whole round goes through Ray. ``COMPAT_V2_RAY_ROUNDS=1`` sends every round
+through Ray's controller.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ class V2WorkerSide:
         context = self.context()
         return context.get_world_rank(), context.get_world_size()
 
+    def __init__(self) -> None:
+        self.round_vote: Callable[[bool], bool] | None = None  # set by the worker session
+
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
         from ray.train.v2._internal.execution.context import get_train_context
@@ -63,9 +69,11 @@ class V2WorkerSide:
             validation: Any = False,
         ) -> None:
             submitted = dict(metrics)
-            if direct and checkpoint is None and not validation and not _has_tensor(metrics):
-                sink(EngineReport(submitted, False))  # V2 would keep nothing of it
-                return
+            if direct and self.round_vote is not None:
+                free = checkpoint is None and not validation and not _has_tensor(metrics)
+                if self.round_vote(free) and free:
+                    sink(EngineReport(submitted, False))  # no rank passed a checkpoint: V2 keeps nothing
+                    return
             context: Any = get_train_context()
             name = checkpoint_dir_name or context.storage_context.make_default_checkpoint_dir_name()
             original(

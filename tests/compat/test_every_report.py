@@ -318,3 +318,24 @@ def test_tune_callbacks_keep_receiving_results_on_the_driver(backend, storage) -
     assert list(run_dir.rglob("events.out.tfevents.*"))
     (logged,) = run_dir.rglob("result.json")
     assert [json.loads(line)["loss"] for line in logged.read_text().splitlines()] == [1.0, 0.5, 1.0 / 3]
+
+
+def only_rank0_checkpoints(config):
+    """The Ray docs' pattern: every rank reports, only rank 0 passes a checkpoint."""
+    rank = train.get_context().get_world_rank()
+    for step in range(3):
+        with tempfile.TemporaryDirectory() as d:
+            checkpoint = save(d, step) if rank == 0 and step == 1 else None
+            train.report({"step": step}, checkpoint=checkpoint)
+
+
+def test_a_round_where_only_rank_0_passes_a_checkpoint_is_one_checkpoint_round(backend, storage) -> None:
+    log = os.path.join(storage, "calls.jsonl")
+    result = TorchTrainer(
+        only_rank0_checkpoints,
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(storage_path=storage, callbacks=[CallLog(log)]),
+    ).fit()
+    assert [c["checkpoint"] for c in read_log(log)] == [False, True, False]
+    assert [r.has_checkpoint for r in result.report_rounds] == [False, True, False]
+    assert len(result.best_checkpoints) == 1 and result.metrics["step"] == (2 if backend == "v1" else 1)
