@@ -55,11 +55,19 @@ def child_env(backend: str, capture_dir: Path, script_dir: str) -> dict[str, str
 
 
 def traceback_tail(log: Path, lines: int = 6) -> list[str]:
+    """The last lines of the log's last traceback, ending at its exception line (Ray may log
+    more after it while shutting down)."""
     text = log.read_text(errors="replace").splitlines() if log.exists() else []
     starts = [i for i, line in enumerate(text) if line.startswith("Traceback (most recent call last)")]
     if not starts:
         return []
-    block = [line for line in text[starts[-1] :] if line.strip()]
+    block = [text[starts[-1]]]
+    for line in text[starts[-1] + 1 :]:
+        if not line.strip():
+            continue
+        block.append(line)
+        if not line[0].isspace():  # frames are indented; the exception line is not
+            break
     return block[-lines:]
 
 

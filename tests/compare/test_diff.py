@@ -61,3 +61,16 @@ def test_numbers_within_the_tolerance_are_equal() -> None:
 def test_an_unequal_number_of_fits_is_a_difference() -> None:
     fits = compare_runs([record("v1", True), record("v1", True)], [record("v2", True)], rtol=1e-9)
     assert len(fits) == 2 and [d.aspect for d in fits[1].unexplained] == ["fit"]
+
+
+def test_the_traceback_tail_ends_at_the_exception_line_even_when_ray_logs_after_it(tmp_path) -> None:
+    from compat.compare._run import traceback_tail
+
+    log = tmp_path / "v2.log"
+    log.write_text(
+        "INFO starting\nTraceback (most recent call last):\n  File \\"job.py\\", line 3, in <module>\n"
+        "    result.metrics['loss']\nTypeError: 'NoneType' object is not subscriptable\n\n"
+        "(raylet) INFO shutting down\n"
+    )
+    tail = traceback_tail(log)
+    assert tail[0].startswith("Traceback") and tail[-1] == "TypeError: 'NoneType' object is not subscriptable"
