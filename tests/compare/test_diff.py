@@ -68,7 +68,7 @@ def test_the_traceback_tail_ends_at_the_exception_line_even_when_ray_logs_after_
 
     log = tmp_path / "v2.log"
     log.write_text(
-        "INFO starting\nTraceback (most recent call last):\n  File \\"job.py\\", line 3, in <module>\n"
+        "INFO starting\nTraceback (most recent call last):\n  File 'job.py', line 3, in <module>\n"
         "    result.metrics['loss']\nTypeError: 'NoneType' object is not subscriptable\n\n"
         "(raylet) INFO shutting down\n"
     )
