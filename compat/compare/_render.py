@@ -19,14 +19,16 @@ def value_text(value: Any) -> str:
     return json.dumps(value, default=str)
 
 
-def verdict_of(fit: FitComparison, aspect: str) -> tuple[str, str]:
+def verdict_of(fit: FitComparison, aspect: str, v1: Any = None, v2: Any = None) -> tuple[str, str]:
     """(label, style) for one row: same, explained by a section, or unexplained."""
     for difference in fit.differences:
         if difference.aspect == aspect:
             if difference.section is None:
                 return f"UNEXPLAINED: {difference.why}" if difference.why else "UNEXPLAINED", "bold red"
             return f"explained: §{difference.section} {SECTIONS[difference.section][0]}", "yellow"
-    return ("" if aspect == "fit seconds" else "same"), "dim"
+    if aspect == "fit seconds":
+        return "", "dim"
+    return ("same", "dim") if v1 == v2 else ("for reference (see the row above)", "dim")
 
 
 def terminal(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str, ok: bool) -> None:
@@ -42,7 +44,7 @@ def terminal(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str
         table.add_column("verdict", overflow="fold", ratio=3)
         rows = fit.rows or [(d.aspect, d.v1, d.v2) for d in fit.differences]
         for aspect, v1, v2 in rows:
-            label, style = verdict_of(fit, aspect)
+            label, style = verdict_of(fit, aspect, v1, v2)
             table.add_row(aspect, value_text(v1), value_text(v2), f"[{style}]{label}[/]", style=None)
         console.print(table)
     for run in runs.values():
@@ -158,7 +160,7 @@ def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: 
             "<tr><th style='width:16%'>aspect</th><th>V1</th><th>V2</th><th style='width:22%'>verdict</th></tr>"
         )
         for aspect, v1, v2 in fit.rows or [(d.aspect, d.v1, d.v2) for d in fit.differences]:
-            label, style = verdict_of(fit, aspect)
+            label, style = verdict_of(fit, aspect, v1, v2)
             css = "unexplained" if style == "bold red" else ("explained" if style == "yellow" else "same")
             difference = next((d for d in fit.differences if d.aspect == aspect and d.section), None)
             if difference is not None:
