@@ -12,6 +12,7 @@ import math
 import os
 from typing import Any
 
+from compat._storage import checkpoint_dir_name
 from compat.result import Result
 
 CAPTURE_ENV_VAR = "COMPAT_CAPTURE_DIR"
@@ -77,7 +78,7 @@ def _run_files(result: Result) -> list[str]:
 def fit_record(result: Result, seconds: float, error: BaseException | None) -> dict[str, Any]:
     frame = result.metrics_dataframe
     rows = [] if frame is None else [user_metrics(r) for r in frame.to_dict("records")]
-    by_dir = {os.path.basename(str(c.checkpoint.path).rstrip("/")): c for c in result.reported_checkpoints}
+    by_dir = {checkpoint_dir_name(c.checkpoint): c for c in result.reported_checkpoints}
     rounds = []
     for round_ in result.report_rounds:
         kept = by_dir.get(round_.checkpoint_dir_name or "") if round_.has_checkpoint else None
@@ -106,7 +107,7 @@ def fit_record(result: Result, seconds: float, error: BaseException | None) -> d
         else None,
         "checkpoints": [
             {
-                "dir_name": os.path.basename(str(c.checkpoint.path).rstrip("/")),
+                "dir_name": checkpoint_dir_name(c.checkpoint),
                 "metrics": user_metrics(c.metrics),
                 "status": c.status.value,
             }

@@ -25,6 +25,18 @@ def rebind(module: ModuleType, values: Mapping[str, Any]) -> Callable[[], None]:
     return undo
 
 
+def override_method(obj: Any, name: str, replacement: Callable[..., Any]) -> Callable[[], None]:
+    """Shadow ``obj.<name>`` with ``replacement`` on this instance only; the returned function
+    removes it again (if nothing replaced it since), so the class's method shows through."""
+    setattr(obj, name, replacement)
+
+    def undo() -> None:
+        if obj.__dict__.get(name) is replacement:
+            delattr(obj, name)
+
+    return undo
+
+
 def undo_all(undos: list[Callable[[], None]]) -> Callable[[], None]:
     def undo() -> None:
         for step in reversed(undos):

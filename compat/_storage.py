@@ -74,6 +74,11 @@ class RunStorage:
         return f"{self.run_dir} on {type(self.filesystem).__name__}"
 
 
+def checkpoint_dir_name(checkpoint: Any) -> str:
+    """The directory a (persisted) checkpoint lives in: ``checkpoint_000003``, ``checkpoint_<ts>``."""
+    return posixpath.basename(str(checkpoint.path).rstrip("/"))
+
+
 def resolve(storage_path: str | os.PathLike[str] | None, storage_filesystem: Any, name: str) -> RunStorage:
     """The run directory ``<storage_path>/<name>`` on the filesystem Ray would use."""
     path = os.fspath(storage_path) if storage_path is not None else DEFAULT_STORAGE_PATH

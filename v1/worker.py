@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compat._backend import EngineReport, ReportSink
-from compat._patch import rebind, undo_all
+from compat._patch import override_method, rebind, undo_all
 
 
 class V1WorkerSide:
@@ -47,11 +47,7 @@ class V1WorkerSide:
                 dir_name = storage.checkpoint_dir_name
             sink(EngineReport(submitted, checkpoint is not None, persisted, dir_name))
 
-        session.report = report
-
-        def unwrap() -> None:
-            if session.__dict__.get("report") is report:
-                del session.report
+        unwrap = override_method(session, "report", report)
 
         # A worker process may have imported ray.train while the switch said V2.
         names = rebind(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import posixpath
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +14,7 @@ from compat import _storage, _usage
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot, group_rounds
 from compat._model import CheckpointStatus, ReportRound, ValidationOutcome
-from compat._storage import RunStorage
+from compat._storage import RunStorage, checkpoint_dir_name
 from compat.config import RunConfig
 from compat.result import ReportedCheckpoint, Result, worker_dataframe
 from v1 import logs
@@ -166,7 +165,7 @@ class V2Backend:
         statuses = _read_statuses(self.storage) if self.storage is not None else {}
         best = list(raw.best_checkpoints or [])
         reported = [
-            ReportedCheckpoint(ckpt, metrics, statuses.get(_dir_name(ckpt), CheckpointStatus.COMMITTED))
+            ReportedCheckpoint(ckpt, metrics, statuses.get(checkpoint_dir_name(ckpt), CheckpointStatus.COMMITTED))
             for ckpt, metrics in best
         ]
         frame = raw.metrics_dataframe
@@ -188,15 +187,11 @@ class V2Backend:
         )
 
 
-def _dir_name(checkpoint: Any) -> str:
-    return posixpath.basename(str(checkpoint.path).rstrip("/"))
-
-
 def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoint]) -> list[ReportRound]:
     """V2 validates in its controller: recover each checkpoint round's outcome from the
     result, matching rounds to checkpoints by directory name (Ray sorts ``best_checkpoints``
     by score with ``checkpoint_score_attribute``, so positions say nothing)."""
-    by_dir = {_dir_name(c.checkpoint): c for c in reported}
+    by_dir = {checkpoint_dir_name(c.checkpoint): c for c in reported}
     replaced = []
     for round_ in rounds:
         checkpoint = by_dir.get(round_.checkpoint_dir_name or "") if round_.has_checkpoint else None

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from compat._backend import EngineReport, ReportSink
-from compat._patch import rebind, undo_all
+from compat._patch import override_method, rebind, undo_all
+from compat._storage import checkpoint_dir_name as dir_name_of
 
 RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"
 
@@ -91,14 +92,10 @@ class V2WorkerSide:
                     persisted = checkpoint
                 elif checkpoint_upload_mode == CheckpointUploadMode.SYNC and context.checkpoint is not None:
                     persisted = context.checkpoint
-                    name = os.path.basename(persisted.path.rstrip("/"))  # the name rank 0 decided
+                    name = dir_name_of(persisted)  # the name rank 0 decided
             sink(EngineReport(submitted, checkpoint is not None, persisted, name, validation))
 
-        utils.report = report
-
-        def unwrap() -> None:
-            if utils.__dict__.get("report") is report:
-                del utils.report
+        unwrap = override_method(utils, "report", report)
 
         # A worker process may have imported ray.train while the switch said V1.
         names = rebind(

@@ -10,16 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compat._capture import AUTO_KEYS
 from compat._model import KeptCheckpoint, Metrics, Outcome
+from compat._storage import checkpoint_dir_name
 from compat.result import Result
 from v1 import logs
-
-# Keys V1 adds to every report; they are not the user's and never compared.
-AUTO_KEYS = frozenset(
-    {"timestamp", "checkpoint_dir_name", "should_checkpoint", "done", "training_iteration", "trial_id", "date",
-     "time_this_iter_s", "time_total_s", "pid", "hostname", "node_ip", "config", "time_since_restore",
-     "iterations_since_restore", "experiment_tag"}
-)  # fmt: skip
 
 DOCS = "docs/compatibility.md"
 
@@ -55,7 +50,7 @@ def observe(result: Result, after_report_log: str | None = None) -> Outcome:
     """What a user observed in a real run, in the semantics' terms (user keys only)."""
     rounds = result.report_rounds
     # Matched by directory: with checkpoint_score_attribute Ray orders checkpoints by score.
-    by_dir = {os.path.basename(str(c.checkpoint.path).rstrip("/")): c for c in result.reported_checkpoints}
+    by_dir = {checkpoint_dir_name(c.checkpoint): c for c in result.reported_checkpoints}
     kept = tuple(
         KeptCheckpoint(round_.index, user_keys(c.metrics) or {}, c.status)
         for round_ in rounds
