@@ -61,6 +61,7 @@ def validate_with_kwargs(checkpoint: train.Checkpoint, rows: list, epoch: int) -
 
 
 def train_func(config: dict) -> None:
+    torch.manual_seed(0)  # the same initial weights on every run: runs can be compared
     model = prepare_model(nn.Linear(3, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     shard = train.get_dataset_shard("train")
@@ -98,6 +99,9 @@ def train_func(config: dict) -> None:
 
 def main(storage_path: str | None = None, epochs: int = 3) -> train.Result:
     validation_rows = make_rows(128, seed=1)
+    # Each worker gets the same rows in the same order on every run (Ray Data otherwise hands
+    # blocks to whichever worker asks first), so two runs of this script can be compared.
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
     trainer = TorchTrainer(
         train_func,
         datasets={"train": ray.data.from_items(make_rows(512, seed=0))},
