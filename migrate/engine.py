@@ -10,6 +10,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,7 +20,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from migrate import notebooks
+from migrate import _index, notebooks
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
@@ -65,39 +66,27 @@ def select_rules(
 def migrate_source(
     text: str, rules: Sequence[type[Rule]], context: Context, *, lines_of: str = "input"
 ) -> tuple[str, list[Diagnostic]]:
-    """Run ``rules`` over ``text``; raises ``cst.ParserSyntaxError`` or :class:`RuleCrash`.
+    """Run ``rules`` over ``text``; raises ``SyntaxError``, ``cst.ParserSyntaxError`` or :class:`RuleCrash`.
 
-    Each rule sees the previous rule's output; its findings are moved to the lines of
-    the ``"input"`` text (what --diff/--check users have) or of the ``"output"`` text
-    (what a write leaves on disk).
+    One ``ast`` parse indexes the names; the flag rules run on that index in one walk.
+    libcst parses the file only when the index shows that a rewriting rule may apply; the
+    rewriting rules then run in order, each seeing the previous one's output. RTM100
+    (``after_rewrites``) runs on the index of the final text. Findings are moved to the
+    lines of the ``"input"`` text (what --diff/--check users have) or of the ``"output"``
+    text (what a write leaves on disk).
     """
-    module = cst.parse_module(text)
-    current = text
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # reused while the module is unchanged
+    index = _index.build(text)
     stages: list[tuple[str, list[Diagnostic]]] = []
-    for group in _groups(rules):
-        active = [r(context) for r in group if r.trigger.search(current)]
-        if not active:
-            continue
-        if isinstance(active[0], FlagRule):  # consecutive flag rules share one pass
-            flags = [r for r in active if isinstance(r, FlagRule)]
-            try:
-                run_flag_rules(flags, wrapper)
-            except Exception as exc:
-                raise RuleCrash("/".join(r.code for r in flags), exc) from exc
-            stages.append((current, [d for r in flags for d in r.diagnostics]))
-            continue
-        rule = active[0]
-        try:
-            new_module = rule.apply(wrapper)
-        except Exception as exc:
-            raise RuleCrash(rule.code, exc) from exc
-        stages.append((current, rule.diagnostics))
-        if new_module is not module:
-            module, current = new_module, new_module.code
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    final = current
-    reference = text if lines_of == "input" else final
+    before = [r(context) for r in rules if issubclass(r, FlagRule) and not r.after_rewrites and r.trigger.search(text)]
+    stages.append((text, _flag(before, index)))
+    current = text
+    rewriters = [r for r in rules if not issubclass(r, FlagRule)]
+    if any(r.trigger.search(text) and r.could_apply(index) for r in rewriters):
+        current = _rewrite(text, rewriters, context, index, stages)
+    after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.trigger.search(current)]
+    if after:
+        stages.append((current, _flag(after, index if current == text else _index.build(current))))
+    reference = text if lines_of == "input" else current
     diagnostics: list[Diagnostic] = []
     maps: dict[str, list[int]] = {}
     for seen, found in stages:
@@ -108,18 +97,60 @@ def migrate_source(
             continue
         mapping = maps.get(seen) or maps.setdefault(seen, line_map(seen, reference))
         diagnostics.extend(replace(d, line=mapping[min(d.line, len(mapping)) - 1] + 1) for d in found)
-    return final, diagnostics
+    return current, diagnostics
 
 
-def _groups(rules: Sequence[type[Rule]]) -> list[list[type[Rule]]]:
-    """Consecutive flag rules form one group; every other rule is a group of its own."""
-    groups: list[list[type[Rule]]] = []
-    for rule in rules:
-        if issubclass(rule, FlagRule) and groups and issubclass(groups[-1][0], FlagRule):
-            groups[-1].append(rule)
-        else:
-            groups.append([rule])
-    return groups
+def _flag(rules: list[FlagRule], index: _index.Index) -> list[Diagnostic]:
+    try:
+        run_flag_rules(rules, index)
+    except Exception as exc:
+        raise RuleCrash("/".join(r.code for r in rules), exc) from exc
+    return [d for r in rules for d in r.diagnostics]
+
+
+def _rewrite(
+    text: str,
+    rules: list[type[Rule]],
+    context: Context,
+    index: _index.Index,
+    stages: list[tuple[str, list[Diagnostic]]],
+) -> str:
+    """The rewriting rules in order on libcst; a rule runs when its trigger is in the current
+    text and, while nothing was rewritten yet, the index shows it may apply."""
+    module = _parse_cst(text)
+    current = text
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # reused while the module is unchanged
+    for rule_class in rules:
+        if not rule_class.trigger.search(current) or (current == text and not rule_class.could_apply(index)):
+            continue
+        rule = rule_class(context)
+        try:
+            with _deep_recursion():
+                new_module = rule.apply(wrapper)
+        except Exception as exc:
+            raise RuleCrash(rule.code, exc) from exc
+        stages.append((current, rule.diagnostics))
+        if new_module is not module:
+            module, current = new_module, new_module.code
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return current
+
+
+def _parse_cst(text: str) -> cst.Module:
+    with _deep_recursion():
+        return cst.parse_module(text)
+
+
+class _deep_recursion:
+    """libcst's visitors recurse once per nesting level: long generated expressions (a
+    thousand chained ``+``) need more than Python's default limit of 1,000 frames."""
+
+    def __enter__(self) -> None:
+        self.limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(self.limit, 50_000))
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setrecursionlimit(self.limit)
 
 
 def line_map(old: str, new: str) -> list[int]:
@@ -174,6 +205,11 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     except cst.ParserSyntaxError as exc:
         result.error = f"does not parse (line {exc.raw_line}, col {exc.raw_column}): {exc.message}; skipped"
         result.error_line, result.error_col = exc.raw_line, exc.raw_column + 1
+        return result
+    except SyntaxError as exc:
+        line, col = exc.lineno or 1, exc.offset or 1
+        result.error = f"does not parse (line {line}, col {col - 1}): {exc.msg}; skipped"
+        result.error_line, result.error_col = line, col
         return result
     except RuleCrash as exc:
         result.error = f"{exc}; file skipped, nothing written"

@@ -38,6 +38,10 @@ def migrate_notebook(text: str, migrate: Callable[[str], tuple[str, list[Diagnos
             message = f"cell {number}: does not parse as Python ({exc.message}); cell left untouched"
             diagnostics.append(Diagnostic(UNPARSED_CELL, exc.raw_line, exc.raw_column + 1, message, False))
             continue
+        except SyntaxError as exc:
+            message = f"cell {number}: does not parse as Python ({exc.msg}); cell left untouched"
+            diagnostics.append(Diagnostic(UNPARSED_CELL, exc.lineno or 1, exc.offset or 1, message, False))
+            continue
         diagnostics.extend(replace(d, message=f"cell {number}: {d.message}") for d in found)
         new = _unmask(new, magics)
         if new != source:

@@ -10,6 +10,8 @@ from typing import Any, ClassVar, Literal
 import libcst as cst
 from libcst.metadata import BaseMetadataProvider, MetadataWrapper, PositionProvider
 
+from migrate._index import Index
+
 FixSafety = Literal["safe", "unsafe", "none"]
 
 
@@ -42,6 +44,14 @@ class Rule:
     # Text that must appear for the rule to have anything to do: lets the engine skip
     # resolving metadata for rules that cannot match.
     trigger: ClassVar[re.Pattern[str]]
+    # Qualified-name prefixes a file must import or refer to for a rewriting rule to have
+    # anything to do: files without any are never handed to libcst.
+    wants: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def could_apply(cls, index: Index) -> bool:
+        """Whether the file indexed by ``index`` may give this rule anything to do."""
+        return index.refers_to(cls.wants)
 
     def __init__(self, context: Context) -> None:
         self.context = context

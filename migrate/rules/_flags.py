@@ -1,19 +1,34 @@
-"""Shared machinery of the flag-only rules: match calls and attributes by qualified name."""
+"""Shared machinery of the flag-only rules: they run on the fast ``ast`` index
+(:mod:`migrate._index`), never on libcst, and match calls and attributes by qualified name."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
+from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
+from migrate._index import RAY_ROOTS, Index, Node
 from migrate.rules._base import Diagnostic, Rule
 from migrate.tables import GUIDE
 
-RAY_ROOTS = ("ray.", "compat.", "compat")
+REPORT_NAMES = frozenset(
+    {
+        "ray.train.report",
+        "ray.air.session.report",
+        "ray.train.session.report",
+        "compat.report",
+        "compat.session.report",
+        "ray.train.v2.api.train_fn_utils.report",
+    }
+)
 
 
 def qualified(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
+    """libcst's qualified names of ``node`` (for the rewriting rules, which run on libcst)."""
+    from libcst.metadata import QualifiedNameProvider
+
     return {q.name for q in visitor.get_metadata(QualifiedNameProvider, node, set())}
 
 
@@ -22,87 +37,74 @@ def is_ray_class(names: Iterable[str], class_name: str) -> bool:
     return any(n.endswith("." + class_name) and n.startswith(RAY_ROOTS) for n in names)
 
 
-def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
+def is_report(names: Iterable[str]) -> bool:
+    return not REPORT_NAMES.isdisjoint(names)
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    for arg in call.keywords:
+        if arg.arg == name:
             return arg
     return None
 
 
-def is_report(names: set[str]) -> bool:
-    return bool(
-        names
-        & {
-            "ray.train.report",
-            "ray.air.session.report",
-            "ray.train.session.report",
-            "compat.report",
-            "compat.session.report",
-            "ray.train.v2.api.train_fn_utils.report",
-        }
-    )
+def is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 class FlagRule(Rule):
-    """A rule that never rewrites: subclasses implement :meth:`check`.
+    """A rule that never rewrites: subclasses implement :meth:`check` and say which nodes
+    it wants to see, so the engine checks each node against the few rules that care.
 
-    The engine runs consecutive flag rules together in one pass (:func:`run_flag_rules`), so
-    the module's metadata is resolved once for all of them.
+    The engine runs all flag rules together in one walk over the index
+    (:func:`run_flag_rules`).
     """
 
     fix_safety = "none"
     advice: str = ""
+    calls: ClassVar[bool] = False  # Call nodes whose callee resolves into Ray or compat
+    call_attrs: ClassVar[frozenset[str]] = frozenset()  # Call nodes of `<anything>.<one of these>(...)`
+    attrs: ClassVar[frozenset[str]] = frozenset()  # Attribute nodes `<anything>.<one of these>`
+    refs: ClassVar[bool] = False  # Name and Attribute nodes that resolve into Ray or compat
+    after_rewrites: ClassVar[bool] = False  # sees the rewritten text (RTM100), not the input
 
-    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
-        run_flag_rules([self], wrapper)
-        return wrapper.module
-
-    def check(self, visitor: FlagVisitor, node: cst.CSTNode) -> str | None:
-        """Return a message when ``node`` is a finding (called on Call, Attribute and Name nodes)."""
+    def check(self, index: Index, item: Node) -> str | None:
+        """Return a message when ``item`` is a finding."""
         raise NotImplementedError
 
     def message(self, what: str) -> str:
         return f"{what}. {self.advice} See {GUIDE}"
 
 
-def run_flag_rules(rules: list[FlagRule], wrapper: MetadataWrapper) -> None:
-    """Run several flag rules in one pass; each appends to its own ``diagnostics``."""
-    if rules:
-        wrapper.visit(FlagVisitor(rules))
+def _ray(names: frozenset[str]) -> bool:
+    return any(n.startswith(RAY_ROOTS) or n in ("ray", "compat") for n in names)
 
 
-class FlagVisitor(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
-
-    def __init__(self, rules: list[FlagRule]) -> None:
-        super().__init__()
-        self.rules = rules
-        self.function_depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.function_depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.function_depth -= 1
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self._check(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._check(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self._check(node)
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def _check(self, node: cst.CSTNode) -> None:
-        for rule in self.rules:
-            found = rule.check(self, node)
+def run_flag_rules(rules: list[FlagRule], index: Index) -> None:
+    """Run several flag rules in one pass over ``index``; each appends to its own ``diagnostics``."""
+    if not rules:
+        return
+    calls = [r for r in rules if r.calls]
+    call_attrs = [r for r in rules if r.call_attrs]
+    attrs = [r for r in rules if r.attrs]
+    refs = [r for r in rules if r.refs]
+    wanted_call_attrs = frozenset().union(*(r.call_attrs for r in call_attrs))
+    wanted_attrs = frozenset().union(*(r.attrs for r in attrs))
+    for item in index.nodes:
+        node = item.node
+        candidates: list[FlagRule] = []
+        if isinstance(node, ast.Call):
+            if calls and _ray(index.qualified(node.func)):
+                candidates += calls
+            if isinstance(node.func, ast.Attribute) and node.func.attr in wanted_call_attrs:
+                candidates += [r for r in call_attrs if node.func.attr in r.call_attrs and r not in candidates]
+        else:
+            if isinstance(node, ast.Attribute) and node.attr in wanted_attrs:
+                candidates += [r for r in attrs if node.attr in r.attrs]
+            if refs and _ray(index.qualified(node)):
+                candidates += [r for r in refs if r not in candidates]
+        for rule in candidates:
+            found = rule.check(index, item)
             if found:
-                start = self.get_metadata(PositionProvider, node).start
-                rule.diagnostics.append(Diagnostic(rule.code, start.line, start.column + 1, rule.message(found), False))
+                line, col = index.position(node)
+                rule.diagnostics.append(Diagnostic(rule.code, line, col, rule.message(found), False))

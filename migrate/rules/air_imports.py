@@ -54,6 +54,7 @@ class AirImports(Rule):
     code = "RTM001"
     name = "air-imports"
     trigger = re.compile(r"\bair\b")
+    wants = ("ray.air",)
     summary = "Import ray.air config, checkpoint and result classes from ray.train"
     fix_safety = "safe"
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
+from migrate.rules._flags import FlagRule, is_ray_class, keyword
 
 
 class CheckpointFrequency(FlagRule):
@@ -41,8 +39,11 @@ class CheckpointFrequency(FlagRule):
     summary = "CheckpointConfig(checkpoint_frequency/checkpoint_at_end) is rejected by V2"
     advice = "Report a checkpoint from the training function when you want one."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, cst.Call) and is_ray_class(qualified(visitor, node.func), "CheckpointConfig"):
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if is_ray_class(index.qualified(node.func), "CheckpointConfig"):
             used = [k for k in ("checkpoint_frequency", "checkpoint_at_end") if keyword(node, k) is not None]
             if used:
                 return f"`CheckpointConfig({', '.join(f'{k}=' for k in used)})` is rejected by V2"

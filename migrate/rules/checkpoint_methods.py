@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, qualified
+from migrate.rules._flags import FlagRule
 from migrate.tables import CHECKPOINT_CLASSES, REMOVED_CHECKPOINT_METHODS
 
 
@@ -49,12 +47,13 @@ class CheckpointMethods(FlagRule):
     summary = "Checkpoint.from_dict/to_dict/from_bytes/from_uri no longer exist"
     advice = "Save files into a directory and use Checkpoint.from_directory / checkpoint.as_directory()."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if not isinstance(node, cst.Attribute) or node.attr.value not in REMOVED_CHECKPOINT_METHODS:
-            return None
-        if qualified(visitor, node.value) & CHECKPOINT_CLASSES:
-            return f"`Checkpoint.{node.attr.value}` was removed"
-        receiver = cst.Module(body=[]).code_for_node(node.value).lower()
-        if node.attr.value.startswith("to_") and ("checkpoint" in receiver or "ckpt" in receiver):
-            return f"`.{node.attr.value}()` on a checkpoint was removed"
+    attrs = frozenset(REMOVED_CHECKPOINT_METHODS)
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if index.qualified(node.value) & CHECKPOINT_CLASSES:
+            return f"`Checkpoint.{node.attr}` was removed"
+        receiver = index.source(node.value).lower()
+        if node.attr.startswith("to_") and ("checkpoint" in receiver or "ckpt" in receiver):
+            return f"`.{node.attr}()` on a checkpoint was removed"
         return None

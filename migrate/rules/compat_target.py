@@ -54,6 +54,7 @@ class CompatTarget(Rule):
     code = "RTM004"
     name = "compat-target"
     trigger = re.compile(r"ray")
+    wants = ("ray.train", "ray.air")
     summary = "Use ray-train-compat's interface instead of ray.train (--target compat)"
     fix_safety = "safe"
     targets = ("compat",)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
+from migrate.rules._flags import FlagRule, is_ray_class, keyword
 
 
 class FailFast(FlagRule):
@@ -40,11 +38,10 @@ class FailFast(FlagRule):
     summary = "FailureConfig(fail_fast=...) is rejected by V2"
     advice = "Remove it; FailureConfig(max_failures=0) already stops at the first failure."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if (
-            isinstance(node, cst.Call)
-            and is_ray_class(qualified(visitor, node.func), "FailureConfig")
-            and keyword(node, "fail_fast") is not None
-        ):
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if is_ray_class(index.qualified(node.func), "FailureConfig") and keyword(node, "fail_fast") is not None:
             return "`FailureConfig(fail_fast=...)` is rejected by V2"
         return None

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, qualified
+from migrate.rules._flags import FlagRule
 from migrate.tables import FRAMEWORK_CHECKPOINTS
 
 
@@ -48,9 +46,10 @@ class FrameworkCheckpoints(FlagRule):
     summary = "TorchCheckpoint and other framework checkpoints are not supported by V2"
     advice = "Write the model files yourself and use ray.train.Checkpoint.from_directory."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            found = qualified(visitor, node) & FRAMEWORK_CHECKPOINTS
-            if found:
-                return f"`{sorted(found)[0].rsplit('.', 1)[1]}` is not supported by V2"
+    refs = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        found = index.qualified(item.node) & FRAMEWORK_CHECKPOINTS
+        if found:
+            return f"`{sorted(found)[0].rsplit('.', 1)[1]}` is not supported by V2"
         return None

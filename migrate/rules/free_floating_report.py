@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, is_report, keyword, qualified
+from migrate.rules._flags import FlagRule, is_none, is_report, keyword
 
 
 class FreeFloatingReport(FlagRule):
@@ -51,13 +50,15 @@ class FreeFloatingReport(FlagRule):
         "keeps V1's logs meanwhile."
     )
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if not isinstance(node, cst.Call) or not is_report(qualified(visitor, node.func)):
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if not isinstance(node, ast.Call) or not is_report(index.qualified(node.func)):
             return None
-        positional = [a for a in node.args if a.keyword is None and a.star == ""]
-        checkpoint = positional[1] if len(positional) >= 2 else keyword(node, "checkpoint")
-        if checkpoint is not None and not (isinstance(checkpoint.value, cst.Name) and checkpoint.value.value == "None"):
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None  # *args / **kwargs may carry the checkpoint
+        checkpoint = node.args[1] if len(node.args) >= 2 else getattr(keyword(node, "checkpoint"), "value", None)
+        if checkpoint is not None and not is_none(checkpoint):
             return None
-        if any(a.star for a in node.args):
-            return None  # **kwargs may carry the checkpoint
         return "report() without a checkpoint: V2 keeps no free-floating metrics"

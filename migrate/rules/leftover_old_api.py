@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
-import libcst as cst
-from libcst.metadata import ParentNodeProvider
-
-from migrate.rules._flags import FlagRule, qualified
+from migrate.rules._flags import FlagRule
 
 OLD_PREFIXES = ("ray.air", "ray.train.session")
 
@@ -46,13 +44,13 @@ class LeftoverOldApi(FlagRule):
     summary = "A ray.air / session reference that no rule could rewrite"
     advice = "Replace it with its ray.train equivalent by hand."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if not isinstance(node, (cst.Name, cst.Attribute)):
-            return None
-        parent = visitor.get_metadata(ParentNodeProvider, node, None)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+    refs = True
+    after_rewrites = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        if isinstance(item.parent, ast.Attribute) and item.parent.value is item.node:
             return None  # report the longest expression only
-        names = sorted(n for n in qualified(visitor, node) if n.startswith(OLD_PREFIXES))
+        names = sorted(n for n in index.qualified(item.node) if n.startswith(OLD_PREFIXES))
         if names:
             return f"`{names[0]}` is old API and was not rewritten"
         return None

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
 from migrate.rules._flags import FlagRule
 
 
@@ -37,7 +35,7 @@ class LogDir(FlagRule):
     summary = "Result.log_dir was removed; use result.path or result.checkpoint.path"
     advice = "Use result.path (the run directory) or result.checkpoint.path."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, cst.Attribute) and node.attr.value == "log_dir":
-            return "`.log_dir` no longer exists"
-        return None
+    attrs = frozenset({"log_dir"})
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        return "`.log_dir` no longer exists"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
 from migrate.rules._flags import FlagRule
 
 
@@ -40,7 +38,7 @@ class MetricsDataframe(FlagRule):
         "result.best_checkpoints, or log per-step metrics to a tracker."
     )
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, cst.Attribute) and node.attr.value == "metrics_dataframe":
-            return "`.metrics_dataframe` changes meaning under V2"
-        return None
+    attrs = frozenset({"metrics_dataframe"})
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        return "`.metrics_dataframe` changes meaning under V2"

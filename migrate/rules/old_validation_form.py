@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, is_report, keyword, qualified
+from migrate.rules._flags import FlagRule, is_report, keyword
 
 
 class OldValidationForm(FlagRule):
@@ -49,8 +47,11 @@ class OldValidationForm(FlagRule):
         "ValidationTaskConfig(fn_kwargs={...})); fn takes keyword arguments."
     )
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, cst.Call) and is_report(qualified(visitor, node.func)):
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if is_report(index.qualified(node.func)):
             if keyword(node, "validate_fn") is not None or keyword(node, "validate_config") is not None:
                 return "`report(validate_fn=, validate_config=)` is rejected by Ray 2.60"
         return None

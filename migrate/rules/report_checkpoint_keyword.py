@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
+from migrate._index import Index
 from migrate.rules._base import Rule, RuleVisitor
-from migrate.rules._flags import is_report, qualified
+from migrate.rules._flags import REPORT_NAMES, is_report, qualified
 
 
 class ReportCheckpointKeyword(Rule):
@@ -45,8 +47,16 @@ class ReportCheckpointKeyword(Rule):
     code = "RTM003"
     name = "report-checkpoint-keyword"
     trigger = re.compile(r"report")
+    wants = tuple(REPORT_NAMES)
     summary = "Pass report()'s checkpoint by keyword (V1 requires it)"
     fix_safety = "safe"
+
+    @classmethod
+    def could_apply(cls, index: Index) -> bool:
+        return any(
+            isinstance(item.node, ast.Call) and len(item.node.args) >= 2 and is_report(index.qualified(item.node.func))
+            for item in index.nodes
+        )
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         return wrapper.visit(_Rewrite(self))

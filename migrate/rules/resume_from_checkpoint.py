@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, keyword, qualified
+from migrate.rules._flags import FlagRule, keyword
 
 
 class ResumeFromCheckpoint(FlagRule):
@@ -43,10 +41,11 @@ class ResumeFromCheckpoint(FlagRule):
         "(train.get_checkpoint() covers automatic resumption)."
     )
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if not isinstance(node, cst.Call):
-            return None
-        names = qualified(visitor, node.func)
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        names = index.qualified(node.func)
         if not any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names):
             return None
         used = [k for k in ("resume_from_checkpoint", "metadata") if keyword(node, k) is not None]

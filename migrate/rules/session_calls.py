@@ -60,6 +60,7 @@ class SessionCalls(Rule):
     code = "RTM002"
     name = "session-calls"
     trigger = re.compile(r"session")
+    wants = SESSION_MODULES
     summary = "Replace ray.air.session calls with ray.train functions"
     fix_safety = "safe"
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
+from migrate.rules._flags import FlagRule, is_ray_class, keyword
 
 
 class TrainerResources(FlagRule):
@@ -40,11 +38,10 @@ class TrainerResources(FlagRule):
     summary = "ScalingConfig(trainer_resources=...) is rejected by V2"
     advice = "Remove it when you switch to V2 (its controller reserves no CPU)."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if (
-            isinstance(node, cst.Call)
-            and is_ray_class(qualified(visitor, node.func), "ScalingConfig")
-            and keyword(node, "trainer_resources") is not None
-        ):
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if is_ray_class(index.qualified(node.func), "ScalingConfig") and keyword(node, "trainer_resources") is not None:
             return "`ScalingConfig(trainer_resources=...)` is rejected by V2"
         return None

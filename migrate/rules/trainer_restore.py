@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, qualified
+from migrate.rules._flags import FlagRule
 
 
 class TrainerRestore(FlagRule):
@@ -43,9 +41,11 @@ class TrainerRestore(FlagRule):
     summary = "Trainer.restore/can_restore are removed in V2"
     advice = "Construct the trainer again with the same RunConfig(name, storage_path); V2 resumes it."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, cst.Attribute) and node.attr.value in ("restore", "can_restore"):
-            names = qualified(visitor, node.value)
-            if any(n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names):
-                return f"`Trainer.{node.attr.value}` is removed in V2"
+    attrs = frozenset({"restore", "can_restore"})
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        names = index.qualified(node.value)
+        if any(n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names):
+            return f"`Trainer.{node.attr}` is removed in V2"
         return None

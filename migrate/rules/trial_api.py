@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
 from migrate.rules._flags import FlagRule
 
 TRIAL_METHODS = ("get_trial_name", "get_trial_id", "get_trial_dir", "get_trial_resources")
@@ -47,11 +45,7 @@ class TrialApi(FlagRule):
     summary = "get_trial_name/id/dir/resources are rejected by V2"
     advice = "Use get_context().get_experiment_name() and get_context().get_storage()."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in TRIAL_METHODS
-        ):
-            return f"`{node.func.attr.value}()` is rejected by V2"
-        return None
+    call_attrs = frozenset(TRIAL_METHODS)
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        return f"`{item.node.func.attr}()` is rejected by V2"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
+from migrate.rules._flags import FlagRule, is_ray_class, keyword
 from migrate.tables import TUNE_CALLBACK_PREFIXES
 
 
@@ -47,16 +46,17 @@ class TuneCallbacks(FlagRule):
         "checkpoint), or log to the tracker from the training function."
     )
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if not isinstance(node, cst.Call) or not is_ray_class(qualified(visitor, node.func), "RunConfig"):
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if not is_ray_class(index.qualified(node.func), "RunConfig"):
             return None
         arg = keyword(node, "callbacks")
-        if arg is None or not isinstance(arg.value, (cst.List, cst.Tuple)):
+        if arg is None or not isinstance(arg.value, (ast.List, ast.Tuple)):
             return None
-        for element in arg.value.elements:
-            value = element.value
-            target = value.func if isinstance(value, cst.Call) else value
-            if any(n.startswith(TUNE_CALLBACK_PREFIXES) for n in qualified(visitor, target)):
-                name = cst.Module(body=[]).code_for_node(target)
-                return f"`{name}` is a Ray Tune callback"
+        for value in arg.value.elts:
+            target = value.func if isinstance(value, ast.Call) else value
+            if any(n.startswith(TUNE_CALLBACK_PREFIXES) for n in index.qualified(target)):
+                return f"`{index.source(target)}` is a Ray Tune callback"
         return None

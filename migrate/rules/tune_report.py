@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, qualified
+from migrate.rules._flags import FlagRule
 
 TUNE_REPORT = {"ray.tune.report", "ray.air.session.report_tune", "ray.tune.trainable.session.report"}
 
@@ -47,7 +45,9 @@ class TuneReport(FlagRule):
     summary = "tune.report inside a function: use train.report in a Train training function"
     advice = "In a Ray Train training function use ray.train.report; keep tune.report only in Tune trainables."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, cst.Call) and visitor.function_depth > 0 and qualified(visitor, node.func) & TUNE_REPORT:
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        if item.function_depth > 0 and index.qualified(item.node.func) & TUNE_REPORT:
             return "`tune.report` in a function"
         return None

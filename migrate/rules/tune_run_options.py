@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
-from migrate.rules._flags import FlagRule, is_ray_class, keyword, qualified
+from migrate.rules._flags import FlagRule, is_ray_class, keyword
 
 OPTIONS = ("sync_config", "stop", "verbose", "progress_reporter", "log_to_file")
 
@@ -43,13 +41,15 @@ class TuneRunOptions(FlagRule):
     summary = "SyncConfig and RunConfig(sync_config/stop/verbose/progress_reporter/log_to_file)"
     advice = "Remove it; V2 syncs to storage_path itself. Stop training from inside the training function."
 
-    def check(self, visitor, node):  # type: ignore[no-untyped-def]
-        if isinstance(node, cst.Call):
-            names = qualified(visitor, node.func)
-            if is_ray_class(names, "SyncConfig"):
-                return "`SyncConfig` is not used by V2"
-            if is_ray_class(names, "RunConfig"):
-                used = [o for o in OPTIONS if keyword(node, o) is not None]
-                if used:
-                    return f"`RunConfig({', '.join(f'{o}=' for o in used)})` is rejected by V2"
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        names = index.qualified(node.func)
+        if is_ray_class(names, "SyncConfig"):
+            return "`SyncConfig` is not used by V2"
+        if is_ray_class(names, "RunConfig"):
+            used = [o for o in OPTIONS if keyword(node, o) is not None]
+            if used:
+                return f"`RunConfig({', '.join(f'{o}=' for o in used)})` is rejected by V2"
         return None

@@ -62,7 +62,7 @@ def test_diff_writes_nothing_and_exits_1(tree: Path) -> None:
     assert proc.returncode == 1  # changes pending; the broken and non-UTF-8 files are findings too
     assert "+from ray import train" in proc.stdout and "-from ray.air import session, ScalingConfig" in proc.stdout
     assert (tree / "pkg" / "train_job.py").read_text() == before
-    assert "broken.py:2:1: ERROR does not parse" in proc.stderr  # the parse error's own line
+    assert "broken.py:2:7: ERROR does not parse" in proc.stderr  # the parse error's own line and column
     assert "latin1.py:1:1: ERROR not UTF-8" in proc.stderr
 
 
@@ -113,7 +113,7 @@ def test_json_report_lists_fixes_flags_and_errors(tree: Path) -> None:
     assert flag["line"] == 7  # --check reports lines of the file as it is
     assert flag["url"] == "docs/rules.md#rtm101"
     errors = {Path(r["file"]).name: (r["line"], r["col"]) for r in rows if r["code"] == "ERROR"}
-    assert errors == {"broken.py": (2, 1), "latin1.py": (1, 1)}  # the parse error's own place; 1:1 for the file
+    assert errors == {"broken.py": (2, 7), "latin1.py": (1, 1)}  # the parse error's own place; 1:1 for the file
 
 
 def test_select_ignore_and_exclude(tree: Path) -> None:
