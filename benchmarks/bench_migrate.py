@@ -1,22 +1,38 @@
-"""Codemod throughput over a generated tree, against two floors measured in the same run.
+"""Codemod throughput, against ruff and against floors measured in the same run.
 
-    python -m benchmarks.bench_migrate [--files 5000] [--ray-share 0.1] [--jobs 2]
+    python -m benchmarks.bench_migrate [--files 5000] [--ray-share 0.1] [--jobs 2] [--repeat 3]
 
-Floors: (1) read every file and run the pre-filter's scan; (2) additionally libcst-parse
-the files that mention Ray. The codemod (``--check``: every rule, nothing written) is
-reported as a ratio to each floor; ``--jobs`` adds a parallel run.
+Two trees:
+
+* **the installed Ray package** (copied out of the virtualenv, ``__pycache__`` left
+  behind): ``python -m migrate --diff`` against ``ruff check --select UP --diff`` on the
+  same tree, both as whole commands (start-up included), best of ``--repeat`` runs;
+* **a generated tree** of ``--files`` modules, ``--ray-share`` of them V1-era Ray Train
+  code, the rest plain Python: the codemod (``--check``, every rule, in this process)
+  against two floors: (1) read every file and run the pre-filter; (2) additionally
+  parse (``ast``) the files the pre-filter lets through; and (3) the libcst parse of
+  those files, which every file that is rewritten needs.
+
+``--jobs`` adds parallel runs of the codemod on both trees.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import os
 import random
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import libcst as cst
 
+import ray
 from migrate import engine
 
 PLAIN = '''"""Module {i}: nothing to do with the training library."""
@@ -72,10 +88,87 @@ def generate(root: Path, files: int, ray_share: float, seed: int = 0) -> int:
     return with_ray
 
 
-def timed(fn) -> float:  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def command(*args: str, cwd: Path) -> Callable[[], object]:
+    def run() -> None:
+        subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+    return run
+
+
+def table(rows: list[tuple[str, float]], files: int, reference: float, label: str) -> None:
+    print(f"| measurement | seconds | files/s | {label} |")
+    print("| --- | --- | --- | --- |")
+    for name, seconds in rows:
+        print(f"| {name} | {seconds:.2f} | {files / seconds:,.0f} | {seconds / reference:.2f}x |")
+
+
+def ray_package(tmp: Path, jobs: int, repeat: int) -> None:
+    tree = tmp / "ray"
+    shutil.copytree(os.path.dirname(ray.__file__), tree, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    files = len(list(engine.iter_files([str(tree)])))
+    ruff = shutil.which("ruff", path=os.path.dirname(sys.executable)) or "ruff"
+    measures = {
+        "ruff check --select UP --diff": command(ruff, "check", "--no-cache", "--select", "UP", "--diff", ".", cwd=tree),
+        "python -m migrate --diff": command(sys.executable, "-m", "migrate", "--diff", ".", cwd=tree),
+        f"python -m migrate --diff --jobs {jobs}": command(
+            sys.executable, "-m", "migrate", "--diff", "--jobs", str(jobs), ".", cwd=tree
+        ),
+    }
+    for run in measures.values():
+        run()  # warm the page cache
+    times = [(name, best(run, repeat)) for name, run in measures.items()]
+    print(f"\nInstalled Ray {ray.__version__} package: {files} files (best of {repeat})\n")
+    table(times, files, times[0][1], "/ ruff")
+
+
+def generated(tmp: Path, count: int, share: float, jobs: int, repeat: int) -> None:
+    root = tmp / "generated"
+    root.mkdir()
+    with_ray = generate(root, count, share)
+    paths = list(engine.iter_files([str(root)]))
+    codes = [r.code for r in engine.select_rules()]
+
+    def scan() -> None:
+        for p in paths:
+            engine.needs_parsing(Path(p).read_text(), "ray")
+
+    def parse(parser: Callable[[str], object]) -> Callable[[], None]:
+        def run() -> None:
+            for p in paths:
+                text = Path(p).read_text()
+                if engine.needs_parsing(text, "ray"):
+                    parser(text)
+
+        return run
+
+    def codemod() -> None:
+        for p in paths:
+            engine.process_file(p, codes, "ray", write=False)
+
+    def codemod_parallel() -> None:
+        from migrate.__main__ import run
+
+        run(paths, codes, "ray", False, jobs)
+
+    scan(), parse(ast.parse)()  # warm the page cache and imports
+    rows = [
+        ("codemod --check, 1 process", best(codemod, repeat)),
+        (f"codemod --check, --jobs {jobs}", best(codemod_parallel, repeat)),
+        ("floor 1: read + pre-filter every file", best(scan, repeat)),
+        ("floor 2: + ast-parse the files it lets through", best(parse(ast.parse), repeat)),
+        ("floor 3: + libcst-parse them instead", best(parse(cst.parse_module), repeat)),
+    ]
+    print(f"\nGenerated tree: {len(paths)} files, {with_ray} with V1-era Ray code (best of {repeat})\n")
+    table(rows, len(paths), rows[3][1], "/ floor 2")
 
 
 def main() -> None:
@@ -83,44 +176,11 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--ray-share", type=float, default=0.1)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        with_ray = generate(root, args.files, args.ray_share)
-        paths = list(engine.iter_files([str(root)]))
-        codes = [r.code for r in engine.select_rules()]
-
-        def scan() -> None:
-            for p in paths:
-                engine.needs_parsing(Path(p).read_text(), "ray")
-
-        def parse() -> None:
-            for p in paths:
-                text = Path(p).read_text()
-                if engine.needs_parsing(text, "ray"):
-                    cst.parse_module(text)
-
-        def codemod() -> None:
-            for p in paths:
-                engine.process_file(p, codes, "ray", write=False)
-
-        def codemod_parallel() -> None:
-            from migrate.__main__ import run
-
-            run(paths, codes, "ray", False, args.jobs)
-
-        scan(), parse()  # warm the page cache and imports
-        t_scan, t_parse, t_codemod, t_parallel = timed(scan), timed(parse), timed(codemod), timed(codemod_parallel)
-    print(f"{len(paths)} files, {with_ray} mention Ray")
-    print("| measurement | seconds | files/s | codemod / this |")
-    print("| --- | --- | --- | --- |")
-    for name, t in [
-        ("floor 1: read + scan every file", t_scan),
-        ("floor 2: + libcst-parse the Ray files", t_parse),
-        ("codemod --check, 1 process", t_codemod),
-        (f"codemod --check, --jobs {args.jobs}", t_parallel),
-    ]:
-        print(f"| {name} | {t:.2f} | {len(paths) / t:,.0f} | {t_codemod / t:.1f}x |")
+        ray_package(Path(tmp), args.jobs, args.repeat)
+        generated(Path(tmp), args.files, args.ray_share, args.jobs, args.repeat)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, Scope, ScopeProvider
 
-ALIASES = ("train", "ray_train", "ray_train_api")
-
 
 def scopes(resolved: Mapping[Any, object]) -> set[Scope]:
     """The distinct scopes in a resolved ``ScopeProvider`` mapping."""
@@ -64,43 +62,53 @@ def used_names(module: cst.Module) -> set[str]:
 
 def existing_train_alias(module: cst.Module, counts: Counter[str]) -> str | None:
     """A module-level ``from ray import train [as x]`` / ``import ray.train as x`` not rebound."""
+    return existing_alias(module, counts, "train")
+
+
+def existing_alias(module: cst.Module, counts: Counter[str], submodule: str) -> str | None:
+    """A module-level ``from ray import <submodule> [as x]`` / ``import ray.<submodule> as x`` not rebound."""
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            alias = _train_binding(small)
+            alias = _binding(small, submodule)
             if alias is not None and counts[alias] == 1:
                 return alias
     return None
 
 
-def _train_binding(small: cst.BaseSmallStatement) -> str | None:
+def _binding(small: cst.BaseSmallStatement, submodule: str) -> str | None:
     if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
         if get_full_name_for_node(small.module) == "ray" and not isinstance(small.names, cst.ImportStar):
             for alias in small.names:
-                if get_full_name_for_node(alias.name) == "train":
-                    return alias.evaluated_alias or "train"
+                if get_full_name_for_node(alias.name) == submodule:
+                    return alias.evaluated_alias or submodule
     if isinstance(small, cst.Import):
         for alias in small.names:
-            if get_full_name_for_node(alias.name) == "ray.train" and alias.asname is not None:
+            if get_full_name_for_node(alias.name) == f"ray.{submodule}" and alias.asname is not None:
                 return alias.evaluated_alias
     return None
 
 
-def choose_alias(used: set[str], counts: Counter[str]) -> str:
-    """The first of ``train``, ``ray_train``, ... that nothing in the module uses."""
-    for candidate in ALIASES:
+def choose_alias(used: set[str], counts: Counter[str], submodule: str = "train") -> str:
+    """The first of ``train``, ``ray_train``, ``ray_train_api``, ``ray_train_2``, ... that the module does not use."""
+    for candidate in (submodule, f"ray_{submodule}", f"ray_{submodule}_api"):
         if candidate not in used and counts[candidate] == 0:
             return candidate
     index = 2
-    while f"ray_train_{index}" in used:
+    while f"ray_{submodule}_{index}" in used:
         index += 1
-    return f"ray_train_{index}"
+    return f"ray_{submodule}_{index}"
 
 
 def train_import(alias: str) -> cst.SimpleStatementLine:
-    code = "from ray import train\n" if alias == "train" else f"from ray import train as {alias}\n"
-    statement = cst.parse_statement(code)
+    return module_import("train", alias)
+
+
+def module_import(submodule: str, alias: str) -> cst.SimpleStatementLine:
+    """``from ray import <submodule> [as <alias>]``."""
+    suffix = "" if alias == submodule else f" as {alias}"
+    statement = cst.parse_statement(f"from ray import {submodule}{suffix}\n")
     assert isinstance(statement, cst.SimpleStatementLine)
     return statement
 

@@ -16,17 +16,18 @@ scope (an import and an assignment), the import counts, as with libcst's
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from migrate._roles import Roles
 
 RAY_ROOTS = ("ray.", "compat.")
-_ROOT_NAMES = frozenset({"ray", "compat"})
-
-_Scope = dict[str, frozenset[str]]  # name -> qualified names (empty: a local, non-import binding)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_NEW_SCOPES = (*_FUNCTIONS, ast.ClassDef)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -35,7 +36,11 @@ class Node:
 
     node: ast.expr
     parent: ast.AST | None
-    function_depth: int
+    functions: tuple[str, ...]  # names of the enclosing function definitions, outermost first
+
+    @property
+    def function_depth(self) -> int:
+        return len(self.functions)
 
 
 @dataclass
@@ -46,6 +51,16 @@ class Index:
     names: set[str] = field(default_factory=set)  # every qualified name imported or referenced
     _resolved: dict[int, frozenset[str]] = field(default_factory=dict)
     _lines: list[str] | None = None
+    _roles: Roles | None = None
+
+    @property
+    def roles(self) -> Roles:
+        """Which functions are Tune trainables and which Train loops (:mod:`migrate._roles`)."""
+        if self._roles is None:
+            from migrate._roles import roles
+
+            self._roles = roles(self)
+        return self._roles
 
     def qualified(self, node: ast.AST) -> frozenset[str]:
         """Qualified names ``node`` (a Name or an Attribute chain) refers to."""
@@ -63,15 +78,25 @@ class Index:
     def position(self, node: ast.AST) -> tuple[int, int]:
         """1-based line and column (in characters, as libcst counts them)."""
         line, offset = node.lineno, node.col_offset  # type: ignore[attr-defined]
-        if self._lines is None:
-            self._lines = self.text.splitlines()
-        text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
+        text = self.line(line)
         if not text.isascii():
             offset = len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
         return line, offset + 1
 
+    def line(self, number: int) -> str:
+        """Line ``number`` (1-based) as the parser counts lines (not str.splitlines, which
+        also breaks at form feeds and other separators)."""
+        if self._lines is None:
+            self._lines = _LINE_BREAK.split(self.text)
+        return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
+
     def source(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.text, node) or ast.unparse(node)
+        """The source text of ``node`` when it is on one line (the rules' case), else unparsed."""
+        line, end = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        if line == end:
+            raw = self.line(line).encode("utf-8")
+            return raw[node.col_offset : node.end_col_offset].decode("utf-8", "replace")  # type: ignore[attr-defined]
+        return ast.unparse(node)
 
     def refers_to(self, prefixes: tuple[str, ...]) -> bool:
         return any(n.startswith(prefixes) for n in self.names)
@@ -100,13 +125,40 @@ class _deeper_recursion:
 def build(text: str, tree: ast.Module | None = None) -> Index:
     """Index ``text`` (raises ``SyntaxError`` when it does not parse)."""
     index = Index(text, tree if tree is not None else parse(text))
-    try:
-        _Walker(index).module(index.tree)
-    except RecursionError:
-        index.nodes.clear()
-        with _deeper_recursion():
-            _Walker(index).module(index.tree)
+    _walk(index)
     return index
+
+
+class _Scope:
+    __slots__ = ("bindings", "globals", "is_class", "parent")
+
+    def __init__(self, parent: _Scope | None, *, is_class: bool = False) -> None:
+        self.parent = parent
+        self.is_class = is_class
+        self.bindings: dict[str, set[str]] = {}
+        self.globals: set[str] = set()
+
+    def bind(self, name: str, qualified: str | None = None) -> None:
+        names = self.bindings.get(name)
+        if names is None:
+            names = self.bindings[name] = set()
+        if qualified:
+            names.add(qualified)
+
+    def lookup(self, name: str) -> set[str]:
+        scope: _Scope | None = self
+        first = True
+        while scope is not None:
+            if name in scope.globals:
+                while scope.parent is not None:
+                    scope = scope.parent
+            if first or not scope.is_class:  # a class body is not visible from its methods
+                found = scope.bindings.get(name)
+                if found is not None:
+                    return found
+            first = False
+            scope = scope.parent
+        return set()
 
 
 def _import_bindings(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
@@ -124,137 +176,92 @@ def _import_bindings(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, s
                 yield alias.asname or alias.name, f"{node.module}.{alias.name}"
 
 
-def _bindings(body: list[ast.stmt] | ast.expr, arguments: ast.arguments | None) -> _Scope:
-    """The names one function (or the module) binds, without descending into nested scopes."""
-    scope: dict[str, set[str]] = {}
-    globals_: set[str] = set()
+def _arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
+    yield from arguments.posonlyargs
+    yield from arguments.args
+    yield from arguments.kwonlyargs
+    if arguments.vararg is not None:
+        yield arguments.vararg
+    if arguments.kwarg is not None:
+        yield arguments.kwarg
 
-    def bind(name: str, qualified: str | None = None) -> None:
-        names = scope.setdefault(name, set())
-        if qualified:
-            names.add(qualified)
 
-    if arguments is not None:
-        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-            bind(arg.arg)
-        for extra in (arguments.vararg, arguments.kwarg):
-            if extra is not None:
-                bind(extra.arg)
-    stack: list[ast.AST] = list(body) if isinstance(body, list) else [body]
+def _walk(index: Index) -> None:
+    """One iterative pre-order walk that records scopes, bindings and nodes; names are
+    resolved afterwards, once every binding of every scope is known (Python decides a
+    name's scope by all its bindings in a function, not by order)."""
+    module = _Scope(None)
+    loads: list[tuple[ast.Name, _Scope]] = []
+    nodes = index.nodes
+    Name, Attribute, Call, Load = ast.Name, ast.Attribute, ast.Call, ast.Load
+    children = ast.iter_child_nodes
+    stack: list[tuple[ast.AST, ast.AST | None, _Scope, tuple[str, ...]]] = [
+        (statement, None, module, ()) for statement in reversed(index.tree.body)
+    ]
     while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name, qualified in _import_bindings(node):
-                bind(name, qualified)
+        node, parent, scope, functions = stack.pop()
+        kind = type(node)
+        if kind is Name:
+            if type(node.ctx) is Load:  # type: ignore[attr-defined]
+                loads.append((node, scope))  # type: ignore[arg-type]
+                nodes.append(Node(node, parent, functions))  # type: ignore[arg-type]
+            else:
+                scope.bind(node.id)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bind(node.name)
-            stack.extend(node.decorator_list)
+        if kind is Attribute or kind is Call:
+            nodes.append(Node(node, parent, functions))  # type: ignore[arg-type]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            for name, qualified in _import_bindings(node):  # type: ignore[arg-type]
+                scope.bind(name, qualified)
+                index.names.add(qualified)
             continue
-        if isinstance(node, ast.Lambda):
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+            _function(node, parent, scope, functions, stack)  # type: ignore[arg-type]
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bind(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bind(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            globals_.update(node.names)
-        stack.extend(ast.iter_child_nodes(node))
-    return {name: frozenset(q) for name, q in scope.items() if name not in globals_}
+        elif kind is ast.ClassDef:
+            scope.bind(node.name)  # type: ignore[attr-defined]
+            inner = _Scope(scope, is_class=True)
+            pending = [(c, node, scope, functions) for c in (*node.decorator_list, *node.bases, *node.keywords)]  # type: ignore[attr-defined]
+            pending += [(c, node, inner, functions) for c in node.body]  # type: ignore[attr-defined]
+            stack.extend(reversed(pending))
+            continue
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            scope.globals.update(node.names)  # type: ignore[attr-defined]
+            continue
+        elif kind is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
+            scope.bind(node.name)  # type: ignore[attr-defined]
+        stack.extend((child, node, scope, functions) for child in reversed(list(children(node))))
+    resolved = index._resolved
+    for name_node, name_scope in loads:
+        found = name_scope.lookup(name_node.id)
+        resolved[id(name_node)] = frozenset(found) if found else frozenset()
+    index.nodes = [n for n in nodes if type(n.node) is not Name or resolved[id(n.node)]]
+    for item in index.nodes:
+        index.names.update(index.qualified(item.node) if type(item.node) is not Call else ())
 
 
-class _Walker:
-    """One pre-order walk: resolves Names through the scope chain, records the nodes."""
-
-    def __init__(self, index: Index) -> None:
-        self.index = index
-        self.chain: list[_Scope] = []
-        self.depth = 0
-
-    def module(self, tree: ast.Module) -> None:
-        scope = _bindings(tree.body, None)
-        for qualified in scope.values():
-            self.index.names.update(qualified)
-        self.chain.append(scope)
-        for statement in tree.body:
-            self.visit(statement, None)
-
-    def lookup(self, name: str) -> frozenset[str]:
-        for scope in reversed(self.chain):
-            found = scope.get(name)
-            if found is not None:
-                return found
-        return frozenset()
-
-    def visit(self, node: ast.AST, parent: ast.AST | None) -> None:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            return
-        if isinstance(node, _NEW_SCOPES):
-            self.scoped(node)
-            return
-        if isinstance(node, ast.Name):
-            found = self.lookup(node.id)
-            self.index._resolved[id(node)] = found
-            if found:
-                self.index.names.update(found)
-                self.index.nodes.append(Node(node, parent, self.depth))
-            return
-        if isinstance(node, (ast.Attribute, ast.Call)):
-            self.index.nodes.append(Node(node, parent, self.depth))
-        for child in ast.iter_child_nodes(node):
-            self.visit(child, node)
-        if isinstance(node, ast.Attribute):
-            found = self.index.qualified(node)
-            if found:
-                self.index.names.update(found)
-
-    def scoped(self, node: ast.AST) -> None:
-        # Decorators, defaults and base classes are evaluated in the enclosing scope.
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for decorator in node.decorator_list:
-                self.visit(decorator, node)
-        if isinstance(node, ast.ClassDef):
-            for base in (*node.bases, *node.keywords):
-                self.visit(base, node)
-            self.body(node.body, _bindings(node.body, None), node, function=False)
-            return
-        assert isinstance(node, _FUNCTIONS)
-        for default in (*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)):
-            self.visit(default, node)
-        if not isinstance(node, ast.Lambda):
-            for annotation in _annotations(node):
-                self.visit(annotation, node)
-        body = node.body
-        self.body(body if isinstance(body, list) else [body], _bindings(body, node.args), node, function=True)
-
-    def body(
-        self, statements: list[ast.stmt] | list[ast.expr], scope: _Scope, owner: ast.AST, *, function: bool
-    ) -> None:
-        for qualified in scope.values():
-            self.index.names.update(qualified)
-        saved = self.chain
-        if function:  # a class scope is not visible from the functions inside it
-            self.chain = [s for s in self.chain if not getattr(s, "is_class", False)] + [scope]
-            self.depth += isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-        else:
-            self.chain = [*self.chain, _ClassScope(scope)]
-        try:
-            for statement in statements:
-                self.visit(statement, owner)
-        finally:
-            self.chain = saved
-            if function:
-                self.depth -= isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-
-
-class _ClassScope(dict[str, frozenset[str]]):
-    is_class = True
-
-
-def _annotations(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.expr]:
-    arguments = node.args
-    for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
-        if arg is not None and arg.annotation is not None:
-            yield arg.annotation
-    if node.returns is not None:
-        yield node.returns
+def _function(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+    parent: ast.AST | None,
+    scope: _Scope,
+    functions: tuple[str, ...],
+    stack: list[tuple[ast.AST, ast.AST | None, _Scope, tuple[str, ...]]],
+) -> None:
+    """Decorators, defaults and annotations belong to the enclosing scope; the body to a new one."""
+    inner = _Scope(scope)
+    owner: ast.AST | None = node
+    for arg in _arguments(node.args):
+        inner.bind(arg.arg)
+    pending: list[tuple[ast.AST, ast.AST | None, _Scope, tuple[str, ...]]]
+    outer: list[ast.AST] = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    if isinstance(node, ast.Lambda):
+        pending = [(c, owner, scope, functions) for c in outer] + [(node.body, owner, inner, functions)]
+    else:
+        scope.bind(node.name)
+        outer += node.decorator_list
+        outer += [a.annotation for a in _arguments(node.args) if a.annotation is not None]
+        if node.returns is not None:
+            outer.append(node.returns)
+        inside = (*functions, node.name)
+        pending = [(c, owner, scope, functions) for c in outer] + [(c, owner, inner, inside) for c in node.body]
+    stack.extend(reversed(pending))

@@ -24,8 +24,10 @@ from migrate import _index, notebooks
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
-# Cheap pre-filter: a file that never says `ray` (or `compat` for that target) is not parsed.
+# The pre-filter's anchors: see needs_parsing.
+_ANCHORS = ("ray.air", "ray.train", "ray.tune", "from ray import")
 _RAY = re.compile(r"\bray\b")
+_UNQUALIFIED = tuple(sorted({w for r in RULES if issubclass(r, FlagRule) for w in r.unqualified_words}))
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "env", ".tox", ".nox", "site-packages", "node_modules",
      "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
@@ -115,13 +117,18 @@ def _rewrite(
     index: _index.Index,
     stages: list[tuple[str, list[Diagnostic]]],
 ) -> str:
-    """The rewriting rules in order on libcst; a rule runs when its trigger is in the current
-    text and, while nothing was rewritten yet, the index shows it may apply."""
+    """The rewriting rules in order on libcst, each on the previous one's output. A rule
+    runs when its trigger is in the current text and the index of the current text shows
+    it may apply (an ``ast`` index costs a small fraction of libcst's metadata)."""
     module = _parse_cst(text)
     current = text
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # reused while the module is unchanged
     for rule_class in rules:
-        if not rule_class.trigger.search(current) or (current == text and not rule_class.could_apply(index)):
+        if not rule_class.trigger.search(current):
+            continue
+        if index.text != current:
+            index = _index.build(current)
+        if not rule_class.could_apply(index):
             continue
         rule = rule_class(context)
         try:
@@ -170,7 +177,17 @@ class RuleCrash(Exception):
 
 
 def needs_parsing(text: str, target: str) -> bool:
-    return bool(_RAY.search(text)) or (target == "compat" and "compat" in text)
+    """Whether ``text`` can give any rule something to do. Every rule is about a name
+    from ``ray.air``, ``ray.train`` or ``ray.tune`` (or compat's), and a module cannot
+    refer to one without spelling one of the anchors; a few flag rules judge an attribute
+    by its name alone (``unqualified_words``) in any file that says ``ray``. Substring
+    tests first: the scan costs about as much as reading the file."""
+    if "ray" in text:
+        if any(anchor in text for anchor in _ANCHORS):
+            return True
+        if any(word in text for word in _UNQUALIFIED) and _RAY.search(text):
+            return True  # a rule that judges an attribute by name alone, in a file about Ray
+    return target != "ray" and "compat" in text
 
 
 def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool) -> FileResult:

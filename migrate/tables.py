@@ -37,6 +37,9 @@ SESSION_FUNCTIONS = {
     "get_trial_resources": "get_context().get_trial_resources",
 }
 
+# Inside a Tune function trainable, these session functions are ray.tune's (Tune has no datasets).
+TUNE_SESSION_FUNCTIONS = frozenset(SESSION_FUNCTIONS) - {"get_dataset_shard"}
+
 # What `--target compat` moves from ray.train to compat.
 COMPAT_NAMES = frozenset(
     {

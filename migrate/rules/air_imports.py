@@ -16,6 +16,7 @@ from libcst.metadata import (
 )
 
 from migrate import _imports
+from migrate._index import Index
 from migrate.rules._base import Rule, RuleVisitor
 from migrate.tables import AIR_MODULES, AIR_TO_TRAIN
 
@@ -54,9 +55,12 @@ class AirImports(Rule):
     code = "RTM001"
     name = "air-imports"
     trigger = re.compile(r"\bair\b")
-    wants = ("ray.air",)
     summary = "Import ray.air config, checkpoint and result classes from ray.train"
     fix_safety = "safe"
+
+    @classmethod
+    def could_apply(cls, index: Index) -> bool:
+        return _imports.member(index.names, AIR_MODULES, AIR_TO_TRAIN) is not None
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         plan = _Plan()

@@ -48,6 +48,7 @@ class CheckpointMethods(FlagRule):
     advice = "Save files into a directory and use Checkpoint.from_directory / checkpoint.as_directory()."
 
     attrs = frozenset(REMOVED_CHECKPOINT_METHODS)
+    unqualified_words = ("to_dict", "to_bytes", "to_uri")
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node

@@ -36,6 +36,7 @@ class LogDir(FlagRule):
     advice = "Use result.path (the run directory) or result.checkpoint.path."
 
     attrs = frozenset({"log_dir"})
+    unqualified_words = ("log_dir",)
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         return "`.log_dir` no longer exists"

@@ -39,6 +39,7 @@ class MetricsDataframe(FlagRule):
     )
 
     attrs = frozenset({"metrics_dataframe"})
+    unqualified_words = ("metrics_dataframe",)
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         return "`.metrics_dataframe` changes meaning under V2"

@@ -9,9 +9,10 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
-from migrate import _imports
+from migrate import _imports, _index, _roles
+from migrate._index import Index
 from migrate.rules._base import Rule, RuleVisitor
-from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES
+from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
 
 Stack = tuple[int, ...]  # ids of the enclosing function definitions
 
@@ -60,41 +61,56 @@ class SessionCalls(Rule):
     code = "RTM002"
     name = "session-calls"
     trigger = re.compile(r"session")
-    wants = SESSION_MODULES
     summary = "Replace ray.air.session calls with ray.train functions"
     fix_safety = "safe"
 
+    @classmethod
+    def could_apply(cls, index: Index) -> bool:
+        return _imports.member(index.names, SESSION_MODULES, SESSION_FUNCTIONS) is not None
+
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
-        plan = _Plan()
+        plan = _Plan(roles=_roles.roles(_index.build(wrapper.module.code)))
         wrapper.visit(_Collect(plan))
         if not plan.calls:
             return wrapper.module
         counts = _imports.binding_counts(wrapper)
+        used = _imports.used_names(wrapper.module)
         existing = _imports.existing_train_alias(wrapper.module, counts)
-        plan.alias = existing or _imports.choose_alias(_imports.used_names(wrapper.module), counts)
+        plan.alias = existing or _imports.choose_alias(used, counts)
         if existing is not None:
             plan.provided.add(())
+        if any(role == "tune" for _, _, role in plan.calls.values()):
+            existing_tune = _imports.existing_alias(wrapper.module, counts, "tune")
+            plan.tune_alias = existing_tune or _imports.choose_alias(used | {plan.alias}, counts, "tune")
+            plan.needs_tune_import = existing_tune is None
         plan.decide()
         module = wrapper.visit(_Rewrite(self, plan))
-        if plan.needs_module_import:
-            module = _imports.insert_after_imports(module, [_imports.train_import(plan.alias)])
+        new_imports = [_imports.train_import(plan.alias)] if plan.needs_module_import else []
+        if plan.needs_tune_import:
+            new_imports.append(_imports.module_import("tune", plan.tune_alias))
+        if new_imports:
+            module = _imports.insert_after_imports(module, new_imports)
         return _imports.fix_empty_blocks(module)
 
 
 @dataclass
 class _Plan:
-    calls: dict[cst.Call, tuple[str, Stack]] = field(default_factory=dict)  # call -> (function, scope)
+    roles: _roles.Roles
+    # call -> (session function, enclosing scopes, "tune" inside a Tune function trainable else "train")
+    calls: dict[cst.Call, tuple[str, Stack, str]] = field(default_factory=dict)
     imports: dict[cst.CSTNode, tuple[set[str], Stack]] = field(default_factory=dict)  # stmt -> (names, scope)
     value_uses: set[str] = field(default_factory=set)  # session names used other than in calls
     ray_name_used: bool = False  # `ray` used outside rewritten calls (keeps `import ray`)
     alias: str = "train"
+    tune_alias: str = "tune"
+    needs_tune_import: bool = False
     provided: set[Stack] = field(default_factory=set)
     place_at: set[cst.CSTNode] = field(default_factory=set)
     needs_module_import: bool = False
 
     def decide(self) -> None:
         """Place one ``ray.train`` import per scope that needs it, outermost first."""
-        call_scopes = {scope for _, scope in self.calls.values()}
+        call_scopes = {scope for _, scope, role in self.calls.values() if role == "train"}
         for node, (_, scope) in sorted(self.imports.items(), key=lambda kv: len(kv[1][1])):
             if self._covered(scope):
                 continue
@@ -118,13 +134,16 @@ class _Collect(cst.CSTVisitor):
         super().__init__()
         self.plan = plan
         self.stack: list[int] = []
+        self.names: list[str] = []  # names of the enclosing function definitions
         self.ray_names: list[cst.Name] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append(id(node))
+        self.names.append(node.name.value)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
+        self.names.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.stack.append(id(node))
@@ -135,7 +154,8 @@ class _Collect(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = _session_function({q.name for q in self.get_metadata(QualifiedNameProvider, node.func)})
         if func is not None:
-            self.plan.calls[node] = (func, tuple(self.stack))
+            role = "tune" if self.plan.roles.of(self.names) == "tune" and func in TUNE_SESSION_FUNCTIONS else "train"
+            self.plan.calls[node] = (func, tuple(self.stack), role)
 
     def visit_Import(self, node: cst.Import) -> bool:
         names = {
@@ -192,8 +212,9 @@ class _Rewrite(RuleVisitor):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if original_node not in self.plan.calls:
             return updated_node
-        func, _ = self.plan.calls[original_node]
-        target = f"{self.plan.alias}.{SESSION_FUNCTIONS[func]}"
+        func, _, role = self.plan.calls[original_node]
+        alias = self.plan.tune_alias if role == "tune" else self.plan.alias
+        target = f"{alias}.{SESSION_FUNCTIONS[func]}"
         old = cst.Module(body=[]).code_for_node(original_node.func)
         self.report(original_node, f"`{old}(...)` -> `{target}(...)`", fixed=True)
         return updated_node.with_changes(func=cst.parse_expression(target))

@@ -46,6 +46,7 @@ class TrialApi(FlagRule):
     advice = "Use get_context().get_experiment_name() and get_context().get_storage()."
 
     call_attrs = frozenset(TRIAL_METHODS)
+    unqualified_words = ("get_trial_",)
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         return f"`{item.node.func.attr}()` is rejected by V2"

@@ -1,0 +1,91 @@
+"""Which functions of a module are Tune function trainables and which are Train loops.
+
+A session call means ``ray.train.report`` inside a Train loop (a function handed to a
+Trainer) but ``ray.tune.report`` inside a Tune *function trainable* (a function handed to
+``tune.Tuner``, ``tune.run`` or ``Tuner.restore``, directly, through
+``tune.with_parameters`` / ``tune.with_resources`` / ``functools.partial``, or through a
+module-level name bound to such an expression). Under V2, ``ray.train.report`` inside a
+Tune function raises. The role is read from this module alone; a function it does not
+hand to either is *undecided*.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from migrate._index import Index
+
+TUNE_RUNNERS = frozenset(
+    {"ray.tune.Tuner", "ray.tune.tuner.Tuner", "ray.tune.run", "ray.tune.tune.run", "ray.tune.run_experiments"}
+)
+TUNE_RESTORE = frozenset({"ray.tune.Tuner.restore", "ray.tune.tuner.Tuner.restore"})
+WRAPPERS = frozenset(
+    {
+        "ray.tune.with_parameters",
+        "ray.tune.with_resources",
+        "ray.tune.trainable.util.with_parameters",
+        "ray.tune.trainable.util.with_resources",
+        "ray.tune.trainable.with_parameters",
+        "functools.partial",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Roles:
+    tune: frozenset[str]  # names of functions run by Tune as function trainables
+    train: frozenset[str]  # names of functions run by a Trainer as the training loop
+    uses_tune: bool  # the module refers to ray.tune at all
+
+    def of(self, enclosing: list[str]) -> str | None:
+        """``"tune"``, ``"train"`` or None (undecided) for code inside ``enclosing`` functions."""
+        for name in reversed(enclosing):  # the innermost function with a known role decides
+            if name in self.tune:
+                return "tune"
+            if name in self.train:
+                return "train"
+        return None
+
+
+def roles(index: Index) -> Roles:
+    assignments: dict[str, ast.expr] = {}
+    for statement in index.tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                assignments[target.id] = statement.value
+
+    def functions(expression: ast.expr | None, seen: frozenset[str] = frozenset()) -> set[str]:
+        """Names of the module's functions that ``expression`` hands over."""
+        if isinstance(expression, ast.Name):
+            if expression.id in assignments and expression.id not in seen:
+                return functions(assignments[expression.id], seen | {expression.id}) or {expression.id}
+            return {expression.id}
+        if isinstance(expression, ast.Call) and index.qualified(expression.func) & WRAPPERS and expression.args:
+            return functions(expression.args[0], seen)
+        return set()
+
+    tune: set[str] = set()
+    train: set[str] = set()
+    for item in index.nodes:
+        node = item.node
+        if not isinstance(node, ast.Call):
+            continue
+        names = index.qualified(node.func)
+        if names & TUNE_RUNNERS:
+            tune |= functions(_argument(node, 0, "trainable", "run_or_experiment"))
+        elif names & TUNE_RESTORE:
+            tune |= functions(_argument(node, 1, "trainable"))
+        elif any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names):
+            train |= functions(_argument(node, 0, "train_loop_per_worker"))
+    uses_tune = any(n == "ray.tune" or n.startswith("ray.tune.") for n in index.names)
+    return Roles(frozenset(tune - train), frozenset(train - tune), uses_tune)
+
+
+def _argument(call: ast.Call, position: int, *keywords: str) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg in keywords:
+            return keyword.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return positional[position] if len(positional) > position else None
