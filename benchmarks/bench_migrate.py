@@ -31,8 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import libcst as cst
-
 import ray
+
 from migrate import engine
 
 PLAIN = '''"""Module {i}: nothing to do with the training library."""
@@ -117,7 +117,9 @@ def ray_package(tmp: Path, jobs: int, repeat: int) -> None:
     files = len(list(engine.iter_files([str(tree)])))
     ruff = shutil.which("ruff", path=os.path.dirname(sys.executable)) or "ruff"
     measures = {
-        "ruff check --select UP --diff": command(ruff, "check", "--no-cache", "--select", "UP", "--diff", ".", cwd=tree),
+        "ruff check --select UP --diff": command(
+            ruff, "check", "--no-cache", "--select", "UP", "--diff", ".", cwd=tree
+        ),
         "python -m migrate --diff": command(sys.executable, "-m", "migrate", "--diff", ".", cwd=tree),
         f"python -m migrate --diff --jobs {jobs}": command(
             sys.executable, "-m", "migrate", "--diff", "--jobs", str(jobs), ".", cwd=tree

@@ -12,6 +12,7 @@ hand to either is *undecided*.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from migrate._index import Index
@@ -38,7 +39,7 @@ class Roles:
     train: frozenset[str]  # names of functions run by a Trainer as the training loop
     uses_tune: bool  # the module refers to ray.tune at all
 
-    def of(self, enclosing: list[str]) -> str | None:
+    def of(self, enclosing: Sequence[str]) -> str | None:
         """``"tune"``, ``"train"`` or None (undecided) for code inside ``enclosing`` functions."""
         for name in reversed(enclosing):  # the innermost function with a known role decides
             if name in self.tune:

@@ -4,8 +4,9 @@
    user's file and they see old forms (``session.report``) before those are rewritten.
 2. RTM001 (air imports) before RTM002: a mixed ``from ray.air import session,
    ScalingConfig`` is split first, so RTM002 only ever removes whole session imports.
-3. RTM002 (session calls) before RTM003: rewritten ``session.report`` calls then get
-   their checkpoint keyword too.
+3. RTM002 (session calls) before RTM005 (ray.train -> ray.tune in Tune function
+   trainables) before RTM003: rewritten ``session.report`` calls then get their
+   checkpoint keyword too.
 4. RTM004 (compat target) after every rule that produces ``ray.train`` code.
 5. RTM100 (leftovers) last: it reports what every other rule left behind.
 """
@@ -33,6 +34,8 @@ from migrate.rules.trial_api import TrialApi
 from migrate.rules.tune_callbacks import TuneCallbacks
 from migrate.rules.tune_report import TuneReport
 from migrate.rules.tune_run_options import TuneRunOptions
+from migrate.rules.tune_trainable_api import TuneTrainableApi
+from migrate.rules.undecided_trainable import UndecidedTrainable
 
 RULES: tuple[type[Rule], ...] = (
     FreeFloatingReport,
@@ -50,8 +53,10 @@ RULES: tuple[type[Rule], ...] = (
     ResumeFromCheckpoint,
     TuneReport,
     OldValidationForm,
+    UndecidedTrainable,
     AirImports,
     SessionCalls,
+    TuneTrainableApi,
     ReportCheckpointKeyword,
     CompatTarget,
     LeftoverOldApi,

@@ -56,6 +56,8 @@ class FreeFloatingReport(FlagRule):
         node = item.node
         if not isinstance(node, ast.Call) or not is_report(index.qualified(node.func)):
             return None
+        if index.roles.of(item.functions) == "tune":
+            return None  # Tune keeps every result of a function trainable, under V1 and V2
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None  # *args / **kwargs may carry the checkpoint
         checkpoint = node.args[1] if len(node.args) >= 2 else getattr(keyword(node, "checkpoint"), "value", None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from migrate._index import Index
 from migrate.rules._flags import FlagRule
 
 
@@ -42,4 +43,10 @@ class MetricsDataframe(FlagRule):
     unqualified_words = ("metrics_dataframe",)
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
+        if index.roles.tune and not index.roles.train and not _runs_a_trainer(index):
+            return None  # a Tune ResultGrid's results: Tune keeps every row under V1 and V2
         return "`.metrics_dataframe` changes meaning under V2"
+
+
+def _runs_a_trainer(index: Index) -> bool:
+    return any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in index.names)

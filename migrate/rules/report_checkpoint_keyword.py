@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from migrate._index import Index
 from migrate.rules._base import Rule, RuleVisitor
-from migrate.rules._flags import REPORT_NAMES, is_report, qualified
+from migrate.rules._flags import is_report, qualified
 
 
 class ReportCheckpointKeyword(Rule):
@@ -47,14 +47,13 @@ class ReportCheckpointKeyword(Rule):
     code = "RTM003"
     name = "report-checkpoint-keyword"
     trigger = re.compile(r"report")
-    wants = tuple(REPORT_NAMES)
     summary = "Pass report()'s checkpoint by keyword (V1 requires it)"
     fix_safety = "safe"
 
     @classmethod
     def could_apply(cls, index: Index) -> bool:
         return any(
-            isinstance(item.node, ast.Call) and len(item.node.args) >= 2 and is_report(index.qualified(item.node.func))
+            isinstance(item.node, ast.Call) and len(item.node.args) >= 2 and _is_report(index.qualified(item.node.func))
             for item in index.nodes
         )
 
@@ -66,7 +65,7 @@ class _Rewrite(RuleVisitor):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not is_report(qualified(self, original_node.func)):
+        if not _is_report(qualified(self, original_node.func)):
             return updated_node
         positional = [i for i, a in enumerate(updated_node.args) if a.keyword is None and a.star == ""]
         if len(positional) < 2 or any(a.star for a in updated_node.args):
@@ -81,3 +80,8 @@ class _Rewrite(RuleVisitor):
         )
         self.report(original_node, "positional checkpoint -> `checkpoint=`", fixed=True)
         return updated_node.with_changes(args=args)
+
+
+def _is_report(names: set[str] | frozenset[str]) -> bool:
+    """Ray Train's report, and Ray Tune's (whose checkpoint is keyword-only)."""
+    return is_report(names) or "ray.tune.report" in names

@@ -1,0 +1,237 @@
+"""Tune function trainables migrate to ray.tune (RTM002/RTM005), undecided functions are
+flagged (RTM116), and a migrated Ray 2.6-era Tune script runs on real Ray."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.migrate.conftest import migrate
+from tests.migrate.test_rewrites import check
+
+DATA = Path(__file__).parent / "data"
+
+
+def codes(found: list) -> list[str]:
+    return sorted(d.code for d in found)
+
+
+def test_session_calls_in_a_tuner_function_become_tune_calls() -> None:
+    found = check(
+        """\
+        from ray import tune
+        from ray.air import session
+
+
+        def objective(config):
+            checkpoint = session.get_checkpoint()
+            session.report({"score": 1})
+
+
+        tune.Tuner(objective).fit()
+        """,
+        """\
+        from ray import tune
+
+
+        def objective(config):
+            checkpoint = tune.get_checkpoint()
+            tune.report({"score": 1})
+
+
+        tune.Tuner(objective).fit()
+        """,
+    )
+    assert "RTM101" not in codes(found)  # Tune keeps every result: not a free-floating report
+    assert "RTM116" not in codes(found)
+
+
+def test_wrapped_and_named_trainables_and_the_train_loop_beside_them() -> None:
+    check(
+        """\
+        from ray import tune
+        from ray.air import session
+        from ray.train.torch import TorchTrainer
+
+
+        def search(config, data=None):
+            session.report({"score": data})
+
+
+        def loop(config):
+            session.report({"loss": 1})
+
+
+        trainable = tune.with_resources(tune.with_parameters(search, data=1), {"cpu": 1})
+        tune.run(trainable)
+        TorchTrainer(loop).fit()
+        """,
+        """\
+        from ray import tune
+        from ray import train
+        from ray.train.torch import TorchTrainer
+
+
+        def search(config, data=None):
+            tune.report({"score": data})
+
+
+        def loop(config):
+            train.report({"loss": 1})
+
+
+        trainable = tune.with_resources(tune.with_parameters(search, data=1), {"cpu": 1})
+        tune.run(trainable)
+        TorchTrainer(loop).fit()
+        """,
+    )
+
+
+def test_ray_train_api_in_a_trainable_becomes_ray_tune_and_unused_imports_go() -> None:
+    found = check(
+        """\
+        from ray import train, tune
+        from ray.train import Checkpoint, RunConfig
+
+
+        def objective(config):
+            if train.get_checkpoint():
+                pass
+            train.report({"a": 1}, checkpoint=Checkpoint.from_directory("d"))
+
+
+        tuner = tune.Tuner.restore("/path", trainable=objective)
+        tune.Tuner(objective, run_config=RunConfig(name="x")).fit()
+        """,
+        """\
+        from ray import train, tune
+
+
+        def objective(config):
+            if tune.get_checkpoint():
+                pass
+            tune.report({"a": 1}, checkpoint=tune.Checkpoint.from_directory("d"))
+
+
+        tuner = tune.Tuner.restore("/path", trainable=objective)
+        tune.Tuner(objective, run_config=tune.RunConfig(name="x")).fit()
+        """,
+    )
+    assert codes(found).count("RTM005") == 4  # get_checkpoint, report, Checkpoint, RunConfig
+
+
+def test_a_tuner_run_config_with_nested_configs_and_no_tune_alias() -> None:
+    check(
+        """\
+        from ray.train import CheckpointConfig, RunConfig
+        from ray.tune import Tuner
+
+
+        def objective(config):
+            pass
+
+
+        Tuner(objective, run_config=RunConfig(checkpoint_config=CheckpointConfig(num_to_keep=1)))
+        """,
+        """\
+        from ray.tune import Tuner
+        from ray import tune
+
+
+        def objective(config):
+            pass
+
+
+        Tuner(objective, run_config=tune.RunConfig(checkpoint_config=tune.CheckpointConfig(num_to_keep=1)))
+        """,
+    )
+
+
+def test_a_function_of_unknown_role_in_a_tune_module_is_flagged_with_both_options() -> None:
+    out, found = migrate(
+        """\
+        from ray import tune
+        from ray.air import session
+
+
+        def step(config):
+            session.report({"score": 1})
+        """
+    )
+    flags = [d for d in found if d.code == "RTM116"]
+    assert len(flags) == 1 and flags[0].line == 6
+    assert "ray.tune.report" in flags[0].message and "ray.train.report" in flags[0].message
+    assert "train.report(" in out  # rewritten for the common case, a Train loop
+
+
+def test_no_tune_no_change_of_behaviour() -> None:
+    out, found = migrate(
+        """\
+        from ray.air import session
+
+
+        def step(config):
+            session.report({"score": 1})
+        """
+    )
+    assert "train.report(" in out and "tune" not in out
+    assert "RTM116" not in codes(found) and "RTM101" in codes(found)
+
+
+def test_tune_report_positional_checkpoint_gets_its_keyword() -> None:
+    check(
+        """\
+        from ray import tune
+
+
+        def objective(config):
+            tune.report({"a": 1}, ckpt)
+
+
+        tune.Tuner(objective)
+        """,
+        """\
+        from ray import tune
+
+
+        def objective(config):
+            tune.report({"a": 1}, checkpoint=ckpt)
+
+
+        tune.Tuner(objective)
+        """,
+        "RTM003",
+    )
+
+
+def test_migrated_ray_2_6_tune_examples_run_on_real_ray(tmp_path: Path) -> None:
+    """Both examples of the data file (ASHA with checkpoints; with_parameters without a
+    scheduler) migrate and run in a fresh Ray, in the mode of this test run (CI: V1 then V2)."""
+    script = tmp_path / "tune_examples.py"
+    shutil.copy(DATA / "tune_function_trainables.py", script)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    migrated = subprocess.run([sys.executable, "-m", "migrate", str(script)], capture_output=True, text=True, env=env)
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    text = script.read_text()
+    assert "session." not in text and "tune.report(" in text and "tune.RunConfig(" in text
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "results")],
+        capture_output=True,
+        text=True,
+        env={**env, "RAY_TRAIN_V2_ENABLED": os.environ.get("RAY_TRAIN_V2_ENABLED", "1")},
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    line = next(x for x in run.stdout.splitlines() if x.startswith("RESULT "))
+    result = json.loads(line.removeprefix("RESULT "))
+    assert result == {
+        "best_score": 6,  # a=2, steps 0..3: ASHA keeps the best trial to max_t
+        "best_rows": 4,  # every report of the trial, as Tune keeps them
+        "checkpoint_step": 3,
+        "plain_scores": [13, 14],
+        "plain_rows": [3, 3],
+    }
