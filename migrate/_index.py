@@ -49,6 +49,8 @@ class Index:
     tree: ast.Module
     nodes: list[Node] = field(default_factory=list)
     names: set[str] = field(default_factory=set)  # every qualified name imported or referenced
+    imports: list[tuple[str, str]] = field(default_factory=list)  # (bound name, qualified name), any scope
+    loaded: set[str] = field(default_factory=set)  # every identifier read anywhere
     _resolved: dict[int, frozenset[str]] = field(default_factory=dict)
     _lines: list[str] | None = None
     _roles: Roles | None = None
@@ -214,6 +216,7 @@ def _walk(index: Index) -> None:
             for name, qualified in _import_bindings(node):  # type: ignore[arg-type]
                 scope.bind(name, qualified)
                 index.names.add(qualified)
+                index.imports.append((name, qualified))
             continue
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
             _function(node, parent, scope, functions, stack)  # type: ignore[arg-type]
@@ -232,6 +235,7 @@ def _walk(index: Index) -> None:
             scope.bind(node.name)  # type: ignore[attr-defined]
         stack.extend((child, node, scope, functions) for child in reversed(list(children(node))))
     resolved = index._resolved
+    index.loaded.update(name_node.id for name_node, _ in loads)
     for name_node, name_scope in loads:
         found = name_scope.lookup(name_node.id)
         resolved[id(name_node)] = frozenset(found) if found else frozenset()

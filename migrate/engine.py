@@ -196,7 +196,7 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
 
     result = FileResult(path)
     rules = [BY_CODE[code] for code in rule_codes]
-    context = Context(target=target)  # type: ignore[arg-type]
+    context = Context(target=target, path=path)  # type: ignore[arg-type]
     lines_of = "output" if write else "input"  # findings point at what is on disk afterwards
     try:
         raw = Path(path).read_bytes()

@@ -2,7 +2,8 @@
 
 1. Flag rules (RTM101-RTM115) see the original source, so their line numbers are the
    user's file and they see old forms (``session.report``) before those are rewritten.
-2. RTM001 (air imports) before RTM002: a mixed ``from ray.air import session,
+2. RTM006 (unused V1 imports) first among the rewriting rules: an unused ``ray.air``
+   import is removed, not rewritten. RTM001 (air imports) before RTM002: a mixed ``from ray.air import session,
    ScalingConfig`` is split first, so RTM002 only ever removes whole session imports.
 3. RTM002 (session calls) before RTM005 (ray.train -> ray.tune in Tune function
    trainables) before RTM003: rewritten ``session.report`` calls then get their
@@ -36,6 +37,7 @@ from migrate.rules.tune_report import TuneReport
 from migrate.rules.tune_run_options import TuneRunOptions
 from migrate.rules.tune_trainable_api import TuneTrainableApi
 from migrate.rules.undecided_trainable import UndecidedTrainable
+from migrate.rules.unused_v1_imports import UnusedV1Imports
 
 RULES: tuple[type[Rule], ...] = (
     FreeFloatingReport,
@@ -54,6 +56,7 @@ RULES: tuple[type[Rule], ...] = (
     TuneReport,
     OldValidationForm,
     UndecidedTrainable,
+    UnusedV1Imports,
     AirImports,
     SessionCalls,
     TuneTrainableApi,

@@ -31,6 +31,7 @@ class Context:
     """What rules may know about the run: the target API."""
 
     target: Literal["ray", "compat"] = "ray"
+    path: str = ""  # the file's path ("" for text that is not a file)
 
 
 class Rule:

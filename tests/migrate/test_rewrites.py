@@ -84,6 +84,7 @@ def test_names_without_a_train_home_stay_and_are_flagged() -> None:
         from ray.air import ScalingConfig, AcquiredResources
 
         x = AcquiredResources
+        s = ScalingConfig
         """
     )
     assert "from ray.train import ScalingConfig\nfrom ray.air import AcquiredResources\n" in out

@@ -1,0 +1,186 @@
+"""RTM006: imports of V1-only modules that nothing uses are removed."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
+
+from migrate import _imports
+from migrate._index import Index
+from migrate.rules._base import Diagnostic, Rule
+
+V1_MODULES = ("ray.air", "ray.train.session", "ray.train._internal.session")
+
+
+def is_v1(qualified: str) -> bool:
+    return any(qualified == m or qualified.startswith(m + ".") for m in V1_MODULES)
+
+
+class UnusedV1Imports(Rule):
+    """## What it does
+    Removes imports from ``ray.air`` (and its submodules) and from the V1 session modules
+    that nothing in the module uses: ``from ray.air import session`` left behind by an
+    earlier edit, in any scope, inside ``try:`` / ``if TYPE_CHECKING:`` blocks too. Other
+    names of the same import stay; a comment on a removed line is kept on its own line.
+
+    ## Why is this bad?
+    The import alone breaks the module the day ``ray.air`` is removed from Ray, although
+    nothing uses it.
+
+    ## Example
+    ```python
+    import os
+    from ray.air import session  # legacy
+
+
+    def cpus():
+        return os.cpu_count()
+    ```
+
+    ## Use instead
+    ```python
+    import os
+    # legacy
+
+
+    def cpus():
+        return os.cpu_count()
+    ```
+
+    ## Fix safety
+    Safe, except in a package's ``__init__.py``, where an unused import may be a re-export:
+    those files are left alone, as are names listed in ``__all__``.
+    """
+
+    code = "RTM006"
+    name = "unused-v1-import"
+    trigger = re.compile(r"\bair\b|session")
+    summary = "Remove imports of ray.air / V1 session modules that nothing uses"
+    fix_safety = "safe"
+
+    @classmethod
+    def could_apply(cls, index: Index) -> bool:
+        exported = _exported(index)
+        return any(is_v1(q) and name not in index.loaded and name not in exported for name, q in index.imports)
+
+    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
+        if self.context.path.endswith(("__init__.py", "__init__.pyi")):
+            return wrapper.module
+        exported = _exported_names(wrapper.module)
+        unused: set[tuple[int, str]] = set()
+        for scope in _imports.scopes(wrapper.resolve(ScopeProvider)):
+            for assignment in scope.assignments:
+                node = getattr(assignment, "node", None)
+                if not isinstance(node, (cst.Import, cst.ImportFrom)) or assignment.references:
+                    continue
+                if assignment.name in exported or not _binds_v1(node, assignment.name):
+                    continue
+                if sum(1 for a in scope.assignments if a.name == assignment.name and a.references):
+                    continue  # the name is bound again and used: leave the import to a person
+                unused.add((id(node), assignment.name))
+        if not unused:
+            return wrapper.module
+        lines = {
+            id(node): position.start.line
+            for node, position in wrapper.resolve(PositionProvider).items()
+            if isinstance(node, (cst.Import, cst.ImportFrom))
+        }
+        return _imports.fix_empty_blocks(wrapper.module.visit(_Remove(self, unused, lines)))
+
+
+def _binds_v1(node: cst.Import | cst.ImportFrom, name: str) -> bool:
+    if isinstance(node, cst.Import):
+        return any(a.asname is not None and a.evaluated_alias == name and is_v1(a.evaluated_name) for a in node.names)
+    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        return False
+    module = get_full_name_for_node(node.module) or ""
+    return any(
+        (a.evaluated_alias or a.evaluated_name) == name and is_v1(f"{module}.{a.evaluated_name}") for a in node.names
+    )
+
+
+def _exported(index: Index) -> set[str]:
+    if "__all__" not in index.text:
+        return set()
+    return {n.value for n in ast.walk(index.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def _exported_names(module: cst.Module) -> set[str]:
+    code = module.code
+    if "__all__" not in code:
+        return set()
+    return {n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+class _Remove(cst.CSTTransformer):
+    """Drop the unused names; decisions use the original nodes (their identity is what the
+    scope analysis saw), output is built from the updated ones, which correspond 1:1."""
+
+    def __init__(self, rule: Rule, unused: set[tuple[int, str]], lines: dict[int, int]) -> None:
+        super().__init__()
+        self.rule = rule
+        self.unused = unused
+        self.lines = lines
+
+    def _prune(self, original: cst.BaseStatement, updated: cst.BaseStatement) -> cst.BaseStatement | None:
+        """The statement without its unused V1 import names (None: nothing left)."""
+        if not isinstance(original, cst.SimpleStatementLine) or not isinstance(updated, cst.SimpleStatementLine):
+            return updated
+        body: list[cst.BaseSmallStatement] = []
+        changed = False
+        for old, new in zip(original.body, updated.body, strict=True):
+            if isinstance(old, (cst.Import, cst.ImportFrom)) and isinstance(new, (cst.Import, cst.ImportFrom)):
+                if not isinstance(old.names, cst.ImportStar) and not isinstance(new.names, cst.ImportStar):
+                    keep = [(id(old), a.evaluated_alias or a.evaluated_name) not in self.unused for a in old.names]
+                    if not all(keep):
+                        changed = True
+                        dropped = [a for a, k in zip(old.names, keep, strict=True) if not k]
+                        names = ", ".join(cst.Module(body=[]).code_for_node(a).rstrip(", ") for a in dropped)
+                        message = f"unused V1 import removed: `{names}`"
+                        line = self.lines.get(id(old), 1)
+                        self.rule.diagnostics.append(Diagnostic(self.rule.code, line, 1, message, True))
+                        kept = [a for a, k in zip(new.names, keep, strict=True) if k]
+                        if not kept:
+                            continue
+                        new = new.with_changes(names=_imports.with_commas(kept))
+            body.append(new)
+        if not changed:
+            return updated
+        if not body:
+            return None
+        return updated.with_changes(body=_imports.without_trailing_semicolon(body))
+
+    def _block(
+        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
+    ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+        out: list[cst.BaseStatement] = []
+        carry: list[cst.EmptyLine] = []
+        for old, statement in zip(original, updated, strict=True):
+            new = self._prune(old, statement)
+            if new is None:
+                assert isinstance(statement, cst.SimpleStatementLine)
+                carry += [line for line in statement.leading_lines if line.comment is not None]
+                comment = statement.trailing_whitespace.comment
+                if comment is not None:
+                    carry.append(cst.EmptyLine(comment=comment))
+                continue
+            if carry:
+                new = new.with_changes(leading_lines=[*carry, *new.leading_lines])  # type: ignore[attr-defined]
+                carry = []
+            out.append(new)
+        return out, carry
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body, carry = self._block(original_node.body, updated_node.body)
+        return updated_node.with_changes(body=body, footer=[*carry, *updated_node.footer])
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        body, carry = self._block(original_node.body, updated_node.body)
+        return updated_node.with_changes(body=body, footer=[*carry, *updated_node.footer])

@@ -1,0 +1,94 @@
+"""RTM006: unused imports of V1-only modules are removed, carefully."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from migrate import engine
+from tests.migrate.conftest import migrate
+from tests.migrate.test_rewrites import check
+
+
+def test_an_unused_session_import_goes_and_its_comment_stays() -> None:
+    found = check(
+        """\
+        import os
+        from ray.air import session  # legacy reporting
+
+
+        def cpus():
+            return os.cpu_count()
+        """,
+        """\
+        import os
+        # legacy reporting
+
+
+        def cpus():
+            return os.cpu_count()
+        """,
+    )
+    assert [(d.code, d.line, d.fixed) for d in found] == [("RTM006", 2, True)]
+
+
+def test_inside_try_and_type_checking_blocks() -> None:
+    check(
+        """\
+        from typing import TYPE_CHECKING
+
+        try:
+            from ray.air import session
+        except ImportError:
+            pass
+
+        if TYPE_CHECKING:
+            from ray.air.config import ScalingConfig
+        """,
+        """\
+        from typing import TYPE_CHECKING
+
+        try:
+            pass
+        except ImportError:
+            pass
+
+        if TYPE_CHECKING:
+            pass
+        """,
+    )
+
+
+def test_the_other_names_of_the_import_stay() -> None:
+    check(
+        """\
+        import os, ray.air.session as s
+        from ray.air import session, ScalingConfig
+
+        ScalingConfig(num_workers=os.cpu_count())
+        """,
+        """\
+        import os
+        from ray.train import ScalingConfig
+
+        ScalingConfig(num_workers=os.cpu_count())
+        """,
+    )
+
+
+def test_used_exported_or_rebound_names_stay() -> None:
+    for source in (
+        "from ray.air import session\nsession.report({})\n",  # used: RTM002 rewrites it instead
+        "from ray.air import session\n__all__ = ['session']\n",  # a re-export
+        "import ray.air\n",  # binds `ray`, which may be used elsewhere
+    ):
+        out, found = migrate(source)
+        assert "RTM006" not in [d.code for d in found], source
+
+
+def test_a_package_init_is_left_alone(tmp_path: Path) -> None:
+    init = tmp_path / "pkg" / "__init__.py"
+    init.parent.mkdir()
+    init.write_text("from ray.air import session\n")
+    codes = [r.code for r in engine.select_rules()]
+    result = engine.process_file(str(init), codes, "ray", write=True)
+    assert not result.changed and init.read_text() == "from ray.air import session\n"
