@@ -1,6 +1,7 @@
 """Codemod throughput, against ruff and against floors measured in the same run.
 
     python -m benchmarks.bench_migrate [--files 5000] [--ray-share 0.1] [--jobs 2] [--repeat 3]
+                                       [--tree both|ray|generated]
 
 Two trees:
 
@@ -179,10 +180,13 @@ def main() -> None:
     parser.add_argument("--ray-share", type=float, default=0.1)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tree", choices=("both", "ray", "generated"), default="both")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        ray_package(Path(tmp), args.jobs, args.repeat)
-        generated(Path(tmp), args.files, args.ray_share, args.jobs, args.repeat)
+        if args.tree in ("both", "ray"):
+            ray_package(Path(tmp), args.jobs, args.repeat)
+        if args.tree in ("both", "generated"):
+            generated(Path(tmp), args.files, args.ray_share, args.jobs, args.repeat)
 
 
 if __name__ == "__main__":

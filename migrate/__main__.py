@@ -1,7 +1,7 @@
 """``python -m migrate PATH...``: rewrite V1-era Ray Train code and report what remains.
 
-Exit codes: 0 done (nothing to report for --diff/--check); 1 --diff or --check found
-changes (or, for --check, flags); 2 a file could not be processed or bad usage.
+Exit codes, as ruff's: 0 clean; 1 something would change, was flagged or could not be
+processed (a write: could not be processed); 2 a usage error or a bug of the tool.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from migrate import engine
+from migrate import engine, formats
 from migrate.rules import RULES
 from migrate.tables import GUIDE
 
@@ -40,7 +40,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="ray",
         help="rewrite onto ray.train (default) or onto compat",
     )
-    parser.add_argument("--report", choices=["text", "json"], default="text", help="output format of the findings")
+    parser.add_argument(
+        "--output-format",
+        choices=formats.FORMATS,
+        default=None,
+        help="findings as text (default), json, github (Actions annotations) or sarif (code scanning)",
+    )
+    parser.add_argument("--report", choices=["text", "json"], default=None, help=argparse.SUPPRESS)  # older name
     parser.add_argument("--select", metavar="CODES", default="", help="comma-separated rule codes or prefixes to run")
     parser.add_argument("--ignore", metavar="CODES", default="", help="comma-separated rule codes or prefixes to skip")
     parser.add_argument(
@@ -67,6 +73,10 @@ def list_rules() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.report and args.output_format and args.report != args.output_format:
+        print("error: --report is the older name of --output-format; give one of them", file=sys.stderr)
+        return 2
+    args.output_format = args.output_format or args.report or "text"
     if args.list_rules:
         print(list_rules())
         return 0
@@ -136,7 +146,7 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
     errors = [r for r in results if r.error]
     flags = [(r, d) for r in results for d in r.diagnostics if not d.fixed]
     fixes = [(r, d) for r in results for d in r.diagnostics if d.fixed]
-    if args.diff and args.report == "text":  # JSON output stays parseable
+    if args.diff and args.output_format == "text":  # other formats stay machine-readable
         for r in changed:
             assert r.old_text is not None and r.new_text is not None
             sys.stdout.writelines(
@@ -145,8 +155,10 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
                     fromfile=_diff_name("a", r.path), tofile=_diff_name("b", r.path),
                 )
             )  # fmt: skip
-    if args.report == "json":
-        print(engine.to_json(results))
+    if args.output_format != "text":
+        rendered = formats.render(args.output_format, results, pending_fixes=not write)
+        if rendered:
+            print(rendered)
     else:
         for r, d in flags:
             print(f"{r.path}:{d.line}:{d.col}: {d.code} {d.message}")

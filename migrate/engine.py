@@ -25,7 +25,8 @@ from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
 # The pre-filter's anchors: see needs_parsing.
-_ANCHORS = ("ray.air", "ray.train", "ray.tune", "from ray import")
+_ANCHORS = ("ray.air", "ray.train", "ray.tune")
+_SUBMODULES = re.compile(r"\b(?:air|train|tune)\b")
 _RAY = re.compile(r"\bray\b")
 _UNQUALIFIED = tuple(sorted({w for r in RULES if issubclass(r, FlagRule) for w in r.unqualified_words}))
 SKIP_DIRS = frozenset(
@@ -176,14 +177,31 @@ class RuleCrash(Exception):
         self.code = code
 
 
+def _imports_from_ray(text: str) -> bool:
+    """``from ray import ...`` naming ``air``, ``train`` or ``tune`` (up to the closing
+    parenthesis of a multi-line import)."""
+    start = text.find("from ray import")
+    while start != -1:
+        end = text.find("\n", start)
+        statement = text[start : None if end == -1 else end]
+        if "(" in statement:
+            close = text.find(")", start)
+            statement = text[start : None if close == -1 else close]
+        if _SUBMODULES.search(statement):
+            return True
+        start = text.find("from ray import", start + 15)
+    return False
+
+
 def needs_parsing(text: str, target: str) -> bool:
     """Whether ``text`` can give any rule something to do. Every rule is about a name
     from ``ray.air``, ``ray.train`` or ``ray.tune`` (or compat's), and a module cannot
-    refer to one without spelling one of the anchors; a few flag rules judge an attribute
+    refer to one without spelling ``ray.air``/``ray.train``/``ray.tune`` or importing
+    ``air``/``train``/``tune`` with ``from ray import``; a few flag rules judge an attribute
     by its name alone (``unqualified_words``) in any file that says ``ray``. Substring
     tests first: the scan costs about as much as reading the file."""
     if "ray" in text:
-        if any(anchor in text for anchor in _ANCHORS):
+        if any(anchor in text for anchor in _ANCHORS) or _imports_from_ray(text):
             return True
         if any(word in text for word in _UNQUALIFIED) and _RAY.search(text):
             return True  # a rule that judges an attribute by name alone, in a file about Ray

@@ -103,7 +103,7 @@ def test_check_fails_on_flags_even_when_nothing_changes(tree: Path) -> None:
 
 
 def test_json_report_lists_fixes_flags_and_errors(tree: Path) -> None:
-    proc = cli("--check", "--report", "json", ".", cwd=tree)
+    proc = cli("--check", "--output-format", "json", ".", cwd=tree)
     rows = json.loads(proc.stdout)
     by_file = {(Path(r["file"]).name, r["code"], r["fixed"]) for r in rows}
     assert ("train_job.py", "RTM001", True) in by_file and ("train_job.py", "RTM002", True) in by_file
@@ -114,6 +114,38 @@ def test_json_report_lists_fixes_flags_and_errors(tree: Path) -> None:
     assert flag["url"] == "docs/rules.md#rtm101"
     errors = {Path(r["file"]).name: (r["line"], r["col"]) for r in rows if r["code"] == "ERROR"}
     assert errors == {"broken.py": (2, 7), "latin1.py": (1, 1)}  # the parse error's own place; 1:1 for the file
+
+
+def test_github_annotations_one_per_finding(tree: Path) -> None:
+    proc = cli("--check", "--output-format", "github", ".", cwd=tree)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines and all(line.startswith(("::warning ", "::error ")) for line in lines)
+    flag = next(line for line in lines if "RTM101" in line and "train_job.py" in line)
+    assert flag.startswith("::warning title=migrate (RTM101),file=./pkg/train_job.py,line=7,col=")
+    assert any(line.startswith("::error ") and "broken.py,line=2,col=7" in line for line in lines)
+    assert any("title=migrate (RTM002) fixable" in line for line in lines)  # pending rewrites too
+    written = cli("--output-format", "github", ".", cwd=tree)  # after a write, rewrites are done: not reported
+    assert "fixable" not in written.stdout and "RTM101" in written.stdout
+
+
+def test_sarif_for_code_scanning(tree: Path) -> None:
+    log = json.loads(cli("--diff", "--output-format", "sarif", ".", cwd=tree).stdout)
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert rules["RTM101"]["helpUri"] == "docs/rules.md#rtm101" and rules["RTM101"]["shortDescription"]["text"]
+    result = next(
+        r
+        for r in run["results"]
+        if r["ruleId"] == "RTM101" and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(".py")
+    )
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "pkg/train_job.py"
+    assert location["region"]["startLine"] == 7 and result["level"] == "warning"
+    assert any(r["ruleId"] == "ERROR" and r["level"] == "error" for r in run["results"])
+    both = cli("--report", "json", "--output-format", "sarif", ".", cwd=tree)
+    assert both.returncode == 2 and "older name" in both.stderr
 
 
 def test_select_ignore_and_exclude(tree: Path) -> None:

@@ -1,0 +1,111 @@
+"""Findings as text, JSON, GitHub Actions annotations or SARIF 2.1.0 (``--output-format``).
+
+Which findings are reported: flags always; rewrites only when they are pending
+(``--diff``/``--check``: the file would change); files that could not be processed always.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from migrate.engine import FileResult, rule_url, to_json
+from migrate.rules import BY_CODE
+
+FORMATS = ("text", "json", "github", "sarif")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+PROJECT_URL = "https://github.com/ray-train-compat/ray-train-compat"
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    kind: str  # "flag", "fix" (pending rewrite) or "error"
+
+
+def findings(results: Sequence[FileResult], *, pending_fixes: bool) -> Iterator[Finding]:
+    for r in results:
+        for d in r.diagnostics:
+            if d.fixed and not pending_fixes:
+                continue
+            yield Finding(r.path, d.line, d.col, d.code, d.message, "fix" if d.fixed else "flag")
+        if r.error:
+            yield Finding(r.path, r.error_line, r.error_col, "ERROR", r.error, "error")
+
+
+def render(fmt: str, results: Sequence[FileResult], *, pending_fixes: bool) -> str:
+    if fmt == "json":
+        return to_json(results)
+    if fmt == "github":
+        return "\n".join(github(f) for f in findings(results, pending_fixes=pending_fixes))
+    if fmt == "sarif":
+        return json.dumps(sarif(list(findings(results, pending_fixes=pending_fixes))), indent=2)
+    raise ValueError(f"unknown output format {fmt!r}; one of {', '.join(FORMATS)}")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(f: Finding) -> str:
+    """One GitHub Actions workflow command: an annotation on the file's line in the PR."""
+    level = "error" if f.kind == "error" else "warning"
+    title = f"migrate ({f.code})" + (" fixable" if f.kind == "fix" else "")
+    properties = f"title={_escape_property(title)},file={_escape_property(f.path)},line={f.line},col={f.col}"
+    return f"::{level} {properties}::{_escape_data(f'{f.path}:{f.line}:{f.col}: {f.code} {f.message}')}"
+
+
+def sarif(found: list[Finding]) -> dict[str, object]:
+    """A SARIF 2.1.0 log (GitHub code scanning's upload-sarif reads it)."""
+    codes = sorted({f.code for f in found if f.code in BY_CODE})
+    rules = [
+        {
+            "id": code,
+            "name": BY_CODE[code].name,
+            "shortDescription": {"text": BY_CODE[code].summary},
+            "helpUri": rule_url(code),
+            "properties": {"fixSafety": BY_CODE[code].fix_safety},
+        }
+        for code in codes
+    ]
+    results = [
+        {
+            "ruleId": f.code,
+            "level": "error" if f.kind == "error" else "warning",
+            "message": {"text": f.message + (" (fixable: run python -m migrate)" if f.kind == "fix" else "")},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path)},
+                        "region": {"startLine": f.line, "startColumn": f.col},
+                    }
+                }
+            ],
+        }
+        for f in found
+    ]
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "ray-train-migrate", "informationUri": PROJECT_URL, "rules": rules}},
+                "results": results,
+            }
+        ],
+    }
+
+
+def _uri(path: str) -> str:
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return relative.replace(os.sep, "/").removeprefix("./")
