@@ -36,8 +36,10 @@ from migrate.rules.tune_callbacks import TuneCallbacks
 from migrate.rules.tune_report import TuneReport
 from migrate.rules.tune_run_options import TuneRunOptions
 from migrate.rules.tune_trainable_api import TuneTrainableApi
+from migrate.rules.tuner_with_trainer import TunerWithTrainer
 from migrate.rules.undecided_trainable import UndecidedTrainable
 from migrate.rules.unused_v1_imports import UnusedV1Imports
+from migrate.rules.v1_failure_class import V1FailureClass
 
 RULES: tuple[type[Rule], ...] = (
     FreeFloatingReport,
@@ -56,6 +58,8 @@ RULES: tuple[type[Rule], ...] = (
     TuneReport,
     OldValidationForm,
     UndecidedTrainable,
+    TunerWithTrainer,
+    V1FailureClass,
     UnusedV1Imports,
     AirImports,
     SessionCalls,

@@ -7,6 +7,18 @@ import re
 from migrate.rules._flags import FlagRule
 from migrate.tables import CHECKPOINT_CLASSES, REMOVED_CHECKPOINT_METHODS
 
+# What to write instead, method by method (shown in the finding).
+REPLACEMENTS = {
+    "from_dict": 'd = tempfile.mkdtemp(); torch.save(state, os.path.join(d, "state.pt")); '
+    "ckpt = Checkpoint.from_directory(d)",
+    "to_dict": 'with ckpt.as_directory() as d: state = torch.load(os.path.join(d, "state.pt"))',
+    "from_bytes": 'd = tempfile.mkdtemp(); pathlib.Path(d, "data.bin").write_bytes(data); '
+    "ckpt = Checkpoint.from_directory(d)",
+    "to_bytes": 'with ckpt.as_directory() as d: data = pathlib.Path(d, "data.bin").read_bytes()',
+    "from_uri": "ckpt = Checkpoint(path=uri)  # any pyarrow filesystem URI, or a local path",
+    "to_uri": "ckpt.path (on ckpt.filesystem) is where it lives; ckpt.to_directory(local_dir) copies it",
+}
+
 
 class CheckpointMethods(FlagRule):
     """## What it does
@@ -45,7 +57,7 @@ class CheckpointMethods(FlagRule):
     name = "checkpoint-dict-methods"
     trigger = re.compile(r"_(dict|bytes|uri)\b")
     summary = "Checkpoint.from_dict/to_dict/from_bytes/from_uri no longer exist"
-    advice = "Save files into a directory and use Checkpoint.from_directory / checkpoint.as_directory()."
+    advice = "Checkpoints are directories: Checkpoint.from_directory to make one, checkpoint.as_directory() to read."
 
     attrs = frozenset(REMOVED_CHECKPOINT_METHODS)
     unqualified_words = ("to_dict", "to_bytes", "to_uri")
@@ -53,8 +65,8 @@ class CheckpointMethods(FlagRule):
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node
         if index.qualified(node.value) & CHECKPOINT_CLASSES:
-            return f"`Checkpoint.{node.attr}` was removed"
+            return f"`Checkpoint.{node.attr}` was removed; instead: `{REPLACEMENTS[node.attr]}`"
         receiver = index.source(node.value).lower()
         if node.attr.startswith("to_") and ("checkpoint" in receiver or "ckpt" in receiver):
-            return f"`.{node.attr}()` on a checkpoint was removed"
+            return f"`.{node.attr}()` on a checkpoint was removed; instead: `{REPLACEMENTS[node.attr]}`"
         return None

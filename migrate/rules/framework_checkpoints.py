@@ -7,6 +7,27 @@ import re
 from migrate.rules._flags import FlagRule
 from migrate.tables import FRAMEWORK_CHECKPOINTS
 
+# The directory-based replacement for each framework checkpoint (shown in the finding).
+REPLACEMENTS = {
+    "TorchCheckpoint": 'd = tempfile.mkdtemp(); torch.save(model.state_dict(), os.path.join(d, "model.pt")); '
+    "ckpt = Checkpoint.from_directory(d); to load: with ckpt.as_directory() as d: "
+    'model.load_state_dict(torch.load(os.path.join(d, "model.pt")))',
+    "LegacyTorchCheckpoint": "as for TorchCheckpoint: torch.save(model.state_dict(), ...) into a directory, "
+    "then Checkpoint.from_directory",
+    "TensorflowCheckpoint": 'd = tempfile.mkdtemp(); model.save(os.path.join(d, "model.keras")); '
+    "ckpt = Checkpoint.from_directory(d)",
+    "XGBoostCheckpoint": "ray.train.xgboost.RayTrainReportCallback writes the checkpoint; "
+    "RayTrainReportCallback.get_model(ckpt) loads the booster",
+    "LightGBMCheckpoint": "ray.train.lightgbm.RayTrainReportCallback writes the checkpoint; "
+    "RayTrainReportCallback.get_model(ckpt) loads the booster",
+    "TransformersCheckpoint": "ray.train.huggingface.transformers.RayTrainReportCallback writes the checkpoint; "
+    'load with: with ckpt.as_directory() as d: AutoModel.from_pretrained(os.path.join(d, "checkpoint"))',
+    "LightningCheckpoint": "ray.train.lightning.RayTrainReportCallback writes the checkpoint; load with: "
+    'with ckpt.as_directory() as d: MyModule.load_from_checkpoint(os.path.join(d, "checkpoint.ckpt"))',
+    "SklearnCheckpoint": 'd = tempfile.mkdtemp(); joblib.dump(estimator, os.path.join(d, "model.joblib")); '
+    "ckpt = Checkpoint.from_directory(d)",
+}
+
 
 class FrameworkCheckpoints(FlagRule):
     """## What it does
@@ -44,12 +65,13 @@ class FrameworkCheckpoints(FlagRule):
     name = "framework-checkpoint"
     trigger = re.compile(r"Checkpoint")
     summary = "TorchCheckpoint and other framework checkpoints are not supported by V2"
-    advice = "Write the model files yourself and use ray.train.Checkpoint.from_directory."
+    advice = "Checkpoints are directories of your own files: ray.train.Checkpoint.from_directory."
 
     refs = True
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         found = index.qualified(item.node) & FRAMEWORK_CHECKPOINTS
         if found:
-            return f"`{sorted(found)[0].rsplit('.', 1)[1]}` is not supported by V2"
+            name = sorted(found)[0].rsplit(".", 1)[1]
+            return f"`{name}` is not supported by V2; instead: `{REPLACEMENTS.get(name, 'Checkpoint.from_directory')}`"
         return None

@@ -41,6 +41,13 @@ CASES = [
      "from ray import tune\ntune.report({'a': 1})\n"),
     ("RTM115", "from ray import train\ntrain.report(m, checkpoint=c, validate_fn=v)\n",
      "from ray import train\ntrain.report(m, checkpoint=c, validation=True)\n"),
+    ("RTM117", "from ray import tune\nfrom ray.train.torch import TorchTrainer as TT\nt = TT(f)\ntune.Tuner(t).fit()\n",
+     "from ray import tune\nfrom ray.train.torch import TorchTrainer\ndef f(c):\n    TorchTrainer(g).fit()\n"
+     "tune.Tuner(f).fit()\n"),
+    ("RTM117", "from ray.tune import Tuner\nfrom compat.torch import TorchTrainer\nTuner(TorchTrainer(f))\n",
+     "from ray.tune import Tuner\nTuner('PPO')\n"),
+    ("RTM118", "from ray.train.base_trainer import TrainingFailedError as E\ntry:\n    t.fit()\nexcept E:\n    pass\n",
+     "import ray.train\ntry:\n    t.fit()\nexcept ray.train.TrainingFailedError:\n    pass\n"),
 ]  # fmt: skip
 
 
@@ -51,3 +58,12 @@ def test_flag_rule(code: str, flagged: str, quiet: str) -> None:
     assert [d.code for d in found] == [code] and not found[0].fixed
     assert "issues/49454" in found[0].message
     assert migrate(quiet, code) == (quiet, [])
+
+
+def test_checkpoint_flags_name_the_directory_based_replacement() -> None:
+    _, found = migrate("from ray.train import Checkpoint\nc = Checkpoint.from_dict({})\nd = ckpt.to_uri()\n", "RTM103")
+    assert [d.line for d in found] == [2, 3]
+    assert "Checkpoint.from_directory(d)" in found[0].message and "torch.save(state" in found[0].message
+    assert "ckpt.path" in found[1].message
+    _, found = migrate("from ray.train.torch import TorchCheckpoint\nTorchCheckpoint.from_model(m)\n", "RTM104")
+    assert "torch.save(model.state_dict()" in found[0].message and "model.load_state_dict" in found[0].message

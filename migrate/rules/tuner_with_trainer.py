@@ -1,0 +1,91 @@
+"""RTM117: a Trainer passed to ``tune.Tuner``."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from migrate._index import Index
+from migrate._roles import TUNE_RUNNERS
+from migrate.rules._flags import FlagRule
+
+
+class TunerWithTrainer(FlagRule):
+    """## What it does
+    Flags ``tune.Tuner(trainer, ...)`` (and ``tune.run(trainer)``) where ``trainer`` is a
+    Ray Train Trainer, written in the call or bound to a module-level name.
+
+    ## Why is this bad?
+    V2 Trainers are not Tune trainables: ``Tuner(trainer)`` fails (``TuneError: Improper
+    'run' - not string nor trainable``). Under V2 the trainer runs inside a function
+    trainable, and ``TuneReportCallback`` hands its reports to Tune.
+
+    ## Example
+    ```python
+    from ray import tune
+    from ray.train.torch import TorchTrainer
+
+    trainer = TorchTrainer(train_func, scaling_config=scaling)
+    tuner = tune.Tuner(trainer, param_space={"train_loop_config": {"lr": tune.loguniform(1e-4, 1e-1)}})
+    ```
+
+    ## Use instead
+    ```python
+    from ray import train, tune
+    from ray.train.torch import TorchTrainer
+    from ray.tune.integration.ray_train import TuneReportCallback
+
+
+    def train_driver(config):
+        trainer = TorchTrainer(
+            train_func,
+            train_loop_config=config,
+            scaling_config=scaling,
+            run_config=train.RunConfig(callbacks=[TuneReportCallback()]),
+        )
+        trainer.fit()
+
+
+    tuner = tune.Tuner(train_driver, param_space={"lr": tune.loguniform(1e-4, 1e-1)})
+    ```
+
+    ## Fix safety
+    No fix: the parameter space moves from ``train_loop_config`` to the function's
+    ``config``, and each trial needs resources for its workers (``tune.with_resources``).
+    """
+
+    code = "RTM117"
+    name = "tuner-with-trainer"
+    trigger = re.compile(r"Tuner|tune\.run")
+    summary = "A Trainer passed to tune.Tuner: V2 runs trainers inside a function trainable"
+    advice = (
+        "Under V2 run the trainer inside a function (def train_driver(config): TorchTrainer(..., "
+        "train_loop_config=config, run_config=RunConfig(callbacks=[TuneReportCallback()])).fit()) and pass "
+        "that function to the Tuner (ray.tune.integration.ray_train.TuneReportCallback)."
+    )
+    calls = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        node = item.node
+        if index.qualified(node.func).isdisjoint(TUNE_RUNNERS):
+            return None
+        argument = next((k.value for k in node.keywords if k.arg in ("trainable", "run_or_experiment")), None)
+        if argument is None and node.args and not isinstance(node.args[0], ast.Starred):
+            argument = node.args[0]
+        if argument is not None and _is_trainer(index, argument):
+            return f"`{index.source(argument)}` is a Trainer: V2 Trainers cannot be passed to a Tuner"
+        return None
+
+
+def _is_trainer(index: Index, node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        for statement in index.tree.body:
+            if isinstance(statement, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == node.id for t in statement.targets
+            ):
+                return _is_trainer(index, statement.value)
+        return False
+    if isinstance(node, ast.Call):
+        names = index.qualified(node.func)
+        return any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names)
+    return False
