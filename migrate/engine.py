@@ -100,6 +100,7 @@ def migrate_source(
             continue
         mapping = maps.get(seen) or maps.setdefault(seen, line_map(seen, reference))
         diagnostics.extend(replace(d, line=mapping[min(d.line, len(mapping)) - 1] + 1) for d in found)
+    diagnostics.sort(key=lambda d: (d.line, d.col, d.code))  # file order, as ruff reports
     return current, diagnostics
 
 

@@ -120,22 +120,34 @@ class _Collect(cst.CSTVisitor):
         return True
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        """Per ``from ray import train``: the uses compat cannot take (blockers). When there
+        are some, the import stays for them and every other ``train.X`` use moves to
+        ``compat.X`` on its own."""
         for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
                 if not isinstance(node, cst.ImportFrom) or get_full_name_for_node(node.module) != "ray":  # type: ignore[arg-type]
                     continue
-                if not any(get_full_name_for_node(a.name) == "train" for a in node.names):  # type: ignore[union-attr]
+                if isinstance(node.names, cst.ImportStar):
                     continue
-                blockers = []
+                train = [a for a in node.names if get_full_name_for_node(a.name) == "train"]
+                if not train or assignment.name != (train[0].evaluated_alias or "train"):
+                    continue  # another name of the same import (`tune` in `from ray import train, tune`)
+                blockers: list[str] = []
+                movable: list[cst.Attribute] = []
                 for ref in assignment.references:
                     parent = self.get_metadata(ParentNodeProvider, ref.node, None)
                     if isinstance(parent, cst.Attribute) and parent.value is ref.node:
-                        if parent.attr.value not in COMPAT_NAMES:
+                        if parent.attr.value in COMPAT_NAMES:
+                            movable.append(parent)
+                        else:
                             blockers.append(parent.attr.value)
                     else:
                         blockers.append("<used as a value>")
                 self.module_imports[node] = blockers
+                if blockers:
+                    for attribute in movable:
+                        self.attributes[attribute] = f"compat.{attribute.attr.value}"
 
 
 class _Rewrite(RuleVisitor):
@@ -183,7 +195,8 @@ class _Rewrite(RuleVisitor):
             if blockers:
                 self.report(
                     original,
-                    f"kept `from ray import train`: compat has no `{', '.join(sorted(set(blockers)))}`",
+                    f"kept `from ray import train` for `{', '.join(sorted(set(blockers)))}` (not in compat); "
+                    "its other uses now go through compat",
                     fixed=False,
                 )
                 return None

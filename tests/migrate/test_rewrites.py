@@ -366,6 +366,55 @@ def test_compat_target_keeps_ray_train_when_compat_lacks_a_name() -> None:
     assert any(d.code == "RTM004" and not d.fixed and "SyncConfig" in d.message for d in found)
 
 
+def test_compat_target_blockers_are_scoped_to_the_train_names_used() -> None:
+    # `tune.*` beside `train` blocks nothing; a real blocker keeps the import for itself only.
+    check(
+        """\
+        from ray import train, tune
+
+
+        def f(config):
+            train.report({"lr": tune.loguniform(1e-4, 1e-1)})
+        """,
+        """\
+        import compat as train
+        from ray import tune
+
+
+        def f(config):
+            train.report({"lr": tune.loguniform(1e-4, 1e-1)})
+        """,
+        "RTM004",
+        target="compat",
+    )
+    found = check(
+        """\
+        from ray import train, tune
+
+
+        def f(config):
+            train.report({"lr": tune.loguniform(1e-4, 1e-1)})
+
+
+        sync = train.SyncConfig()
+        """,
+        """\
+        from ray import train, tune
+        import compat
+
+
+        def f(config):
+            compat.report({"lr": tune.loguniform(1e-4, 1e-1)})
+
+
+        sync = train.SyncConfig()
+        """,
+        "RTM004",
+        target="compat",
+    )
+    assert [d.fixed for d in found if d.code == "RTM004"].count(False) == 1
+
+
 def test_compat_target_fully_qualified() -> None:
     out, _ = migrate(
         """
