@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ class Index:
     names: set[str] = field(default_factory=set)  # every qualified name imported or referenced
     imports: list[tuple[str, str]] = field(default_factory=list)  # (bound name, qualified name), any scope
     loaded: set[str] = field(default_factory=set)  # every identifier read anywhere
+    star_imports: list[ast.ImportFrom] = field(default_factory=list)  # `from m import *`, any scope
     _resolved: dict[int, frozenset[str]] = field(default_factory=dict)
     _lines: list[str] | None = None
     _roles: Roles | None = None
@@ -105,23 +105,10 @@ class Index:
 
 
 def parse(text: str) -> ast.Module:
-    """``ast.parse`` without the SyntaxWarnings some files print, and without a depth limit."""
+    """``ast.parse`` without the SyntaxWarnings some files print."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            return ast.parse(text)
-        except RecursionError:
-            with _deeper_recursion():
-                return ast.parse(text)
-
-
-class _deeper_recursion:
-    def __enter__(self) -> None:
-        self.limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(self.limit, 100_000))
-
-    def __exit__(self, *exc: object) -> None:
-        sys.setrecursionlimit(self.limit)
+        return ast.parse(text)
 
 
 def build(text: str, tree: ast.Module | None = None) -> Index:
@@ -213,6 +200,8 @@ def _walk(index: Index) -> None:
         if kind is Attribute or kind is Call:
             nodes.append(Node(node, parent, functions))  # type: ignore[arg-type]
         elif kind is ast.Import or kind is ast.ImportFrom:
+            if kind is ast.ImportFrom and any(a.name == "*" for a in node.names):  # type: ignore[attr-defined]
+                index.star_imports.append(node)  # type: ignore[arg-type]
             for name, qualified in _import_bindings(node):  # type: ignore[arg-type]
                 scope.bind(name, qualified)
                 index.names.add(qualified)

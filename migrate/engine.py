@@ -6,12 +6,13 @@ The engine never imports or executes the code it reads: it parses it with libcst
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import os
 import re
 import stat
-import sys
 import tempfile
+import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
@@ -20,7 +21,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from migrate import _index, notebooks
+from migrate import _deep, _index, notebooks
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
@@ -28,6 +29,7 @@ from migrate.rules._flags import FlagRule, run_flag_rules
 _ANCHORS = ("ray.air", "ray.train", "ray.tune")
 _SUBMODULES = re.compile(r"\b(?:air|train|tune)\b")
 _RAY = re.compile(r"\bray\b")
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)  # PEP 263
 _UNQUALIFIED = tuple(sorted({w for r in RULES if issubclass(r, FlagRule) for w in r.unqualified_words}))
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "env", ".tox", ".nox", "site-packages", "node_modules",
@@ -78,6 +80,15 @@ def migrate_source(
     lines of the ``"input"`` text (what --diff/--check users have) or of the ``"output"``
     text (what a write leaves on disk).
     """
+    try:
+        return _migrate_source(text, rules, context, lines_of)
+    except RecursionError:  # a long generated expression: again, on a thread with room to recurse
+        return _deep.run(_migrate_source, text, rules, context, lines_of)
+
+
+def _migrate_source(
+    text: str, rules: Sequence[type[Rule]], context: Context, lines_of: str
+) -> tuple[str, list[Diagnostic]]:
     index = _index.build(text)
     stages: list[tuple[str, list[Diagnostic]]] = []
     before = [r(context) for r in rules if issubclass(r, FlagRule) and not r.after_rewrites and r.trigger.search(text)]
@@ -107,6 +118,8 @@ def migrate_source(
 def _flag(rules: list[FlagRule], index: _index.Index) -> list[Diagnostic]:
     try:
         run_flag_rules(rules, index)
+    except RecursionError:
+        raise
     except Exception as exc:
         raise RuleCrash("/".join(r.code for r in rules), exc) from exc
     return [d for r in rules for d in r.diagnostics]
@@ -134,8 +147,9 @@ def _rewrite(
             continue
         rule = rule_class(context)
         try:
-            with _deep_recursion():
-                new_module = rule.apply(wrapper)
+            new_module = rule.apply(wrapper)
+        except RecursionError:
+            raise
         except Exception as exc:
             raise RuleCrash(rule.code, exc) from exc
         stages.append((current, rule.diagnostics))
@@ -146,20 +160,7 @@ def _rewrite(
 
 
 def _parse_cst(text: str) -> cst.Module:
-    with _deep_recursion():
-        return cst.parse_module(text)
-
-
-class _deep_recursion:
-    """libcst's visitors recurse once per nesting level: long generated expressions (a
-    thousand chained ``+``) need more than Python's default limit of 1,000 frames."""
-
-    def __enter__(self) -> None:
-        self.limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(self.limit, 50_000))
-
-    def __exit__(self, *exc: object) -> None:
-        sys.setrecursionlimit(self.limit)
+    return cst.parse_module(text)
 
 
 def line_map(old: str, new: str) -> list[int]:
@@ -223,10 +224,19 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
         result.error = f"cannot read: {exc.strerror}"
         return result
     bom = raw.startswith(b"\xef\xbb\xbf")
+    encoding = "utf-8"
+    if not bom and not path.endswith(".ipynb"):
+        try:  # a PEP 263 declaration (`# -*- coding: latin-1 -*-`) names the file's encoding
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        except SyntaxError as exc:  # an unknown declared encoding; or no declaration and not UTF-8
+            if _CODING.search(b"\n".join(raw.split(b"\n", 2)[:2])):
+                result.error = f"{exc.msg}; skipped"
+                return result
     try:
-        text = raw.decode("utf-8-sig" if bom else "utf-8")
+        text = raw.decode("utf-8-sig" if bom else encoding)
     except UnicodeDecodeError as exc:
-        result.error = f"not UTF-8 (byte {exc.start}); skipped"
+        name = "UTF-8" if encoding == "utf-8" else encoding
+        result.error = f"not {name} (byte {exc.start}); declare the encoding (PEP 263) or convert the file; skipped"
         return result
     if not needs_parsing(text, target):
         return result
@@ -257,7 +267,13 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     result.changed = new_text != text
     result.old_text, result.new_text = text, new_text
     if result.changed and write:
-        atomic_write(path, new_text.encode("utf-8"), bom=bom)
+        try:
+            data = new_text.encode(encoding)  # written back in the file's own encoding
+        except UnicodeEncodeError as exc:
+            result.error = f"the rewrite cannot be written in {encoding} ({exc.reason}); nothing written"
+            result.changed = False
+            return result
+        atomic_write(path, data, bom=bom)
     return result
 
 

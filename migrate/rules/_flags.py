@@ -75,6 +75,10 @@ class FlagRule(Rule):
         """Return a message when ``item`` is a finding."""
         raise NotImplementedError
 
+    def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
+        """Findings about the module as a whole (statements rather than expressions)."""
+        return []
+
     def message(self, what: str) -> str:
         return f"{what}. {self.advice} See {GUIDE}"
 
@@ -93,6 +97,10 @@ def run_flag_rules(rules: list[FlagRule], index: Index) -> None:
     refs = [r for r in rules if r.refs]
     wanted_call_attrs = frozenset().union(*(r.call_attrs for r in call_attrs))
     wanted_attrs = frozenset().union(*(r.attrs for r in attrs))
+    for rule in rules:
+        for statement, message in rule.check_module(index):
+            line, col = index.position(statement)
+            rule.diagnostics.append(Diagnostic(rule.code, line, col, rule.message(message), False))
     for item in index.nodes:
         node = item.node
         candidates: list[FlagRule] = []
@@ -107,7 +115,7 @@ def run_flag_rules(rules: list[FlagRule], index: Index) -> None:
             if refs and _ray(index.qualified(node)):
                 candidates += [r for r in refs if r not in candidates]
         for rule in candidates:
-            found = rule.check(index, item)
-            if found:
+            finding = rule.check(index, item)
+            if finding:
                 line, col = index.position(node)
-                rule.diagnostics.append(Diagnostic(rule.code, line, col, rule.message(found), False))
+                rule.diagnostics.append(Diagnostic(rule.code, line, col, rule.message(finding), False))

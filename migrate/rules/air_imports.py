@@ -122,8 +122,8 @@ class _Collect(cst.CSTVisitor):
         for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
-                if not isinstance(node, (cst.Import, cst.ImportFrom)) or not _binds_air_module(node):
-                    continue
+                if not isinstance(node, (cst.Import, cst.ImportFrom)) or assignment.name != _air_binding(node):
+                    continue  # not the binding of the air module (`tune` in `from ray import tune, air`)
                 left = [r for r in assignment.references if r.node not in rewritten_bases]
                 self.plan.module_bindings[node] = len(left)
 
@@ -134,14 +134,26 @@ def _base_name(node: cst.BaseExpression) -> cst.CSTNode:
     return node
 
 
-def _binds_air_module(node: cst.Import | cst.ImportFrom) -> bool:
+def _air_alias(node: cst.Import | cst.ImportFrom) -> cst.ImportAlias | None:
+    """The alias of ``node`` that binds the air module (``air`` of ``from ray import air``,
+    ``ray.air`` of ``import ray.air``), if any."""
+    if isinstance(node.names, cst.ImportStar):
+        return None
     if isinstance(node, cst.ImportFrom):
-        if node.module is None or isinstance(node.names, cst.ImportStar):
-            return False
-        return get_full_name_for_node(node.module) == "ray" and any(
-            get_full_name_for_node(a.name) == "air" for a in node.names
-        )
-    return any((get_full_name_for_node(a.name) or "").startswith("ray.air") for a in node.names)
+        if node.relative or node.module is None or get_full_name_for_node(node.module) != "ray":
+            return None
+        return next((a for a in node.names if get_full_name_for_node(a.name) == "air"), None)
+    return next((a for a in node.names if (get_full_name_for_node(a.name) or "").startswith("ray.air")), None)
+
+
+def _air_binding(node: cst.Import | cst.ImportFrom) -> str | None:
+    """The name that alias binds (``air``, an ``as`` name, or ``ray`` for ``import ray.air``)."""
+    alias = _air_alias(node)
+    if alias is None:
+        return None
+    if alias.asname is not None:
+        return alias.evaluated_alias
+    return "air" if isinstance(node, cst.ImportFrom) else "ray"
 
 
 class _Rewrite(RuleVisitor):
@@ -182,11 +194,17 @@ class _Rewrite(RuleVisitor):
                     out.append(cst.ImportFrom(module=_dotted("ray.train"), names=_imports.with_commas(moved)))
             elif original in self.plan.module_bindings and self.plan.module_bindings[original] == 0:
                 changed = True
-                if self.plan.attributes and not self.plan.alias_exists and not self.plan.alias_placed:
+                assert isinstance(original, (cst.Import, cst.ImportFrom)) and isinstance(small, type(original))
+                rest = _without_air(original, small)  # the statement's other names stay
+                placing = self.plan.attributes and not self.plan.alias_exists and not self.plan.alias_placed
+                if placing:
                     self.plan.alias_placed = True
-                    out.extend(_imports.train_import(self.plan.alias).body)
-                elif isinstance(original, cst.Import):
-                    out.append(cst.Import(names=[cst.ImportAlias(name=cst.Name("ray"))]))
+                    if rest is None:  # the train import takes over the line (and its comment)
+                        out.extend(_imports.train_import(self.plan.alias).body)
+                    else:
+                        extra.append(_imports.train_import(self.plan.alias))
+                if rest is not None:
+                    out.append(rest)
             else:
                 out.append(small)
         if not changed:
@@ -213,6 +231,25 @@ class _Rewrite(RuleVisitor):
             else:
                 kept.append(alias)
         return kept, moved
+
+
+def _without_air(
+    original: cst.Import | cst.ImportFrom, small: cst.Import | cst.ImportFrom
+) -> cst.BaseSmallStatement | None:
+    """``small`` without the alias that binds the air module; ``import ray.air`` (which also
+    binds ``ray``) leaves ``import ray`` unless another alias binds ``ray``. None: nothing left."""
+    air = _air_alias(original)
+    assert air is not None and not isinstance(original.names, cst.ImportStar)
+    assert not isinstance(small.names, cst.ImportStar)
+    index = list(original.names).index(air)
+    kept = [a for i, a in enumerate(small.names) if i != index]
+    if isinstance(original, cst.Import) and air.asname is None:
+        binds_ray = any(a.asname is None and (get_full_name_for_node(a.name) or "").startswith("ray") for a in kept)
+        if not binds_ray:
+            kept.insert(index, cst.ImportAlias(name=cst.Name("ray")))
+    if not kept:
+        return None
+    return small.with_changes(names=_imports.with_commas(kept))
 
 
 def _from_train(aliases: list[cst.ImportAlias]) -> cst.ImportFrom:

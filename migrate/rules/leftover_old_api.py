@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import re
 
+from migrate._index import Index
 from migrate.rules._flags import FlagRule
+from migrate.tables import AIR_TO_TRAIN
 
 OLD_PREFIXES = ("ray.air", "ray.train.session")
 
@@ -46,6 +48,26 @@ class LeftoverOldApi(FlagRule):
 
     refs = True
     after_rewrites = True
+
+    def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
+        found: list[tuple[ast.AST, str]] = []
+        imported = {name for name, _ in index.imports}
+        for node in index.star_imports:
+            if node.level or not node.module or not node.module.startswith(OLD_PREFIXES):
+                continue
+            used = sorted((set(AIR_TO_TRAIN) | {"session"}) & index.loaded - imported)
+            instead = [f"`from ray.train import {', '.join(AIR_TO_TRAIN[n] for n in used if n != 'session')}`"]
+            if "session" in used:
+                instead.append("`from ray import train` (`session.X(...)` -> `train.X(...)`)")
+            if len(instead) == 2 and not [n for n in used if n != "session"]:
+                instead = instead[1:]
+            hint = (
+                f"names used here: {', '.join(used)}; import instead: {' and '.join(instead)}"
+                if used
+                else ("no name it brings is used here: remove it")
+            )
+            found.append((node, f"`from {node.module} import *` hides which old names this module uses; {hint}"))
+        return found
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         if isinstance(item.parent, ast.Attribute) and item.parent.value is item.node:
