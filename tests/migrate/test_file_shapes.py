@@ -1,0 +1,87 @@
+"""File shapes real repositories have: each before/after, and the no-op beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from migrate import engine
+from tests.migrate.conftest import migrate
+from tests.migrate.test_rewrites import check
+
+CODES = [r.code for r in engine.select_rules()]
+
+
+def test_multi_name_imports_keep_their_other_names() -> None:
+    check(
+        """\
+        import os, ray.air
+        from ray import tune, air
+
+        c = air.RunConfig(name=os.name)
+        t = tune.Tuner
+        s = ray.air.ScalingConfig(num_workers=2)
+        """,
+        """\
+        import os, ray
+        from ray import train
+        from ray import tune
+
+        c = train.RunConfig(name=os.name)
+        t = tune.Tuner
+        s = train.ScalingConfig(num_workers=2)
+        """,
+    )
+
+
+def test_import_ray_air_as_alias_beside_other_names() -> None:
+    check(
+        """\
+        import json, ray.air as air
+
+        c = air.RunConfig(name=json.dumps(1))
+        """,
+        """\
+        import json
+        from ray import train
+
+        c = train.RunConfig(name=json.dumps(1))
+        """,
+    )
+
+
+def test_pep_263_file_is_read_and_written_in_its_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "job.py"
+    source = '# -*- coding: latin-1 -*-\nfrom ray.air import session\n# café\ndef f():\n    session.report({"a": 1})\n'
+    path.write_bytes(source.encode("latin-1"))
+    result = engine.process_file(str(path), CODES, "ray", write=True)
+    assert result.error is None and result.changed
+    text = path.read_bytes().decode("latin-1")  # still latin-1: not valid UTF-8
+    assert "# café" in text and "train.report(" in text
+    assert engine.process_file(str(path), CODES, "ray", write=True).changed is False  # idempotent
+
+
+def test_a_file_that_is_not_utf8_and_declares_nothing_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "job.py"
+    path.write_bytes("from ray.air import session\n# café\n".encode("latin-1"))
+    result = engine.process_file(str(path), CODES, "ray", write=True)
+    assert result.error is not None and result.error.startswith("not UTF-8") and "PEP 263" in result.error
+
+
+def test_a_long_generated_expression_does_not_crash_the_tool() -> None:
+    # Beyond Python's default recursion limit (1,000). Far longer chains work too (20,000
+    # was tried) but libcst's parser takes time quadratic in the chain's length.
+    terms = " + ".join(["1"] * 1_500)
+    out, found = migrate(f"from ray.air import session\nx = {terms}\ndef f():\n    session.report({{}})\n")
+    assert "train.report({})" in out and out.count(" + ") == 1_499
+    assert any(d.code == "RTM002" for d in found)
+
+
+def test_star_import_from_ray_air_is_flagged_with_the_names_to_import() -> None:
+    source = "from ray.air import *\n\ns = ScalingConfig(num_workers=2)\nsession.report({})\n"
+    out, found = migrate(source)
+    assert out == source  # not rewritten: which names it brought cannot be proven
+    flag = next(d for d in found if d.code == "RTM100")
+    assert flag.line == 1
+    assert "`from ray.train import ScalingConfig`" in flag.message and "`from ray import train`" in flag.message
+    _, quiet = migrate("from os.path import *\n\nx = join('a', 'b')\n")
+    assert quiet == []
