@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import libcst as cst
 
@@ -49,9 +50,53 @@ def migrate_notebook(text: str, migrate: Callable[[str], tuple[str, list[Diagnos
             cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
     if not changed:
         return text, diagnostics
-    indent = _indent(text)
+    spliced = _splice(text, notebook)
+    if spliced is not None:
+        return spliced, diagnostics
+    indent = _indent(text)  # the sources could not be located in the text: write the whole notebook
     out = json.dumps(notebook, indent=indent, ensure_ascii=False)
     return out + ("\n" if text.endswith("\n") else ""), diagnostics
+
+
+def _splice(text: str, notebook: dict[str, Any]) -> str | None:
+    """``text`` with only the ``source`` values of the changed cells replaced, every other byte
+    as it was (markdown, outputs, metadata, escapes, key order). None when the cells' sources
+    cannot be matched one by one to ``"source":`` values in the text."""
+    original = json.loads(text).get("cells", [])
+    cells = notebook.get("cells", [])
+    decoder = json.JSONDecoder()
+    located: list[tuple[int, int]] = []
+    expected = iter(original)
+    want = next(expected, None)
+    for match in _SOURCE_KEY.finditer(text):
+        if want is None:
+            break
+        try:
+            value, end = decoder.raw_decode(text, match.end())
+        except ValueError:
+            continue
+        if value == want.get("source"):
+            located.append((match.end(), end))
+            want = next(expected, None)
+    if want is not None or len(located) != len(cells):
+        return None
+    unit = _indent(text)
+    ascii_only = "\\u" in text  # the file escapes non-ASCII characters: keep doing so
+    pieces: list[str] = []
+    last = 0
+    for (start, end), before, after in zip(located, original, cells, strict=True):
+        if before.get("source") == after.get("source"):
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        margin = re.match(r"[ \t]*", text[line_start:start]).group(0)  # type: ignore[union-attr]
+        dumped = json.dumps(after["source"], indent=unit, ensure_ascii=ascii_only).replace("\n", "\n" + margin)
+        pieces += [text[last:start], dumped]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+_SOURCE_KEY = re.compile(r'"source"\s*:\s*')
 
 
 def _mask(source: str) -> tuple[str, list[str]]:

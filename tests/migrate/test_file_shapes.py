@@ -85,3 +85,31 @@ def test_star_import_from_ray_air_is_flagged_with_the_names_to_import() -> None:
     assert "`from ray.train import ScalingConfig`" in flag.message and "`from ray import train`" in flag.message
     _, quiet = migrate("from os.path import *\n\nx = join('a', 'b')\n")
     assert quiet == []
+
+
+NOTEBOOK = (
+    '{\n "cells": [\n  {\n   "cell_type": "markdown",\n   "metadata": {},\n'
+    '   "source": [\n    "# Caf\\u00e9 training \\u2014 notes\\n",\n    "session.report is old"\n   ]\n  },\n'
+    '  {\n   "cell_type": "code",\n   "execution_count": 3,\n   "metadata": {"tags": ["x"]},\n'
+    '   "outputs": [{"name": "stdout", "output_type": "stream", "text": ["d\\u00e9j\\u00e0\\n"]}],\n'
+    '   "source": [\n    "%pip install ray\\n",\n    "from ray.air import session\\n",\n'
+    '    "session.report({\'a\': 1})"\n   ]\n  },\n'
+    '  {\n   "cell_type": "code",\n   "execution_count": null,\n   "metadata": {},\n   "outputs": [],\n'
+    '   "source": "pip install ray[air]==2.2.0"\n  }\n ],\n'
+    ' "metadata": {"kernelspec": {"name": "python3"}},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n'
+)
+
+
+def test_a_notebook_changes_only_the_source_of_changed_code_cells(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    path.write_text(NOTEBOOK)
+    diff = engine.process_file(str(path), CODES, "ray", write=False)
+    written = engine.process_file(str(path), CODES, "ray", write=True)
+    after = path.read_text()
+    expected = NOTEBOOK.replace(
+        '"from ray.air import session\\n",\n    "session.report({\'a\': 1})"',
+        '"from ray import train\\n",\n    "train.report({\'a\': 1})"',
+    )
+    assert after == expected  # markdown, escapes, outputs, metadata: byte for byte
+    assert [(d.code, d.message) for d in diff.diagnostics] == [(d.code, d.message) for d in written.diagnostics]
+    assert any(d.code == "ERROR" and d.message.startswith("cell 3:") for d in written.diagnostics)
