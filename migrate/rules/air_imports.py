@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
+    GlobalScope,
     MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
@@ -82,6 +83,7 @@ class _Plan:
     moves: set[cst.ImportFrom] = field(default_factory=set)
     attributes: set[cst.Attribute] = field(default_factory=set)
     module_bindings: dict[cst.CSTNode, int] = field(default_factory=dict)  # import stmt -> refs left
+    covering: set[cst.CSTNode] = field(default_factory=set)  # those whose scope holds every rewritten use
     alias: str = "train"
     alias_exists: bool = False
     alias_placed: bool = False
@@ -126,6 +128,9 @@ class _Collect(cst.CSTVisitor):
                     continue  # not the binding of the air module (`tune` in `from ray import tune, air`)
                 left = [r for r in assignment.references if r.node not in rewritten_bases]
                 self.plan.module_bindings[node] = len(left)
+                rewritten_here = sum(1 for r in assignment.references if r.node in rewritten_bases)
+                if isinstance(scope, GlobalScope) or rewritten_here == len(self.plan.attributes):
+                    self.plan.covering.add(node)  # a train import here reaches every rewritten use
 
 
 def _base_name(node: cst.BaseExpression) -> cst.CSTNode:
@@ -196,7 +201,12 @@ class _Rewrite(RuleVisitor):
                 changed = True
                 assert isinstance(original, (cst.Import, cst.ImportFrom)) and isinstance(small, type(original))
                 rest = _without_air(original, small)  # the statement's other names stay
-                placing = self.plan.attributes and not self.plan.alias_exists and not self.plan.alias_placed
+                placing = (
+                    self.plan.attributes
+                    and not self.plan.alias_exists
+                    and not self.plan.alias_placed
+                    and original in self.plan.covering  # else the import goes to module level
+                )
                 if placing:
                     self.plan.alias_placed = True
                     if rest is None:  # the train import takes over the line (and its comment)

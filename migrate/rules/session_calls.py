@@ -79,6 +79,7 @@ class SessionCalls(Rule):
         plan.alias = existing or _imports.choose_alias(used, counts)
         if existing is not None:
             plan.provided.add(())
+            plan.existing_alias = True
         if any(role == "tune" for _, _, role in plan.calls.values()):
             existing_tune = _imports.existing_alias(wrapper.module, counts, "tune")
             plan.tune_alias = existing_tune or _imports.choose_alias(used | {plan.alias}, counts, "tune")
@@ -99,6 +100,8 @@ class _Plan:
     # call -> (session function, enclosing scopes, "tune" inside a Tune function trainable else "train")
     calls: dict[cst.Call, tuple[str, Stack, str]] = field(default_factory=dict)
     imports: dict[cst.CSTNode, tuple[set[str], Stack]] = field(default_factory=dict)  # stmt -> (names, scope)
+    blocks: dict[cst.CSTNode, int] = field(default_factory=dict)  # stmt -> id of the block holding it
+    existing_alias: bool = False  # the module already binds ray.train at module level
     value_uses: set[str] = field(default_factory=set)  # session names used other than in calls
     ray_name_used: bool = False  # `ray` used outside rewritten calls (keeps `import ray`)
     alias: str = "train"
@@ -109,14 +112,21 @@ class _Plan:
     needs_module_import: bool = False
 
     def decide(self) -> None:
-        """Place one ``ray.train`` import per scope that needs it, outermost first."""
+        """Place one ``ray.train`` import per scope that needs it, outermost first, and one
+        in each other block that held a replaced session import in that scope: the branches
+        of a ``try``/``except ImportError`` or an ``if``/``else`` version guard each bind
+        ``train``, as each bound the session before."""
         call_scopes = {scope for _, scope, role in self.calls.values() if role == "train"}
+        placed_blocks: set[tuple[Stack, int]] = set()
         for node, (_, scope) in sorted(self.imports.items(), key=lambda kv: len(kv[1][1])):
-            if self._covered(scope):
+            if not any(c[: len(scope)] == scope for c in call_scopes):
                 continue
-            if any(c[: len(scope)] == scope for c in call_scopes):
-                self.place_at.add(node)
-                self.provided.add(scope)
+            block = (scope, self.blocks.get(node, 0))
+            if self.existing_alias or (self._covered(scope) and (scope not in self.provided or block in placed_blocks)):
+                continue  # an existing module-level `from ray import train` covers every branch
+            self.place_at.add(node)
+            self.provided.add(scope)
+            placed_blocks.add(block)
         self.needs_module_import = not all(self._covered(c) for c in call_scopes)
 
     def _covered(self, scope: Stack) -> bool:
@@ -166,6 +176,7 @@ class _Collect(cst.CSTVisitor):
         plain = [a for a in node.names if get_full_name_for_node(a.name) in SESSION_MODULES and not a.asname]
         if names or plain:
             self.plan.imports[node] = (names | {"ray"} if plain else names, tuple(self.stack))
+            self.plan.blocks[node] = self._block(node)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
@@ -179,7 +190,14 @@ class _Collect(cst.CSTVisitor):
                 names.add(alias.evaluated_alias or name)
         if names:
             self.plan.imports[node] = (names, tuple(self.stack))
+            self.plan.blocks[node] = self._block(node)
         return False
+
+    def _block(self, node: cst.CSTNode) -> int:
+        """Identity of the statement block (module body, try body, except body...) holding ``node``."""
+        line = self.get_metadata(ParentNodeProvider, node, None)
+        block = self.get_metadata(ParentNodeProvider, line, None) if line is not None else None
+        return id(block)
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == "ray":

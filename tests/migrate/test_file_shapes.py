@@ -93,7 +93,7 @@ NOTEBOOK = (
     '  {\n   "cell_type": "code",\n   "execution_count": 3,\n   "metadata": {"tags": ["x"]},\n'
     '   "outputs": [{"name": "stdout", "output_type": "stream", "text": ["d\\u00e9j\\u00e0\\n"]}],\n'
     '   "source": [\n    "%pip install ray\\n",\n    "from ray.air import session\\n",\n'
-    '    "session.report({\'a\': 1})"\n   ]\n  },\n'
+    "    \"session.report({'a': 1})\"\n   ]\n  },\n"
     '  {\n   "cell_type": "code",\n   "execution_count": null,\n   "metadata": {},\n   "outputs": [],\n'
     '   "source": "pip install ray[air]==2.2.0"\n  }\n ],\n'
     ' "metadata": {"kernelspec": {"name": "python3"}},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n'
@@ -113,3 +113,72 @@ def test_a_notebook_changes_only_the_source_of_changed_code_cells(tmp_path: Path
     assert after == expected  # markdown, escapes, outputs, metadata: byte for byte
     assert [(d.code, d.message) for d in diff.diagnostics] == [(d.code, d.message) for d in written.diagnostics]
     assert any(d.code == "ERROR" and d.message.startswith("cell 3:") for d in written.diagnostics)
+
+
+def test_each_branch_of_an_import_guard_binds_train() -> None:
+    check(
+        """\
+        try:
+            from ray.air import session
+        except ImportError:
+            from ray.train import session
+
+
+        def f():
+            session.report({"a": 1})
+        """,
+        """\
+        try:
+            from ray import train
+        except ImportError:
+            from ray import train
+
+
+        def f():
+            train.report({"a": 1})
+        """,
+    )
+
+
+def test_module_level_uses_get_a_module_level_import() -> None:
+    # The only air import is inside a function, but `ray.air.X` is also used at module level.
+    check(
+        """\
+        import ray
+
+
+        def setup():
+            import ray.air
+            return ray.air.ScalingConfig(num_workers=2)
+
+
+        config = ray.air.RunConfig(name="x")
+        """,
+        """\
+        import ray
+        from ray import train
+
+
+        def setup():
+            import ray
+            return train.ScalingConfig(num_workers=2)
+
+
+        config = train.RunConfig(name="x")
+        """,
+    )
+
+
+def test_a_lazy_import_inside_a_function_stays_there() -> None:
+    check(
+        """\
+        def setup():
+            from ray import air
+            return air.ScalingConfig(num_workers=2)
+        """,
+        """\
+        def setup():
+            from ray import train
+            return train.ScalingConfig(num_workers=2)
+        """,
+    )
