@@ -164,3 +164,25 @@ def without_trailing_semicolon(body: list[cst.BaseSmallStatement]) -> list[cst.B
     return [
         s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if i == len(body) - 1 else s for i, s in enumerate(body)
     ]
+
+
+def exported_names(module: cst.Module) -> set[str]:
+    """The strings of a module-level ``__all__ = [...]`` / ``(...)`` (and ``+=`` forms)."""
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            targets: list[cst.BaseExpression] = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                targets = [small.target]
+            if not any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
+                continue
+            value = getattr(small, "value", None)
+            if isinstance(value, (cst.List, cst.Tuple)):
+                for element in value.elements:
+                    if isinstance(element.value, cst.SimpleString) and isinstance(element.value.evaluated_value, str):
+                        names.add(element.value.evaluated_value)
+    return names

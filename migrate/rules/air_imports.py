@@ -61,12 +61,14 @@ class AirImports(Rule):
 
     @classmethod
     def could_apply(cls, index: Index) -> bool:
-        return _imports.member(index.names, AIR_MODULES, AIR_TO_TRAIN) is not None
+        return _imports.member(index.names, AIR_MODULES, AIR_TO_TRAIN) is not None or bool(
+            _STRING_PATH.search(index.text)
+        )
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         plan = _Plan()
         wrapper.visit(_Collect(plan))
-        if not (plan.moves or plan.attributes):
+        if not (plan.moves or plan.attributes or _STRING_PATH.search(wrapper.module.code)):
             return wrapper.module
         counts = _imports.binding_counts(wrapper)
         alias = _imports.existing_train_alias(wrapper.module, counts)
@@ -83,6 +85,7 @@ class _Plan:
     moves: set[cst.ImportFrom] = field(default_factory=set)
     attributes: set[cst.Attribute] = field(default_factory=set)
     module_bindings: dict[cst.CSTNode, int] = field(default_factory=dict)  # import stmt -> refs left
+    strings: bool = False
     covering: set[cst.CSTNode] = field(default_factory=set)  # those whose scope holds every rewritten use
     alias: str = "train"
     alias_exists: bool = False
@@ -167,6 +170,26 @@ class _Rewrite(RuleVisitor):
     def __init__(self, rule: Rule, plan: _Plan) -> None:
         super().__init__(rule)
         self.plan = plan
+        self.annotations = 0  # depth of annotations being visited
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.annotations += 1
+
+    def leave_Annotation(self, original_node: cst.Annotation, updated_node: cst.Annotation) -> cst.Annotation:
+        self.annotations -= 1
+        return updated_node
+
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
+        """``"ray.air.Checkpoint"`` in an annotation -> ``"ray.train.Checkpoint"``."""
+        value = original_node.evaluated_value
+        if not self.annotations or not isinstance(value, str):
+            return updated_node
+        new = _string_path(value)
+        if new is None:
+            return updated_node
+        self.report(original_node, f"annotation `{value}` -> `{new}`", fixed=True)
+        self.plan.strings = True
+        return updated_node.with_changes(value=original_node.value.replace(value, new))
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         if original_node not in self.plan.attributes:
@@ -260,6 +283,17 @@ def _without_air(
     if not kept:
         return None
     return small.with_changes(names=_imports.with_commas(kept))
+
+
+_STRING_PATH = re.compile(r"[\"']ray\.air(?:\.\w+)?\.\w+[\"']")
+
+
+def _string_path(value: str) -> str | None:
+    """``ray.air[.module].Name`` with a ray.train home -> ``ray.train.<new name>``."""
+    module, _, name = value.rpartition(".")
+    if module in AIR_MODULES and name in AIR_TO_TRAIN:
+        return f"ray.train.{AIR_TO_TRAIN[name]}"
+    return None
 
 
 def _from_train(aliases: list[cst.ImportAlias]) -> cst.ImportFrom:

@@ -67,6 +67,16 @@ class LeftoverOldApi(FlagRule):
                 else ("no name it brings is used here: remove it")
             )
             found.append((node, f"`from {node.module} import *` hides which old names this module uses; {hint}"))
+        old = {name: q for name, q in index.imports if q.startswith(OLD_PREFIXES)}
+        for statement in index.tree.body:
+            if not isinstance(statement, ast.Assign) or not any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets
+            ):
+                continue
+            if isinstance(statement.value, (ast.List, ast.Tuple)):
+                for element in statement.value.elts:
+                    if isinstance(element, ast.Constant) and element.value in old:
+                        found.append((element, f"`__all__` re-exports `{element.value}` ({old[element.value]})"))
         return found
 
     def check(self, index, item):  # type: ignore[no-untyped-def]

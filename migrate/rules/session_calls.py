@@ -214,6 +214,7 @@ class _Collect(cst.CSTVisitor):
                     continue
                 if any(id(ref.node) not in rewritten for ref in assignment.references):
                     self.plan.value_uses.add(assignment.name)
+        self.plan.value_uses |= _imports.exported_names(original_node)  # a re-export keeps its import
 
 
 def _base(node: cst.BaseExpression) -> cst.BaseExpression:

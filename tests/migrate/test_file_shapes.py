@@ -182,3 +182,34 @@ def test_a_lazy_import_inside_a_function_stays_there() -> None:
             return train.ScalingConfig(num_workers=2)
         """,
     )
+
+
+def test_string_annotations_naming_air_classes_are_rewritten() -> None:
+    check(
+        """\
+        from ray.air import ScalingConfig
+
+
+        def f(c: "ray.air.Checkpoint", s: ScalingConfig) -> "ray.air.config.ScalingConfig":
+            return s
+        """,
+        """\
+        from ray.train import ScalingConfig
+
+
+        def f(c: "ray.train.Checkpoint", s: ScalingConfig) -> "ray.train.ScalingConfig":
+            return s
+        """,
+    )
+    out, _ = migrate('x = "ray.air.Checkpoint"  # not an annotation: a string like any other\n')
+    assert out == 'x = "ray.air.Checkpoint"  # not an annotation: a string like any other\n'
+
+
+def test_a_name_re_exported_in_all_keeps_its_import_and_is_flagged() -> None:
+    out, found = migrate(
+        'from ray.air import session\n\n__all__ = ["session", "f"]\n\n\ndef f():\n    session.report({})\n'
+    )
+    assert out.startswith("from ray.air import session\nfrom ray import train\n")  # importers of `session` still work
+    assert "train.report({})" in out
+    flag = next(d for d in found if d.code == "RTM100")
+    assert flag.line == 3 and "re-exports `session`" in flag.message
