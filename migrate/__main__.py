@@ -36,9 +36,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--target",
-        choices=["ray", "compat"],
+        choices=["ray", "compat", "native"],
         default="ray",
-        help="rewrite onto ray.train (default) or onto compat",
+        help="rewrite V1-era code onto ray.train (default) or onto compat; native: take compat back out",
     )
     parser.add_argument(
         "--output-format",

@@ -18,6 +18,7 @@ from migrate.rules._base import Context, Diagnostic, Rule
 from migrate.rules.air_imports import AirImports
 from migrate.rules.checkpoint_frequency import CheckpointFrequency
 from migrate.rules.checkpoint_methods import CheckpointMethods
+from migrate.rules.compat_only import CompatOnly
 from migrate.rules.compat_target import CompatTarget
 from migrate.rules.fail_fast import FailFast
 from migrate.rules.framework_checkpoints import FrameworkCheckpoints
@@ -25,6 +26,7 @@ from migrate.rules.free_floating_report import FreeFloatingReport
 from migrate.rules.leftover_old_api import LeftoverOldApi
 from migrate.rules.log_dir import LogDir
 from migrate.rules.metrics_dataframe import MetricsDataframe
+from migrate.rules.native_target import NativeTarget
 from migrate.rules.old_validation_form import OldValidationForm
 from migrate.rules.report_checkpoint_keyword import ReportCheckpointKeyword
 from migrate.rules.resume_from_checkpoint import ResumeFromCheckpoint
@@ -60,12 +62,14 @@ RULES: tuple[type[Rule], ...] = (
     UndecidedTrainable,
     TunerWithTrainer,
     V1FailureClass,
+    CompatOnly,
     UnusedV1Imports,
     AirImports,
     SessionCalls,
     TuneTrainableApi,
     ReportCheckpointKeyword,
     CompatTarget,
+    NativeTarget,
     LeftoverOldApi,
 )
 

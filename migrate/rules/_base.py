@@ -30,7 +30,7 @@ class Diagnostic:
 class Context:
     """What rules may know about the run: the target API."""
 
-    target: Literal["ray", "compat"] = "ray"
+    target: Literal["ray", "compat", "native"] = "ray"
     path: str = ""  # the file's path ("" for text that is not a file)
 
 
@@ -41,7 +41,7 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     fix_safety: ClassVar[FixSafety]
-    targets: ClassVar[tuple[str, ...]] = ("ray", "compat")
+    targets: ClassVar[tuple[str, ...]] = ("ray", "compat", "native")
     # Text that must appear for the rule to have anything to do: lets the engine skip
     # resolving metadata for rules that cannot match.
     trigger: ClassVar[re.Pattern[str]]

@@ -1,0 +1,217 @@
+"""RTM007 (--target native): code written against compat goes back onto native ``ray.train`` V2."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
+
+from migrate import _imports
+from migrate._index import Index
+from migrate.rules._base import Rule, RuleVisitor
+from migrate.tables import COMPAT_NAMES, COMPAT_TORCH_NAMES
+
+# compat name -> ray.train name (V2). What is not here is compat's own (RTM119 flags it).
+NATIVE = {name: name for name in COMPAT_NAMES - {"session", "torch"}} | {
+    "TrainContext": "TrainContext",
+    "ReportedCheckpoint": "ReportedCheckpoint",
+    "TrainingFailedError": "TrainingFailedError",
+    "WorkerGroupFailedError": "WorkerGroupError",
+    "ControllerFailedError": "ControllerError",
+}
+
+
+class NativeTarget(Rule):
+    """## What it does
+    With ``--target native``: ``import compat as train`` becomes ``from ray import train``,
+    ``from compat import X`` becomes ``from ray.train import X``, ``compat.torch`` becomes
+    ``ray.train.torch``, and ``compat.X`` attributes become ``ray.train.X``. compat's failure
+    classes get their V2 names (``WorkerGroupFailedError`` -> ``WorkerGroupError``,
+    ``ControllerFailedError`` -> ``ControllerError``). An import whose module also uses
+    something only compat has stays, and is flagged with what keeps it.
+
+    ## Why is this bad?
+    Once a codebase runs on V2 semantics (``RAY_TRAIN_V2_ENABLED=1``) and uses nothing that
+    only compat provides, compat is an extra layer: native ``ray.train`` is the same API.
+
+    ## Example
+    ```python
+    import compat as train
+    from compat.torch import TorchTrainer
+
+
+    def train_func(config):
+        train.report({"loss": 0.1}, checkpoint=train.Checkpoint.from_directory("ckpt"))
+    ```
+
+    ## Use instead
+    ```python
+    from ray import train
+    from ray.train.torch import TorchTrainer
+
+
+    def train_func(config):
+        train.report({"loss": 0.1}, checkpoint=train.Checkpoint.from_directory("ckpt"))
+    ```
+
+    ## Fix safety
+    Safe for the names rewritten: compat's signatures are V2's. What compat adds
+    (``keep_v1_logs``, ``worker_metrics_dataframe``, ``migration_report``, the
+    ``validate_fn=`` form, free-floating reports kept) is flagged, not rewritten (RTM119,
+    RTM115, RTM101).
+    """
+
+    code = "RTM007"
+    name = "native-target"
+    trigger = re.compile(r"\bcompat\b")
+    summary = "Use native ray.train instead of ray-train-compat (--target native)"
+    fix_safety = "safe"
+    targets = ("native",)
+
+    @classmethod
+    def could_apply(cls, index: Index) -> bool:
+        return any(q == "compat" or q.startswith("compat.") for _, q in index.imports)
+
+    def apply(self, wrapper: MetadataWrapper) -> cst.Module:
+        plan = _Plan()
+        wrapper.visit(_Collect(plan))
+        if not plan.statements:
+            return wrapper.module
+        return wrapper.visit(_Rewrite(self, plan))
+
+
+@dataclass
+class _Plan:
+    # import statement -> names that keep it on compat (empty: rewrite it)
+    statements: dict[cst.CSTNode, list[str]] = field(default_factory=dict)
+    # `compat.X` / `alias.X` -> (new code, the import statement it depends on)
+    attributes: dict[cst.Attribute, tuple[str, cst.CSTNode]] = field(default_factory=dict)
+    torch_used: set[cst.CSTNode] = field(default_factory=set)  # bare `import compat` whose uses reach compat.torch
+
+
+class _Collect(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
+
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for scope in _imports.scopes(self.metadata[ScopeProvider]):
+            for assignment in scope.assignments:
+                node = getattr(assignment, "node", None)
+                if isinstance(node, cst.Import):
+                    self._module_import(node, assignment)
+                elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+                    module = get_full_name_for_node(node.module)
+                    if module in ("compat", "compat.torch") and not isinstance(node.names, cst.ImportStar):
+                        names = NATIVE if module == "compat" else {n: n for n in COMPAT_TORCH_NAMES}
+                        blockers = [a.evaluated_name for a in node.names if a.evaluated_name not in names]
+                        self.plan.statements[node] = blockers
+
+    def _module_import(self, node: cst.Import, assignment: object) -> None:
+        alias = next((a for a in node.names if a.evaluated_name in ("compat", "compat.torch")), None)
+        if alias is None or getattr(assignment, "name", None) != (
+            alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+        ):
+            return
+        blockers = self.plan.statements.setdefault(node, [])
+        bare = alias.asname is None
+        for ref in getattr(assignment, "references", ()):
+            parent = self.get_metadata(ParentNodeProvider, ref.node, None)
+            if not (isinstance(parent, cst.Attribute) and parent.value is ref.node):
+                blockers.append("<used as a value>")
+                continue
+            attr = parent.attr.value
+            if alias.evaluated_name == "compat.torch" or attr == "torch":
+                outer = parent
+                if attr == "torch" and alias.evaluated_name == "compat":
+                    self.plan.torch_used.add(node)
+                    grand = self.get_metadata(ParentNodeProvider, parent, None)
+                    if isinstance(grand, cst.Attribute) and grand.value is parent:
+                        if grand.attr.value not in COMPAT_TORCH_NAMES:
+                            blockers.append(f"torch.{grand.attr.value}")
+                        outer = parent
+                if bare:
+                    new = "ray.train.torch" if attr == "torch" else f"ray.train.torch.{attr}"
+                    self.plan.attributes[outer] = (new, node)
+            elif attr in NATIVE:
+                target = NATIVE[attr]
+                if bare:
+                    self.plan.attributes[parent] = (f"ray.train.{target}", node)
+                elif target != attr:
+                    self.plan.attributes[parent] = (f"{alias.evaluated_alias}.{target}", node)
+            else:
+                blockers.append(attr)
+
+
+class _Rewrite(RuleVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, rule: Rule, plan: _Plan) -> None:
+        super().__init__(rule)
+        self.plan = plan
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        found = self.plan.attributes.get(original_node)
+        if found is None or self.plan.statements.get(found[1]):
+            return updated_node  # an import that stays on compat keeps its uses' compat spelling
+        return cst.parse_expression(found[0])
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.BaseSmallStatement:
+        blockers = self.plan.statements.get(original_node)
+        if blockers is None:
+            return updated_node
+        if blockers:
+            self._keep(original_node, blockers)
+            return updated_node
+        if len(updated_node.names) == 1 and updated_node.names[0].asname is not None:
+            alias = updated_node.names[0]
+            module, name = ("ray.train", "torch") if alias.evaluated_name == "compat.torch" else ("ray", "train")
+            self.report(
+                original_node, f"`import {alias.evaluated_name} as ...` -> `from {module} import {name}`", fixed=True
+            )
+            suffix = "" if alias.evaluated_alias == name else f" as {alias.evaluated_alias}"
+            statement = cst.parse_statement(f"from {module} import {name}{suffix}\n")
+            assert isinstance(statement, cst.SimpleStatementLine)
+            return statement.body[0].with_changes(semicolon=updated_node.semicolon)
+        names = []
+        for alias in updated_node.names:
+            name = alias.evaluated_name
+            if name == "compat" and alias.asname is None:
+                new = "ray.train.torch" if original_node in self.plan.torch_used else "ray.train"
+                names.append(alias.with_changes(name=cst.parse_expression(new)))
+            elif name == "compat.torch":
+                names.append(alias.with_changes(name=cst.parse_expression("ray.train.torch")))
+            elif name == "compat":
+                names.append(alias.with_changes(name=cst.parse_expression("ray.train")))
+            else:
+                names.append(alias)
+        self.report(original_node, "`import compat` -> native `ray.train`", fixed=True)
+        return updated_node.with_changes(names=names)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        blockers = self.plan.statements.get(original_node)
+        if blockers is None:
+            return updated_node
+        if blockers:
+            self._keep(original_node, blockers)
+            return updated_node
+        module = get_full_name_for_node(original_node.module)  # type: ignore[arg-type]
+        target = "ray.train.torch" if module == "compat.torch" else "ray.train"
+        names = []
+        assert not isinstance(updated_node.names, cst.ImportStar)
+        for alias in updated_node.names:
+            new = NATIVE.get(alias.evaluated_name, alias.evaluated_name)
+            if new != alias.evaluated_name:
+                asname = alias.asname or cst.AsName(name=cst.Name(alias.evaluated_name))
+                alias = alias.with_changes(name=cst.Name(new), asname=asname)
+            names.append(alias)
+        self.report(original_node, f"`from {module} import ...` -> `from {target} import ...`", fixed=True)
+        return updated_node.with_changes(module=cst.parse_expression(target), names=names)
+
+    def _keep(self, node: cst.CSTNode, blockers: list[str]) -> None:
+        self.report(node, f"kept on compat: `{', '.join(sorted(set(blockers)))}` exist only in compat", fixed=False)
