@@ -54,6 +54,20 @@ class Index:
     _resolved: dict[int, frozenset[str]] = field(default_factory=dict)
     _lines: list[str] | None = None
     _roles: Roles | None = None
+    _assignments: dict[str, ast.expr] | None = None
+
+    @property
+    def assignments(self) -> dict[str, ast.expr]:
+        """Module-level ``name = value`` bindings (the last one of each name)."""
+        if self._assignments is None:
+            self._assignments = {
+                target.id: statement.value
+                for statement in self.tree.body
+                if isinstance(statement, ast.Assign)
+                for target in statement.targets
+                if isinstance(target, ast.Name)
+            }
+        return self._assignments
 
     @property
     def roles(self) -> Roles:

@@ -12,7 +12,7 @@ hand to either is *undecided*.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from migrate._index import Index
@@ -49,13 +49,21 @@ class Roles:
         return None
 
 
+def is_trainer(names: Iterable[str]) -> bool:
+    """``names`` include a Ray Train or compat Trainer class."""
+    return any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names)
+
+
+def resolve(index: Index, expression: ast.expr | None, seen: frozenset[str] = frozenset()) -> ast.expr | None:
+    """``expression``, or the value a module-level name is bound to (followed through names)."""
+    while isinstance(expression, ast.Name) and expression.id in index.assignments and expression.id not in seen:
+        seen = seen | {expression.id}
+        expression = index.assignments[expression.id]
+    return expression
+
+
 def roles(index: Index) -> Roles:
-    assignments: dict[str, ast.expr] = {}
-    for statement in index.tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
-            if isinstance(target, ast.Name):
-                assignments[target.id] = statement.value
+    assignments = index.assignments
 
     def functions(expression: ast.expr | None, seen: frozenset[str] = frozenset()) -> set[str]:
         """Names of the module's functions that ``expression`` hands over."""
@@ -75,16 +83,17 @@ def roles(index: Index) -> Roles:
             continue
         names = index.qualified(node.func)
         if names & TUNE_RUNNERS:
-            tune |= functions(_argument(node, 0, "trainable", "run_or_experiment"))
+            tune |= functions(argument(node, 0, "trainable", "run_or_experiment"))
         elif names & TUNE_RESTORE:
-            tune |= functions(_argument(node, 1, "trainable"))
-        elif any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names):
-            train |= functions(_argument(node, 0, "train_loop_per_worker"))
+            tune |= functions(argument(node, 1, "trainable"))
+        elif is_trainer(names):
+            train |= functions(argument(node, 0, "train_loop_per_worker"))
     uses_tune = any(n == "ray.tune" or n.startswith("ray.tune.") for n in index.names)
     return Roles(frozenset(tune - train), frozenset(train - tune), uses_tune)
 
 
-def _argument(call: ast.Call, position: int, *keywords: str) -> ast.expr | None:
+def argument(call: ast.Call, position: int, *keywords: str) -> ast.expr | None:
+    """The argument passed by one of ``keywords``, else the ``position``-th positional one."""
     for keyword in call.keywords:
         if keyword.arg in keywords:
             return keyword.value

@@ -96,10 +96,10 @@ def _migrate_source(
     current = text
     rewriters = [r for r in rules if not issubclass(r, FlagRule)]
     if any(r.trigger.search(text) and r.could_apply(index) for r in rewriters):
-        current = _rewrite(text, rewriters, context, index, stages)
+        current, index = _rewrite(text, rewriters, context, index, stages)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.trigger.search(current)]
     if after:
-        stages.append((current, _flag(after, index if current == text else _index.build(current))))
+        stages.append((current, _flag(after, index if index.text == current else _index.build(current))))
     reference = text if lines_of == "input" else current
     diagnostics: list[Diagnostic] = []
     maps: dict[str, list[int]] = {}
@@ -131,11 +131,12 @@ def _rewrite(
     context: Context,
     index: _index.Index,
     stages: list[tuple[str, list[Diagnostic]]],
-) -> str:
+) -> tuple[str, _index.Index]:
     """The rewriting rules in order on libcst, each on the previous one's output. A rule
     runs when its trigger is in the current text and the index of the current text shows
-    it may apply (an ``ast`` index costs a small fraction of libcst's metadata)."""
-    module = _parse_cst(text)
+    it may apply (an ``ast`` index costs a small fraction of libcst's metadata). Returns the
+    final text and the last index built (of the final text, or of an earlier one)."""
+    module = cst.parse_module(text)
     current = text
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # reused while the module is unchanged
     for rule_class in rules:
@@ -145,7 +146,7 @@ def _rewrite(
             index = _index.build(current)
         if not rule_class.could_apply(index):
             continue
-        rule = rule_class(context)
+        rule = rule_class(context, index)
         try:
             new_module = rule.apply(wrapper)
         except RecursionError:
@@ -156,11 +157,7 @@ def _rewrite(
         if new_module is not module:
             module, current = new_module, new_module.code
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return current
-
-
-def _parse_cst(text: str) -> cst.Module:
-    return cst.parse_module(text)
+    return current, index
 
 
 def line_map(old: str, new: str) -> list[int]:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 import libcst as cst
 from libcst.metadata import BaseMetadataProvider, MetadataWrapper, PositionProvider
 
-from migrate._index import Index
+from migrate._index import Index, build
 
 FixSafety = Literal["safe", "unsafe", "none"]
 
@@ -54,9 +54,16 @@ class Rule:
         """Whether the file indexed by ``index`` may give this rule anything to do."""
         return index.refers_to(cls.wants)
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Context, index: Index | None = None) -> None:
         self.context = context
         self.diagnostics: list[Diagnostic] = []
+        self._index = index  # the engine's index of the text this rule rewrites
+
+    def index_of(self, wrapper: MetadataWrapper) -> Index:
+        """The ``ast`` index of the module ``apply`` receives (the engine's, else built)."""
+        if self._index is None:
+            self._index = build(wrapper.module.code)
+        return self._index
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         """Return the module (rewritten or not); append findings to ``self.diagnostics``."""

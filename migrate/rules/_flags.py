@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 import libcst as cst
+from libcst.metadata import QualifiedNameProvider
 
 from migrate._index import RAY_ROOTS, Index, Node
 from migrate.rules._base import Diagnostic, Rule
@@ -27,8 +28,6 @@ REPORT_NAMES = frozenset(
 
 def qualified(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
     """libcst's qualified names of ``node`` (for the rewriting rules, which run on libcst)."""
-    from libcst.metadata import QualifiedNameProvider
-
     return {q.name for q in visitor.get_metadata(QualifiedNameProvider, node, set())}
 
 

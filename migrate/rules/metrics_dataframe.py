@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from migrate._index import Index
+from migrate._roles import is_trainer
 from migrate.rules._flags import FlagRule
 
 
@@ -49,4 +50,4 @@ class MetricsDataframe(FlagRule):
 
 
 def _runs_a_trainer(index: Index) -> bool:
-    return any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in index.names)
+    return is_trainer(index.names)

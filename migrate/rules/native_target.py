@@ -114,30 +114,42 @@ class _Collect(cst.CSTVisitor):
 
     def _module_import(self, node: cst.Import, assignment: object) -> None:
         alias = next((a for a in node.names if a.evaluated_name in ("compat", "compat.torch")), None)
-        if alias is None or getattr(assignment, "name", None) != (
-            alias.evaluated_alias or alias.evaluated_name.split(".")[0]
-        ):
+        if alias is None:
+            return
+        name = getattr(assignment, "name", None)
+        if alias.asname is None and alias.evaluated_name == "compat.torch" and name == "compat.torch":
+            # `import compat.torch` also records the dotted name: its uses are `compat.torch` itself
+            blockers = self.plan.statements.setdefault(node, [])
+            for ref in getattr(assignment, "references", ()):
+                parent = self.get_metadata(ParentNodeProvider, ref.node, None)
+                if isinstance(parent, cst.Attribute) and parent.value is ref.node:
+                    if parent.attr.value not in COMPAT_TORCH_NAMES:
+                        blockers.append(f"torch.{parent.attr.value}")
+                if isinstance(ref.node, cst.Attribute):
+                    self.plan.attributes[ref.node] = ("ray.train.torch", node)
+            return
+        if name != (alias.evaluated_alias or alias.evaluated_name.split(".")[0]):
             return
         blockers = self.plan.statements.setdefault(node, [])
-        bare = alias.asname is None
+        bare = alias.asname is None  # `import compat` / `import compat.torch`: both bind `compat`
+        torch_alias = not bare and alias.evaluated_name == "compat.torch"  # `ct.X`: X is a compat.torch name
         for ref in getattr(assignment, "references", ()):
             parent = self.get_metadata(ParentNodeProvider, ref.node, None)
             if not (isinstance(parent, cst.Attribute) and parent.value is ref.node):
                 blockers.append("<used as a value>")
                 continue
             attr = parent.attr.value
-            if alias.evaluated_name == "compat.torch" or attr == "torch":
-                outer = parent
-                if attr == "torch" and alias.evaluated_name == "compat":
-                    self.plan.torch_used.add(node)
-                    grand = self.get_metadata(ParentNodeProvider, parent, None)
-                    if isinstance(grand, cst.Attribute) and grand.value is parent:
-                        if grand.attr.value not in COMPAT_TORCH_NAMES:
-                            blockers.append(f"torch.{grand.attr.value}")
-                        outer = parent
+            if torch_alias:
+                if attr not in COMPAT_TORCH_NAMES:
+                    blockers.append(f"torch.{attr}")
+            elif attr == "torch":
+                grand = self.get_metadata(ParentNodeProvider, parent, None)
+                if isinstance(grand, cst.Attribute) and grand.value is parent:
+                    if grand.attr.value not in COMPAT_TORCH_NAMES:
+                        blockers.append(f"torch.{grand.attr.value}")
                 if bare:
-                    new = "ray.train.torch" if attr == "torch" else f"ray.train.torch.{attr}"
-                    self.plan.attributes[outer] = (new, node)
+                    self.plan.torch_used.add(node)
+                    self.plan.attributes[parent] = ("ray.train.torch", node)
             elif attr in NATIVE:
                 target = NATIVE[attr]
                 if bare:
@@ -161,12 +173,16 @@ class _Rewrite(RuleVisitor):
             return updated_node  # an import that stays on compat keeps its uses' compat spelling
         return cst.parse_expression(found[0])
 
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.BaseSmallStatement:
-        blockers = self.plan.statements.get(original_node)
-        if blockers is None:
-            return updated_node
+    def _stays(self, node: cst.CSTNode) -> bool:
+        """The import is not compat's, or stays on compat for what only compat has (flagged)."""
+        blockers = self.plan.statements.get(node)
         if blockers:
-            self._keep(original_node, blockers)
+            message = f"kept on compat: `{', '.join(sorted(set(blockers)))}` exist only in compat"
+            self.report(node, message, fixed=False)
+        return blockers is None or bool(blockers)
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.BaseSmallStatement:
+        if self._stays(original_node):
             return updated_node
         if len(updated_node.names) == 1 and updated_node.names[0].asname is not None:
             alias = updated_node.names[0]
@@ -194,11 +210,7 @@ class _Rewrite(RuleVisitor):
         return updated_node.with_changes(names=names)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        blockers = self.plan.statements.get(original_node)
-        if blockers is None:
-            return updated_node
-        if blockers:
-            self._keep(original_node, blockers)
+        if self._stays(original_node):
             return updated_node
         module = get_full_name_for_node(original_node.module)  # type: ignore[arg-type]
         target = "ray.train.torch" if module == "compat.torch" else "ray.train"
@@ -212,6 +224,3 @@ class _Rewrite(RuleVisitor):
             names.append(alias)
         self.report(original_node, f"`from {module} import ...` -> `from {target} import ...`", fixed=True)
         return updated_node.with_changes(module=cst.parse_expression(target), names=names)
-
-    def _keep(self, node: cst.CSTNode, blockers: list[str]) -> None:
-        self.report(node, f"kept on compat: `{', '.join(sorted(set(blockers)))}` exist only in compat", fixed=False)

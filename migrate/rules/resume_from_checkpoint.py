@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from migrate._roles import is_trainer
 from migrate.rules._flags import FlagRule, keyword
 
 
@@ -46,7 +47,7 @@ class ResumeFromCheckpoint(FlagRule):
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node
         names = index.qualified(node.func)
-        if not any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names):
+        if not is_trainer(names):
             return None
         used = [k for k in ("resume_from_checkpoint", "metadata") if keyword(node, k) is not None]
         if used:

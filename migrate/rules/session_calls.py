@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
-from migrate import _imports, _index, _roles
+from migrate import _imports, _roles
 from migrate._index import Index
 from migrate.rules._base import Rule, RuleVisitor
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
@@ -69,7 +69,7 @@ class SessionCalls(Rule):
         return _imports.member(index.names, SESSION_MODULES, SESSION_FUNCTIONS) is not None
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
-        plan = _Plan(roles=_roles.roles(_index.build(wrapper.module.code)))
+        plan = _Plan(roles=self.index_of(wrapper).roles)
         wrapper.visit(_Collect(plan))
         if not plan.calls:
             return wrapper.module

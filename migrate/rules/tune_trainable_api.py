@@ -16,7 +16,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from migrate import _imports, _index, _roles
+from migrate import _imports, _roles
 from migrate._index import Index
 from migrate.rules._base import Rule, RuleVisitor
 from migrate.rules._flags import qualified
@@ -107,7 +107,7 @@ class TuneTrainableApi(Rule):
         return False
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
-        roles = _index.build(wrapper.module.code).roles
+        roles = self.index_of(wrapper).roles
         counts = _imports.binding_counts(wrapper)
         existing = _imports.existing_alias(wrapper.module, counts, "tune")
         alias = existing or _imports.choose_alias(_imports.used_names(wrapper.module), counts, "tune")

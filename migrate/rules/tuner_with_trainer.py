@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate._index import Index
-from migrate._roles import TUNE_RUNNERS
+from migrate._roles import TUNE_RUNNERS, argument, is_trainer, resolve
 from migrate.rules._flags import FlagRule
 
 
@@ -69,23 +68,8 @@ class TunerWithTrainer(FlagRule):
         node = item.node
         if index.qualified(node.func).isdisjoint(TUNE_RUNNERS):
             return None
-        argument = next((k.value for k in node.keywords if k.arg in ("trainable", "run_or_experiment")), None)
-        if argument is None and node.args and not isinstance(node.args[0], ast.Starred):
-            argument = node.args[0]
-        if argument is not None and _is_trainer(index, argument):
-            return f"`{index.source(argument)}` is a Trainer: V2 Trainers cannot be passed to a Tuner"
+        trainable = argument(node, 0, "trainable", "run_or_experiment")
+        value = resolve(index, trainable)
+        if trainable is not None and isinstance(value, ast.Call) and is_trainer(index.qualified(value.func)):
+            return f"`{index.source(trainable)}` is a Trainer: V2 Trainers cannot be passed to a Tuner"
         return None
-
-
-def _is_trainer(index: Index, node: ast.expr) -> bool:
-    if isinstance(node, ast.Name):
-        for statement in index.tree.body:
-            if isinstance(statement, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == node.id for t in statement.targets
-            ):
-                return _is_trainer(index, statement.value)
-        return False
-    if isinstance(node, ast.Call):
-        names = index.qualified(node.func)
-        return any(n.startswith(("ray.train.", "compat.")) and n.endswith("Trainer") for n in names)
-    return False

@@ -71,7 +71,7 @@ class UnusedV1Imports(Rule):
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         if self.context.path.endswith(("__init__.py", "__init__.pyi")):
             return wrapper.module
-        exported = _exported_names(wrapper.module)
+        exported = _exported(self.index_of(wrapper))
         unused: set[tuple[int, str]] = set()
         for scope in _imports.scopes(wrapper.resolve(ScopeProvider)):
             for assignment in scope.assignments:
@@ -105,16 +105,11 @@ def _binds_v1(node: cst.Import | cst.ImportFrom, name: str) -> bool:
 
 
 def _exported(index: Index) -> set[str]:
+    """Every string of a module that mentions ``__all__`` (wider than ``__all__`` itself, on
+    purpose: an ``__all__`` built from pieces still keeps its names)."""
     if "__all__" not in index.text:
         return set()
     return {n.value for n in ast.walk(index.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-
-
-def _exported_names(module: cst.Module) -> set[str]:
-    code = module.code
-    if "__all__" not in code:
-        return set()
-    return {n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
 
 class _Remove(cst.CSTTransformer):

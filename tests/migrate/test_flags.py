@@ -46,6 +46,9 @@ CASES = [
      "tune.Tuner(f).fit()\n"),
     ("RTM117", "from ray.tune import Tuner\nfrom compat.torch import TorchTrainer\nTuner(TorchTrainer(f))\n",
      "from ray.tune import Tuner\nTuner('PPO')\n"),
+    ("RTM117", "from ray import tune\nfrom ray.train.torch import TorchTrainer\nt = TorchTrainer(f)\nu = t\n"
+     "tune.Tuner(u).fit()\n",
+     "from ray import tune\nt = t\ntune.Tuner(t).fit()\n"),  # a name bound to itself: no endless lookup
     ("RTM118", "from ray.train.base_trainer import TrainingFailedError as E\ntry:\n    t.fit()\nexcept E:\n    pass\n",
      "import ray.train\ntry:\n    t.fit()\nexcept ray.train.TrainingFailedError:\n    pass\n"),
 ]  # fmt: skip

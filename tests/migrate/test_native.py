@@ -73,6 +73,26 @@ def test_bare_import_compat_and_attributes() -> None:
     )
 
 
+def test_bare_import_of_compat_torch() -> None:
+    # `import compat.torch` binds `compat` too: `compat.report` is ray.train's, not ray.train.torch's.
+    check(
+        """\
+        import compat.torch
+
+        compat.report({})
+        trainer = compat.torch.TorchTrainer(f)
+        """,
+        """\
+        import ray.train.torch
+
+        ray.train.report({})
+        trainer = ray.train.torch.TorchTrainer(f)
+        """,
+        "RTM007",
+        target="native",
+    )
+
+
 def test_compat_only_uses_keep_the_import_and_are_flagged() -> None:
     source = """\
 import compat as train
