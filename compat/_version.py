@@ -1,20 +1,34 @@
-"""The supported Ray range, checked at import."""
+"""The Ray releases compat runs on, checked at import.
+
+Below :data:`OLDEST` is an error that says what to install. Above :data:`NEWEST_TESTED`,
+compat warns once and does its best: a Ray upgrade must never break ``import compat``.
+"""
 
 from __future__ import annotations
 
+import warnings
 from importlib import metadata
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from compat import _messages
 from compat.errors import UnsupportedRayError
 
-SUPPORTED_RAY = SpecifierSet(">=2.60.0,<2.61")
+OLDEST = Version("2.60.0")
+NEWEST_TESTED = Version("2.60.0")  # the newest release the test suite ran on
+
+
+class UntestedRayWarning(UserWarning):
+    """The installed Ray is newer than any release compat was tested on."""
 
 
 def check(installed: str | None = None) -> str:
+    """The installed Ray version, after refusing one that is too old and warning (once)
+    about one newer than :data:`NEWEST_TESTED`."""
     version = installed if installed is not None else metadata.version("ray")
-    if Version(version) not in SUPPORTED_RAY:
-        raise UnsupportedRayError(_messages.unsupported_ray(version, str(SUPPORTED_RAY)))
+    parsed = Version(version)
+    if parsed < OLDEST:
+        raise UnsupportedRayError(_messages.unsupported_ray(version, f">={OLDEST}"))
+    if parsed.release[:2] > NEWEST_TESTED.release[:2]:
+        warnings.warn(_messages.untested_ray(version, str(NEWEST_TESTED)), UntestedRayWarning, stacklevel=3)
     return version

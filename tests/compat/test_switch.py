@@ -44,9 +44,17 @@ def test_agrees_with_ray_on_every_accepted_value(monkeypatch: pytest.MonkeyPatch
         assert (compat.backend() == "v2") == is_v2_enabled()
 
 
-def test_ray_outside_the_supported_range_is_a_clear_import_error() -> None:
+def test_ray_older_than_supported_is_a_clear_import_error() -> None:
     assert _version.check("2.60.0") == "2.60.0"
-    with pytest.raises(compat.UnsupportedRayError, match=r'pip install "ray\[train\]'):
+    with pytest.raises(compat.UnsupportedRayError, match=r'pip install "ray\[train\]>=2.60.0"'):
         _version.check("2.49.1")
-    with pytest.raises(compat.UnsupportedRayError):
-        _version.check("2.61.0")
+
+
+def test_a_newer_ray_warns_and_is_used_not_refused() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _version.check("2.60.3") == "2.60.3"  # a patch release of the tested one: silent
+    with pytest.warns(_version.UntestedRayWarning, match=r"ray 2.61.0 is newer .* newest: 2.60.0"):
+        assert _version.check("2.61.0") == "2.61.0"
