@@ -46,9 +46,41 @@ COMPAT_NAMES = frozenset(
         "report", "get_context", "get_checkpoint", "get_dataset_shard", "Checkpoint", "ScalingConfig",
         "RunConfig", "CheckpointConfig", "FailureConfig", "UserCallback", "ValidationConfig",
         "ValidationTaskConfig", "CheckpointUploadMode", "Result", "session", "torch",
+        "get_all_reported_checkpoints", "get_preemption_info", "CheckpointConsistencyMode", "DataConfig",
+        "SyncConfig", "BackendConfig", "TRAIN_DATASET_KEY", "TrainingFailedError", "WorkerGroupError",
+        "ControllerError", "ReportedCheckpoint", "ReportedCheckpointStatus", "LoggingConfig",
+        "NCCLHangError", "PreemptionError", "PreemptionInfo", "ValidationFn", "TrainContext",
     }
 )  # fmt: skip
-COMPAT_TORCH_NAMES = frozenset({"TorchTrainer", "prepare_model", "prepare_data_loader", "get_device"})
+COMPAT_TORCH_NAMES = frozenset(
+    {
+        "TorchTrainer", "prepare_model", "prepare_data_loader", "get_device", "get_devices", "TorchConfig",
+        "TorchCheckpoint", "accelerate", "backward", "enable_reproducibility", "prepare_optimizer",
+    }
+)  # fmt: skip
+# Every ray.train module compat has a drop-in for: (compat's module, the names it takes over).
+# tests/migrate/test_rule_docs.py checks these against compat's own exports.
+COMPAT_MODULES: dict[str, tuple[str, frozenset[str]]] = {
+    "ray.train": ("compat", COMPAT_NAMES),
+    "ray.train.torch": ("compat.torch", COMPAT_TORCH_NAMES),
+    "ray.train.xgboost": (
+        "compat.xgboost",
+        frozenset({"XGBoostTrainer", "XGBoostConfig", "XGBoostCheckpoint", "RayTrainReportCallback"}),
+    ),
+    "ray.train.lightgbm": (
+        "compat.lightgbm",
+        frozenset({"LightGBMTrainer", "LightGBMConfig", "LightGBMCheckpoint", "RayTrainReportCallback",
+                   "get_network_params", "normalize_pandas_for_lightgbm"}),
+    ),
+    "ray.train.lightning": (
+        "compat.lightning",
+        frozenset({"RayDDPStrategy", "RayDeepSpeedStrategy", "RayFSDPStrategy", "RayLightningEnvironment",
+                   "RayTrainReportCallback", "prepare_trainer"}),
+    ),
+    "ray.train.huggingface.transformers": (
+        "compat.huggingface.transformers", frozenset({"RayTrainReportCallback", "prepare_trainer"}),
+    ),
+}  # fmt: skip
 
 FRAMEWORK_CHECKPOINTS = frozenset(
     {

@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNamePr
 
 from migrate import _imports
 from migrate.rules._base import Rule, RuleVisitor
-from migrate.tables import COMPAT_NAMES, COMPAT_TORCH_NAMES
+from migrate.tables import COMPAT_MODULES, COMPAT_NAMES
 
 
 class CompatTarget(Rule):
@@ -19,7 +19,8 @@ class CompatTarget(Rule):
     behaviour follows ``RAY_TRAIN_V2_ENABLED``: ``from ray import train`` -> ``import
     compat as train``, ``from ray.train import X`` -> ``from compat import X``,
     ``from ray.train.torch import TorchTrainer`` -> ``from compat.torch import
-    TorchTrainer``, ``ray.train.report`` -> ``compat.report``. Names compat does not
+    TorchTrainer`` (likewise ``ray.train.xgboost``, ``lightgbm``, ``lightning`` and
+    ``huggingface.transformers``), ``ray.train.report`` -> ``compat.report``. Names compat does not
     provide stay on ``ray.train``; a module whose ``train.<name>`` uses include such a
     name keeps ``from ray import train`` and is flagged.
 
@@ -84,13 +85,9 @@ def _imports_compat(module: cst.Module) -> bool:
 
 
 def _compat_path(qualified: str) -> str | None:
-    if qualified.startswith("ray.train.torch."):
-        name = qualified.removeprefix("ray.train.torch.")
-        return f"compat.torch.{name}" if name in COMPAT_TORCH_NAMES else None
-    if qualified.startswith("ray.train."):
-        name = qualified.removeprefix("ray.train.")
-        return f"compat.{name}" if name in COMPAT_NAMES else None
-    return None
+    module, _, name = qualified.rpartition(".")
+    target = COMPAT_MODULES.get(module)
+    return f"{target[0]}.{name}" if target is not None and name in target[1] else None
 
 
 class _Collect(cst.CSTVisitor):
@@ -209,14 +206,13 @@ class _Rewrite(RuleVisitor):
             if others:
                 new.append(small.with_changes(names=_imports.with_commas(others)))
             return new
-        names = COMPAT_TORCH_NAMES if module == "ray.train.torch" else COMPAT_NAMES if module == "ray.train" else None
-        if names is None:
+        if module not in COMPAT_MODULES:
             return None
+        target, names = COMPAT_MODULES[module]
         moved = [a for a in original.names if get_full_name_for_node(a.name) in names]
         if not moved:
             return None
         kept = [a for a in original.names if a not in moved]
-        target = "compat.torch" if module == "ray.train.torch" else "compat"
         self.report(original, f"`from {module} import ...` -> `from {target} import ...`", fixed=True)
         new = [small.with_changes(module=cst.parse_expression(target), names=_imports.with_commas(moved))]
         if kept:

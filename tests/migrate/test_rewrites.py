@@ -327,6 +327,45 @@ def test_positional_checkpoint_becomes_keyword_including_rewritten_session_calls
 # --- RTM004 compat target -------------------------------------------------------------
 
 
+def test_compat_target_moves_the_framework_modules_compat_has() -> None:
+    check(
+        """\
+        from ray.train.xgboost import XGBoostTrainer, RayTrainReportCallback
+        from ray.train.lightgbm import LightGBMTrainer
+        from ray.train.lightning import RayDDPStrategy, prepare_trainer
+        import ray.train.torch
+
+        cfg = ray.train.torch.TorchConfig(backend="gloo")
+        """,
+        """\
+        from compat.xgboost import XGBoostTrainer, RayTrainReportCallback
+        from compat.lightgbm import LightGBMTrainer
+        from compat.lightning import RayDDPStrategy, prepare_trainer
+        import ray.train.torch
+        import compat
+
+        cfg = compat.torch.TorchConfig(backend="gloo")
+        """,
+        "RTM004",
+        target="compat",
+    )
+
+
+def test_compat_target_tables_name_only_what_compat_exports() -> None:
+    """The codemod must never move a name onto compat that compat lacks (a NameError)."""
+    import importlib
+
+    from migrate.tables import COMPAT_MODULES
+
+    for ray_module, (compat_module, names) in COMPAT_MODULES.items():
+        try:
+            module = importlib.import_module(compat_module)
+        except ImportError:  # the framework is not installed here (transformers)
+            continue
+        missing = sorted(n for n in names if not hasattr(module, n))
+        assert not missing, f"{compat_module} lacks {missing} that migrate moves from {ray_module}"
+
+
 def test_compat_target() -> None:
     check(
         """
@@ -341,8 +380,7 @@ def test_compat_target() -> None:
         """
         from compat import ScalingConfig
         import compat as train
-        from compat.torch import TorchTrainer
-        from ray.train.torch import TorchConfig
+        from compat.torch import TorchTrainer, TorchConfig
 
         def f():
             train.report({"a": 1})
@@ -358,12 +396,12 @@ def test_compat_target_keeps_ray_train_when_compat_lacks_a_name() -> None:
         """
         from ray import train
 
-        sync = train.SyncConfig()
+        trainer_class = train.xgboost.XGBoostTrainer  # compat.xgboost is not an attribute of compat
         """,
         target="compat",
     )
     assert "from ray import train" in out
-    assert any(d.code == "RTM004" and not d.fixed and "SyncConfig" in d.message for d in found)
+    assert any(d.code == "RTM004" and not d.fixed and "xgboost" in d.message for d in found)
 
 
 def test_compat_target_blockers_are_scoped_to_the_train_names_used() -> None:
@@ -396,7 +434,7 @@ def test_compat_target_blockers_are_scoped_to_the_train_names_used() -> None:
             train.report({"lr": tune.loguniform(1e-4, 1e-1)})
 
 
-        sync = train.SyncConfig()
+        trainer_class = train.xgboost.XGBoostTrainer
         """,
         """\
         from ray import train, tune
@@ -407,7 +445,7 @@ def test_compat_target_blockers_are_scoped_to_the_train_names_used() -> None:
             compat.report({"lr": tune.loguniform(1e-4, 1e-1)})
 
 
-        sync = train.SyncConfig()
+        trainer_class = train.xgboost.XGBoostTrainer
         """,
         "RTM004",
         target="compat",
