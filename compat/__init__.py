@@ -9,20 +9,27 @@ RAY_VERSION = _version.check()  # fail with the fix before importing Ray's inter
 
 # ruff: noqa: E402  (the version check must run before these imports)
 # isort: off
-from ray.train import Checkpoint
-from ray.train.v2.api.report_config import CheckpointUploadMode
-from ray.train.v2.api.validation_config import ValidationConfig, ValidationTaskConfig
+from ray.train import BackendConfig, Checkpoint, DataConfig, SyncConfig
+from ray.train import TRAIN_DATASET_KEY
+from ray.train.v2.api.report_config import CheckpointConsistencyMode, CheckpointUploadMode
+from ray.train.v2.api.config import LoggingConfig
+from ray.train.v2.api.exceptions import NCCLHangError, PreemptionError
+from ray.train.v2.api.preemption import PreemptionInfo
+from ray.train.v2.api.validation_config import ValidationConfig, ValidationFn, ValidationTaskConfig
 
 from compat import session, torch
 from compat._api import (
+    get_all_reported_checkpoints,
     get_checkpoint,
     get_context,
     get_dataset_shard,
+    get_preemption_info,
     report,
 )
 from compat._context import TrainContext
 from compat._model import CheckpointStatus
 from compat._switch import backend
+from compat._trainer import DataParallelTrainer
 from compat._usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
 from compat.callbacks import UserCallback
 from compat.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
@@ -37,27 +44,44 @@ from compat.errors import (
     UnsupportedRayError,
     WorkerGroupFailedError,
 )
+
+# V2's names for the two failure families (compat's errors are also Ray's V2 classes).
+WorkerGroupError = WorkerGroupFailedError
+ControllerError = ControllerFailedError
+ReportedCheckpointStatus = CheckpointStatus
 from compat.result import ReportedCheckpoint, Result
 # isort: on
 
 __all__ = [
+    "BackendConfig",
     "CallbackError",
     "Checkpoint",
     "CheckpointConfig",
+    "CheckpointConsistencyMode",
     "CheckpointStatus",
     "CheckpointUploadMode",
     "CompatDeprecationWarning",
     "CompatError",
+    "ControllerError",
     "ControllerFailedError",
+    "DataConfig",
+    "DataParallelTrainer",
     "FailureConfig",
     "InvalidSwitchValueError",
+    "LoggingConfig",
+    "NCCLHangError",
     "NonFiniteMetricWarning",
     "NotInTrainingFunctionError",
+    "PreemptionError",
+    "PreemptionInfo",
     "ReportError",
     "ReportedCheckpoint",
+    "ReportedCheckpointStatus",
     "Result",
     "RunConfig",
     "ScalingConfig",
+    "SyncConfig",
+    "TRAIN_DATASET_KEY",
     "TrainContext",
     "TrainingFailedError",
     "UnsupportedRayError",
@@ -65,12 +89,16 @@ __all__ = [
     "UserCallback",
     "V1OnlyWarning",
     "ValidationConfig",
+    "ValidationFn",
     "ValidationTaskConfig",
+    "WorkerGroupError",
     "WorkerGroupFailedError",
     "backend",
+    "get_all_reported_checkpoints",
     "get_checkpoint",
     "get_context",
     "get_dataset_shard",
+    "get_preemption_info",
     "report",
     "session",
     "torch",

@@ -9,12 +9,14 @@ from typing import Any
 
 import ray
 from ray.train import Checkpoint
-from ray.train.v2.api.report_config import CheckpointUploadMode
+from ray.train.v2.api.report_config import CheckpointConsistencyMode, CheckpointUploadMode
 from ray.train.v2.api.validation_config import ValidationTaskConfig
 
 from compat import _checks, _messages, _validation, _worker
 from compat._context import TrainContext
+from compat._model import CheckpointStatus
 from compat.errors import NotInTrainingFunctionError
+from compat.result import ReportedCheckpoint
 
 
 def _session(name: str) -> _worker.WorkerSession:
@@ -90,6 +92,34 @@ def get_context() -> TrainContext:
 def get_checkpoint() -> Checkpoint | None:
     """The checkpoint to resume from, or None."""
     return _session("get_checkpoint").side.get_checkpoint()
+
+
+def get_all_reported_checkpoints(
+    consistency_mode: CheckpointConsistencyMode = CheckpointConsistencyMode.VALIDATED,
+    timeout_s: float | None = None,
+) -> list[ReportedCheckpoint]:
+    """Every checkpoint reported so far in this run, oldest first, with its metrics
+    (validated metrics merged) and status. Waits until the reports already made are
+    processed and, with ``CheckpointConsistencyMode.VALIDATED`` (the default), until their
+    validations finished; ``timeout_s`` bounds the wait. Ray's own under v2; compat's
+    ledger answers under v1, which has no such call."""
+    if not isinstance(consistency_mode, CheckpointConsistencyMode):
+        raise TypeError(
+            "get_all_reported_checkpoints(consistency_mode=...) takes compat.CheckpointConsistencyMode."
+            f"COMMITTED or .VALIDATED, got {consistency_mode!r}."
+        )
+    session = _session("get_all_reported_checkpoints")
+    validated = consistency_mode is CheckpointConsistencyMode.VALIDATED
+    found = session.side.reported_checkpoints(session, validated, timeout_s)
+    return [ReportedCheckpoint(c, m, CheckpointStatus(s)) for c, m, s in found]
+
+
+def get_preemption_info() -> Any:
+    """V2's notice that a node of this run is about to be preempted (a
+    ``compat.PreemptionInfo``), or None; a barrier, as in V2. Always None under v1, which
+    has no such notice (a preempted node shows up as a worker failure)."""
+    session = _session("get_preemption_info")
+    return session.side.preemption_info()
 
 
 def get_dataset_shard(dataset_name: str | None = None) -> Any:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from compat._frameworks import TORCH, Framework
 from compat._ledger import LedgerSnapshot
 from compat._model import Semantics
 from compat.config import RunConfig, ScalingConfig
@@ -23,7 +24,8 @@ class TrainJob:
     user_callbacks: list[Any]
     other_callbacks: list[Any]
     ledger: Any
-    torch_config: Any = None
+    framework: Framework = TORCH
+    backend_config: Any = None
     datasets: dict[str, Any] | None = None
     dataset_config: Any = None
     validation_config: Any = None
@@ -84,6 +86,14 @@ class WorkerSide(Protocol):
 
     def context(self) -> Any: ...
 
+    def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
+        """``get_all_reported_checkpoints``: ``(checkpoint, metrics, status value)`` triples."""
+        ...
+
+    def preemption_info(self) -> Any:
+        """``get_preemption_info``: V2's notice of an imminent node preemption, or None."""
+        ...
+
     def get_checkpoint(self) -> Any: ...
 
     def get_dataset_shard(self, dataset_name: str | None) -> Any: ...
@@ -120,6 +130,14 @@ class Backend(Protocol):
 
     def run(self, job: TrainJob) -> Any:
         """Run the job on Ray's engine; return Ray's result or raise Ray's error."""
+        ...
+
+    def run_in_trial(self, job: TrainJob) -> Any:
+        """Run the job inside a Ray Tune trial, every result reaching Tune (see compat._tune)."""
+        ...
+
+    def trial_resources(self, scaling: ScalingConfig) -> Any:
+        """The ``PlacementGroupFactory`` a Tune trial running this job asks for."""
         ...
 
     def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:

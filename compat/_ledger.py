@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compat import _messages
-from compat._model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
+from compat._model import (
+    CheckpointStatus,
+    ReportRound,
+    Retention,
+    ValidationOutcome,
+    WorkerReport,
+    checkpoint_status,
+    merge_validation,
+    retained,
+)
 from compat._usage import Usage, UsageLog
 from compat._validation import kwargs_and_timeout
 
@@ -152,8 +161,10 @@ class RunLedger:
         run_context: Any = None,
         validation_runner: ValidationRunner | None = None,
         round_sink: Callable[[dict[int, Record]], None] | None = None,
+        retention: Retention | None = None,
     ) -> None:
         self.world_size = world_size
+        self._retention = retention or Retention()
         self._callbacks = list(callbacks or [])
         self._run_context = run_context
         self._round_sink = round_sink
@@ -223,6 +234,45 @@ class RunLedger:
                 return False
             done = self._voted.wait_for(lambda: len(self._votes[key]) >= self.world_size, timeout=_VOTE_TIMEOUT_S)
             return bool(done and all(self._votes[key].values()))
+
+    def reported_checkpoints(
+        self, attempt: int, rank: int, sent: int, validated: bool, timeout_s: float | None
+    ) -> list[tuple[Any, dict[str, Any], CheckpointStatus]]:
+        """Every checkpoint round so far, as ``(checkpoint, metrics, status)`` in report
+        order, once the asking worker's ``sent`` rounds are complete and, with ``validated``,
+        once their validations finished (``get_all_reported_checkpoints`` under v1)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+        with self._lock:
+            self._arrived.wait_for(
+                lambda: (
+                    self._counts.get((attempt, rank), 0) >= sent
+                    and not any((attempt, i) in self._pending for i in range(sent))
+                ),
+                timeout=left(),
+            )
+            complete = {k: r for k, r in group_rounds(self._records).items() if len(r) == self.world_size}
+            rounds = [to_round(key, ranks, self.world_size) for key, ranks in sorted(complete.items())]
+            wanted = [(r.attempt, r.index) for r in rounds if r.has_checkpoint and r.wants_validation]
+            if validated:
+                self._arrived.wait_for(lambda: all(key in self._validations for key in wanted), timeout=left())
+            found = []
+            for round_ in rounds:
+                if not round_.has_checkpoint:
+                    continue
+                key = (round_.attempt, round_.index)
+                outcome = self._validations.get(key)
+                status = outcome.status if outcome is not None else checkpoint_status(round_)
+                ranks = complete[key]
+                checkpoint = next((ranks[i].checkpoint for i in sorted(ranks) if ranks[i].checkpoint is not None), None)
+                if checkpoint is None:
+                    continue  # not persisted (yet)
+                found.append((checkpoint, merge_validation(round_.rank0_metrics, outcome), status))
+            # Those V1's checkpoint manager keeps (it deletes the others on its own schedule).
+            return [found[i] for i in retained([m for _, m, _ in found], self._retention)]
 
     def use_validation_config(self, config: Any) -> None:
         """The trainer's validation config (it holds this ledger's handle, so comes later)."""
@@ -384,6 +434,7 @@ class RunLedger:
             outcome = self._runner(fn, checkpoint, kwargs, remote_kwargs, timeout_s)
             with self._lock:
                 self._validations[key] = outcome
+                self._arrived.notify_all()
 
 
 def ray_validation_runner(

@@ -88,6 +88,13 @@ _KINDS = [
         "pass the checkpoint in train_loop_config and load it in the training function; "
         "V2 resumes a run automatically when RunConfig(name, storage_path) are reused",
     ),
+    Kind(
+        "torch-amp",
+        "train.torch.accelerate / prepare_optimizer / backward (Ray's mixed-precision helpers): "
+        "V2 raises DeprecationWarning on them",
+        "call loss.backward() and use the optimizer as is; for mixed precision use "
+        "torch.autocast with torch.amp.GradScaler in the training function",
+    ),
 ]
 KINDS: dict[str, Kind] = {k.code: k for k in _KINDS}
 
@@ -178,6 +185,29 @@ def training_failed(error: str) -> str:
     return (
         f"Training failed: {error}. Every metric reported before the failure is kept "
         f"in this error's .result (result.worker_metrics_dataframe, result.metrics)."
+    )
+
+
+AMP_UNDER_V2 = (
+    "compat.torch.accelerate(amp=True) under v2: Ray's V2 has no mixed-precision helper, and "
+    "compat does not emulate one. Use torch.autocast with torch.amp.GradScaler in the "
+    "training function, or run this under RAY_TRAIN_V2_ENABLED=0."
+)
+
+
+def untested_ray(version: str, newest: str) -> str:
+    return (
+        f"ray {version} is newer than any release ray-train-compat was tested on (newest: {newest}). "
+        "compat runs on it as best it can; please report what breaks. Pin "
+        f'"ray[train]=={newest}" for a tested combination.'
+    )
+
+
+def unknown_param_space_keys(trainer: str, keys: list[str], known: tuple[str, ...]) -> str:
+    return (
+        f"Tuner({trainer}, param_space=...) got {', '.join(map(repr, keys))}: a trainer's param_space "
+        f"sets {', '.join(known[:-1])} (and params for the V1 form of the tree trainers). Put "
+        "hyperparameters under 'train_loop_config'."
     )
 
 

@@ -6,6 +6,7 @@ Both backends' semantics are functions from these rounds to what a user observes
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -123,6 +124,40 @@ def kept_checkpoints(rounds: Sequence[ReportRound]) -> tuple[KeptCheckpoint, ...
         for r in rounds
         if r.has_checkpoint
     )
+
+
+@dataclass(frozen=True)
+class Retention:
+    """``CheckpointConfig``'s retention: how many checkpoints, ranked by which metric."""
+
+    num_to_keep: int | None = None
+    score_attribute: str | None = None
+    score_order: str = "max"
+
+
+def retained(metrics: Sequence[Mapping[str, Any]], retention: Retention) -> list[int]:
+    """Positions (in report order) of the checkpoints Ray's checkpoint manager keeps after
+    registering these, in order: the ``num_to_keep`` best by score (unscored ones rank as
+    the newest, as Ray appends them) and always the latest."""
+    if retention.num_to_keep is None:
+        return list(range(len(metrics)))
+    ranked: list[int] = []  # worst first
+    attr, sign = retention.score_attribute, (1.0 if retention.score_order == "max" else -1.0)
+
+    def key(position: int) -> tuple[bool, float]:  # Ray's: NaN < -inf < numbers; missing is -inf
+        value = float(metrics[position].get(attr, float("-inf"))) if attr is not None else float("-inf")
+        return (not math.isnan(value), sign * value)
+
+    for position, values in enumerate(metrics):
+        if attr is not None and attr in values:
+            at = 0
+            while at < len(ranked) and not key(ranked[at]) > key(position):
+                at += 1  # equal scores: the later checkpoint ranks higher (Ray's comparison, NaN included)
+            ranked.insert(at, position)
+        else:
+            ranked.append(position)
+    kept = set(ranked[-retention.num_to_keep :]) | ({len(metrics) - 1} if metrics else set())
+    return sorted(kept)
 
 
 def after_report_calls(

@@ -1,8 +1,11 @@
-"""Temporarily rebinding module attributes inside a worker, with an exact undo."""
+"""Temporary changes, each with an exact undo: module attributes inside a worker,
+environment variables for the duration of a run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -43,3 +46,18 @@ def undo_all(undos: list[Callable[[], None]]) -> Callable[[], None]:
             step()
 
     return undo
+
+
+@contextmanager
+def scoped_env(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables inside the ``with`` block only, then restore them."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

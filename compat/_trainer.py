@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
-from compat import _capture, _checks, _messages, _switch, _usage, _worker
+from compat import _capture, _checks, _messages, _switch, _tune, _usage, _worker
 from compat._backend import Backend, TrainJob
+from compat._frameworks import DATA_PARALLEL, TORCH, Framework
 from compat._ledger import LedgerSnapshot, ledger_concurrency, ray_validation_runner, remote_ledger_class
+from compat._model import Retention
+from compat._patch import scoped_env
 from compat._usage import UsageLog
 from compat._validation import trainer_config
 from compat.callbacks import is_user_callback
@@ -46,40 +49,28 @@ def ensure_ray() -> None:
         ray.init(include_dashboard=False, log_to_driver=True)
 
 
-@contextmanager
-def driver_env(values: Mapping[str, str]) -> Iterator[None]:
-    """Set variables for the duration of ``fit()`` only, then restore them."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in old.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 @functools.cache
 def _ledger_actor() -> Any:
     return remote_ledger_class()
 
 
-class TorchTrainer:
-    """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` torch workers.
+class DataParallelTrainer:
+    """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` workers.
 
-    Takes compat's configs or Ray's (V1 or V2). The backend (``RAY_TRAIN_V2_ENABLED``) is
-    read at ``fit()``, not at construction, so flipping the variable between two runs in
-    one process works. Under v1, a ``UserCallback`` and both validation forms work too.
+    Takes compat's configs or Ray's (V1 or V2), and any ``ray.train.backend.BackendConfig``
+    as ``backend_config``. The backend (``RAY_TRAIN_V2_ENABLED``) is read at ``fit()``, not
+    at construction, so flipping the variable between two runs in one process works.
+    Under v1, a ``UserCallback`` and both validation forms work too.
     """
+
+    _framework: Framework = DATA_PARALLEL
 
     def __init__(
         self,
         train_loop_per_worker: Callable[..., Any],
         *,
         train_loop_config: dict[str, Any] | None = None,
-        torch_config: Any = None,
+        backend_config: Any = None,
         scaling_config: Any = None,
         run_config: Any = None,
         datasets: dict[str, Any] | None = None,
@@ -88,16 +79,18 @@ class TorchTrainer:
         metadata: dict[str, Any] | None = None,
         resume_from_checkpoint: Any = None,
     ) -> None:
+        kind = type(self).__name__
         if not callable(train_loop_per_worker):
             raise TypeError(
-                f"TorchTrainer needs a training function as its first argument, got "
-                f"{type(train_loop_per_worker).__name__}."
+                f"{kind} needs a training function as its first argument, got {type(train_loop_per_worker).__name__}."
             )
         if train_loop_config is not None and not isinstance(train_loop_config, dict):
             raise TypeError(f"train_loop_config= takes a dict, got {type(train_loop_config).__name__}.")
+        if datasets is not None and not isinstance(datasets, dict):
+            raise TypeError(f"datasets= takes a dict of name -> Ray Dataset, got {type(datasets).__name__}.")
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = train_loop_config
-        self.torch_config = torch_config
+        self.backend_config = backend_config
         self.scaling_config = coerce(ScalingConfig, scaling_config, "scaling_config")
         self.run_config = coerce(RunConfig, run_config, "run_config")
         self.datasets = datasets
@@ -105,11 +98,41 @@ class TorchTrainer:
         self.validation_config = validation_config
         self.metadata = metadata
         self.resume_from_checkpoint = resume_from_checkpoint
+        self.__name__ = kind  # Tune names trials after the trainable
+        # RunConfig options this trainer consumes itself (not V1-only for it).
+        self._consumed_options: frozenset[str] = frozenset()
         if validation_config is not None:
             trainer_config(validation_config)  # type check now, not at fit()
 
+    # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
+    def __call__(self, config: dict[str, Any]) -> None:
+        """Run one Tune trial (Tune calls this; see :mod:`compat._tune`)."""
+        selected = self.__dict__.get("_tuned_backend") or _switch.backend()
+        os.environ[_switch.ENV_VAR] = _switch.env_value(selected)  # the driver's choice
+        trial = _tune.with_sample(self, config or {})
+        if selected == "v2" and trial.run_config.storage_path is None:
+            import ray.tune
+
+            trial.run_config = dataclasses.replace(
+                trial.run_config, name="train", storage_path=ray.tune.get_context().get_trial_dir()
+            )
+        trial._run(in_trial=True)
+
+    def _resources(self, config: dict[str, Any]) -> Any:
+        """The resources of one trial (Tune reads ``_resources`` of a function trainable)."""
+        selected = self.__dict__.get("_tuned_backend") or _switch.backend()
+        scaling = _tune.scaling_of(config["scaling_config"]) if "scaling_config" in config else self.scaling_config
+        return _switch.driver_backend(selected).trial_resources(scaling)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Tune pickles the trainable on the driver: the trial runs the backend chosen there.
+        return {**self.__dict__, "_tuned_backend": self.__dict__.get("_tuned_backend") or _switch.backend()}
+
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""
+        return self._run(in_trial=False)
+
+    def _run(self, *, in_trial: bool) -> Result:
         name = _switch.backend()
         backend: Backend = _switch.driver_backend(name)
         ensure_ray()
@@ -117,7 +140,7 @@ class TorchTrainer:
 
         _usage.take()
         scaling, run = self.scaling_config, self.run_config
-        record_v1_only_options(scaling, run, name)
+        record_v1_only_options(scaling, run, name, consumed=self._consumed_options)
         user_callbacks = [c for c in run.callbacks if is_user_callback(c)]
         other_callbacks = [c for c in run.callbacks if not is_user_callback(c)]
         for callback in other_callbacks:
@@ -137,6 +160,7 @@ class TorchTrainer:
                 run_context=run_context,
                 validation_runner=ray_validation_runner if backend.ledger_runs_validation else None,
                 round_sink=backend.round_sink(),
+                retention=_retention(run),
             )
         )
         validation_config = trainer_config(self.validation_config, ledger)
@@ -156,7 +180,8 @@ class TorchTrainer:
             user_callbacks=user_callbacks,
             other_callbacks=other_callbacks,
             ledger=ledger,
-            torch_config=self.torch_config,
+            framework=self._framework,
+            backend_config=self._framework.config_for(self.backend_config, name),
             datasets=self.datasets,
             dataset_config=self.dataset_config,
             validation_config=validation_config,
@@ -169,8 +194,8 @@ class TorchTrainer:
         error: BaseException | None = None
         driver_usages = _usage.take()
         try:
-            with driver_env(env):
-                raw = backend.run(job)
+            with scoped_env(env):
+                raw = backend.run_in_trial(job) if in_trial else backend.run(job)
         except Exception as exc:  # Ray's failure types differ by engine; one type here
             error = exc
         try:
@@ -194,6 +219,52 @@ class TorchTrainer:
             first = snapshot.callback_failures[0]
             raise CallbackError(first.message(), result, snapshot.callback_failures)
         return result
+
+
+class TorchTrainer(DataParallelTrainer):
+    """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` torch workers
+    (``torch_config``: a ``compat.torch.TorchConfig``). Everything else as
+    :class:`DataParallelTrainer`."""
+
+    _framework = TORCH
+
+    def __init__(
+        self,
+        train_loop_per_worker: Callable[..., Any],
+        *,
+        train_loop_config: dict[str, Any] | None = None,
+        torch_config: Any = None,
+        scaling_config: Any = None,
+        run_config: Any = None,
+        datasets: dict[str, Any] | None = None,
+        dataset_config: Any = None,
+        validation_config: Any = None,
+        metadata: dict[str, Any] | None = None,
+        resume_from_checkpoint: Any = None,
+    ) -> None:
+        super().__init__(
+            train_loop_per_worker,
+            train_loop_config=train_loop_config,
+            backend_config=torch_config,
+            scaling_config=scaling_config,
+            run_config=run_config,
+            datasets=datasets,
+            dataset_config=dataset_config,
+            validation_config=validation_config,
+            metadata=metadata,
+            resume_from_checkpoint=resume_from_checkpoint,
+        )
+
+    @property
+    def torch_config(self) -> Any:
+        return self.backend_config
+
+
+def _retention(run: RunConfig) -> Retention:
+    c = run.checkpoint_config
+    if c is None:
+        return Retention()
+    return Retention(c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order)
 
 
 def _warn_non_finite(snapshot: LedgerSnapshot) -> None:

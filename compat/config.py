@@ -81,6 +81,7 @@ class RunConfig:
     callbacks: list[Any] = field(default_factory=list)
     worker_runtime_env: dict[str, Any] | None = None
     keep_v1_logs: bool = False
+    logging_config: Any = None
     sync_config: Any = None
     verbose: Any = None
     stop: Any = None
@@ -132,8 +133,12 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
     )
 
 
-def record_v1_only_options(scaling: ScalingConfig, run: RunConfig, backend: Backend) -> None:
-    """Record (and under v2 warn about) every V1-only option set in these configs."""
+def record_v1_only_options(
+    scaling: ScalingConfig, run: RunConfig, backend: Backend, *, consumed: frozenset[str] = frozenset()
+) -> None:
+    """Record (and under v2 warn about) every V1-only option set in these configs, except
+    those the trainer itself ``consumed`` (the tree trainers' V1 form reads the checkpoint
+    frequency into its report callback under both engines)."""
     if scaling.trainer_resources is not None:
         _usage.relied_on("trainer-resources", backend=backend)
     if run.sync_config is not None:
@@ -146,5 +151,7 @@ def record_v1_only_options(scaling: ScalingConfig, run: RunConfig, backend: Back
     if run.failure_config is not None and run.failure_config.fail_fast is not None:
         _usage.relied_on("fail-fast", backend=backend)
     checkpoint = run.checkpoint_config
+    if "checkpoint-frequency" in consumed:
+        return
     if checkpoint is not None and (checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None):
         _usage.relied_on("checkpoint-frequency", backend=backend)

@@ -1,13 +1,35 @@
-"""``compat.torch``: the torch trainer and utilities, for both backends."""
+"""``compat.torch``: the torch trainer and utilities, for both backends.
+
+Everything in ``ray.train.torch`` under either setting. Ray's V1 mixed-precision helpers
+(``accelerate``, ``prepare_optimizer``, ``backward``) raise under Ray's V2; compat keeps
+them working without AMP under v2 (the optimizer unchanged, ``tensor.backward()``),
+counted as the V1-only kind ``torch-amp``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from compat import _worker
-from compat._trainer import TorchTrainer
+from ray.train.torch import TorchCheckpoint
+from ray.train.torch.config import TorchConfig
 
-__all__ = ["TorchTrainer", "get_device", "prepare_data_loader", "prepare_model"]
+from compat import _messages, _usage, _worker
+from compat._trainer import TorchTrainer
+from compat.errors import CompatError
+
+__all__ = [
+    "TorchCheckpoint",
+    "TorchConfig",
+    "TorchTrainer",
+    "accelerate",
+    "backward",
+    "enable_reproducibility",
+    "get_device",
+    "get_devices",
+    "prepare_data_loader",
+    "prepare_model",
+    "prepare_optimizer",
+]
 
 
 def _utils() -> Any:
@@ -17,6 +39,11 @@ def _utils() -> Any:
     from ray.train.torch import train_loop_utils  # outside a worker: Ray's own fallbacks
 
     return train_loop_utils
+
+
+def _v1_engine() -> bool:
+    session = _worker.current()
+    return session is None or session.side.name == "v1"
 
 
 def prepare_model(model: Any, *args: Any, **kwargs: Any) -> Any:
@@ -32,3 +59,39 @@ def prepare_data_loader(data_loader: Any, *args: Any, **kwargs: Any) -> Any:
 def get_device() -> Any:
     """The torch device this worker trains on."""
     return _utils().get_device()
+
+
+def get_devices() -> list[Any]:
+    """Every torch device assigned to this worker."""
+    return list(_utils().get_devices())
+
+
+def enable_reproducibility(seed: int = 0) -> None:
+    """Seed torch, Python and NumPy and ask torch for deterministic algorithms."""
+    _utils().enable_reproducibility(seed)
+
+
+def accelerate(amp: bool = False) -> None:
+    """V1's training optimizations (mixed precision with ``amp=True``). V1-only."""
+    _usage.relied_on("torch-amp", "compat.torch.accelerate()")
+    if _v1_engine():
+        _utils().accelerate(amp)
+    elif amp:
+        raise CompatError(_messages.AMP_UNDER_V2)
+
+
+def prepare_optimizer(optimizer: Any) -> Any:
+    """V1: wrap ``optimizer`` for mixed precision after ``accelerate(amp=True)``. Under v2
+    the optimizer is returned unchanged (V2 has no AMP helper). V1-only."""
+    _usage.relied_on("torch-amp", "compat.torch.prepare_optimizer()")
+    return _utils().prepare_optimizer(optimizer) if _v1_engine() else optimizer
+
+
+def backward(tensor: Any) -> None:
+    """V1: ``tensor.backward()`` through the AMP scaler when enabled. Under v2, plain
+    ``tensor.backward()``. V1-only."""
+    _usage.relied_on("torch-amp", "compat.torch.backward()")
+    if _v1_engine():
+        _utils().backward(tensor)
+    else:
+        tensor.backward()

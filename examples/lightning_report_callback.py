@@ -30,8 +30,12 @@ def _train_module(reporter: str) -> Any:
 def train_func_per_worker(config: dict[str, Any]) -> None:
     import lightning.pytorch as pl
     import torch
-    from ray.train.lightning import RayDDPStrategy, RayLightningEnvironment, RayTrainReportCallback, prepare_trainer
     from torch.utils.data import DataLoader, TensorDataset
+
+    if config["reporter"] == "compat":  # the whole script on compat, Lightning helpers included
+        from compat.lightning import RayDDPStrategy, RayLightningEnvironment, RayTrainReportCallback, prepare_trainer
+    else:
+        from ray.train.lightning import RayDDPStrategy, RayLightningEnvironment, RayTrainReportCallback, prepare_trainer
 
     train = _train_module(config["reporter"])
 

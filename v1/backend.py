@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
@@ -38,60 +40,25 @@ class V1Backend:
         return {}
 
     def run(self, job: TrainJob) -> Any:
-        from ray.air.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
-        from ray.train.torch.torch_trainer import TorchTrainer
-
-        s, r = job.scaling, job.run
-        scaling = ScalingConfig(
-            num_workers=s.num_workers,
-            use_gpu=s.use_gpu,
-            resources_per_worker=s.resources_per_worker,
-            placement_strategy=s.placement_strategy,
-            accelerator_type=s.accelerator_type,
-            # V1 reserves a CPU for its trainer actor: 2 workers would wait forever on
-            # 2 cores. V2's controller reserves none; compat does the same by default.
-            trainer_resources=s.trainer_resources if s.trainer_resources is not None else {"CPU": 0},
-        )
-        c = r.checkpoint_config
-        f = r.failure_config
-        run = RunConfig(
-            name=r.name,
-            storage_path=r.storage_path,
-            storage_filesystem=r.storage_filesystem,
-            failure_config=FailureConfig(max_failures=f.max_failures if f else 0, fail_fast=bool(f and f.fail_fast)),
-            checkpoint_config=CheckpointConfig(
-                num_to_keep=c.num_to_keep,
-                checkpoint_score_attribute=c.checkpoint_score_attribute,
-                checkpoint_score_order=c.checkpoint_score_order,
-                checkpoint_frequency=c.checkpoint_frequency or 0,
-                checkpoint_at_end=c.checkpoint_at_end,
-            )
-            if c
-            else None,
-            sync_config=r.sync_config,
-            verbose=r.verbose,
-            stop=r.stop,
-            callbacks=job.other_callbacks or None,
-            progress_reporter=r.progress_reporter,
-            log_to_file=r.log_to_file or False,
-        )
-        with warnings.catch_warnings():
-            if s.trainer_resources is None:
-                # compat set trainer_resources itself; Ray's deprecation warning about it
-                # would blame the user for an option they never used.
-                warnings.filterwarnings("ignore", message=r".*trainer_resources", category=Warning)
-            trainer = TorchTrainer(
-                job.train_fn,
-                train_loop_config=job.train_loop_config,
-                torch_config=job.torch_config,
-                scaling_config=scaling,
-                run_config=run,
-                datasets=job.datasets,
-                dataset_config=job.dataset_config,
-                metadata=job.metadata,
-                resume_from_checkpoint=job.resume_from_checkpoint,
-            )
+        with _quiet_trainer_resources(job):
+            trainer = job.framework.trainer_class("v1")(**ray_trainer_args(job))
         return trainer.fit()
+
+    def run_in_trial(self, job: TrainJob) -> Any:
+        """Inside a Tune trial: Ray's own trainer-as-trainable path (what the trainable of
+        ``BaseTrainer.as_trainable`` runs), so the trial behaves as a V1 Trainer's trial."""
+        from ray.train.base_trainer import _train_coordinator_fn
+
+        with _quiet_trainer_resources(job):
+            _train_coordinator_fn(
+                ray_trainer_args(job), trainer_cls=job.framework.trainer_class("v1"), metadata=job.metadata or {}
+            )
+        return None
+
+    def trial_resources(self, scaling: Any) -> Any:
+        """The trial's placement group: V1's trainer bundle (no CPU, see _ray_scaling) and
+        one bundle per worker, as V1's ``TrainTrainable`` asks."""
+        return _ray_scaling(scaling).as_placement_group_factory()
 
     def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
         rounds = snapshot.rounds()
@@ -137,6 +104,70 @@ class V1Backend:
             report_rounds=rounds,
             raw=raw,
         )
+
+
+def _ray_scaling(s: Any) -> Any:
+    from ray.air.config import ScalingConfig
+
+    return ScalingConfig(
+        num_workers=s.num_workers,
+        use_gpu=s.use_gpu,
+        resources_per_worker=s.resources_per_worker,
+        placement_strategy=s.placement_strategy,
+        accelerator_type=s.accelerator_type,
+        # V1 reserves a CPU for its trainer actor: 2 workers would wait forever on
+        # 2 cores. V2's controller reserves none; compat does the same by default.
+        trainer_resources=s.trainer_resources if s.trainer_resources is not None else {"CPU": 0},
+    )
+
+
+def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
+    """The keyword arguments of Ray's V1 trainer for ``job``."""
+    from ray.air.config import CheckpointConfig, FailureConfig, RunConfig
+
+    r, c, f = job.run, job.run.checkpoint_config, job.run.failure_config
+    run = RunConfig(
+        name=r.name,
+        storage_path=r.storage_path,
+        storage_filesystem=r.storage_filesystem,
+        failure_config=FailureConfig(max_failures=f.max_failures if f else 0, fail_fast=bool(f and f.fail_fast)),
+        checkpoint_config=CheckpointConfig(
+            num_to_keep=c.num_to_keep,
+            checkpoint_score_attribute=c.checkpoint_score_attribute,
+            checkpoint_score_order=c.checkpoint_score_order,
+            checkpoint_frequency=c.checkpoint_frequency or 0,
+            checkpoint_at_end=c.checkpoint_at_end,
+        )
+        if c
+        else None,
+        sync_config=r.sync_config,
+        verbose=r.verbose,
+        stop=r.stop,
+        callbacks=job.other_callbacks or None,
+        progress_reporter=r.progress_reporter,
+        log_to_file=r.log_to_file or False,
+    )
+    return {
+        "train_loop_per_worker": job.train_fn,
+        "train_loop_config": job.train_loop_config,
+        job.framework.config_arg: job.backend_config,
+        "scaling_config": _ray_scaling(job.scaling),
+        "run_config": run,
+        "datasets": job.datasets,
+        "dataset_config": job.dataset_config,
+        "metadata": job.metadata,
+        "resume_from_checkpoint": job.resume_from_checkpoint,
+    }
+
+
+@contextmanager
+def _quiet_trainer_resources(job: TrainJob) -> Iterator[None]:
+    """compat sets ``trainer_resources`` itself; Ray's deprecation warning about it would
+    blame the user for an option they never used."""
+    with warnings.catch_warnings():
+        if job.scaling.trainer_resources is None:
+            warnings.filterwarnings("ignore", message=r".*trainer_resources", category=Warning)
+        yield
 
 
 def _validated_dataframe(frame: pd.DataFrame | None, by_dir: dict[str, Any]) -> pd.DataFrame | None:

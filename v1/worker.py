@@ -81,6 +81,21 @@ class V1WorkerSide:
 
         return get_context()
 
+    def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
+        """V1 has no such call: compat's ledger answers from the rounds it recorded, with
+        V1's retention (``num_to_keep`` by score) applied."""
+        import ray
+
+        found = ray.get(
+            session.settings.ledger.reported_checkpoints.remote(
+                session.attempt, session.rank, session.next_index, validated, timeout_s
+            )
+        )
+        return [(c, m, s.value) for c, m, s in found]
+
+    def preemption_info(self) -> Any:
+        return None  # V1 has no preemption notice; a preempted node is a worker failure
+
     def get_checkpoint(self) -> Any:
         from ray.train._internal.session import get_checkpoint
 

@@ -10,10 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from compat import _storage, _usage
+from compat import _storage, _tune, _usage
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot, group_rounds
 from compat._model import CheckpointStatus, ReportRound, ValidationOutcome
+from compat._patch import scoped_env
 from compat._storage import RunStorage, checkpoint_dir_name
 from compat.config import RunConfig
 from compat.result import ReportedCheckpoint, Result, worker_dataframe
@@ -34,6 +35,11 @@ _STATUS_KEYS = {
 # shorter default unless the user set the variable. See docs/environment_variables.md.
 POLL_ENV_VAR = "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S"
 COMPAT_POLL_DEFAULT_S = "0.05"
+# What a Tune trial that drives a V2 run reserves for itself, and how long its run waits
+# for workers (another trial may hold them for its whole run).
+TRIAL_DRIVER_BUNDLE: dict[str, float] = {"memory": 1}
+START_TIMEOUT_ENV_VAR = "RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S"
+TRIAL_START_TIMEOUT_S = str(7 * 24 * 3600)
 
 
 class V2Backend:
@@ -75,7 +81,6 @@ class V2Backend:
 
     def run(self, job: TrainJob) -> Any:
         from ray.train.v2.api.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
-        from ray.train.v2.torch.torch_trainer import TorchTrainer
 
         _expose_v2_errors()
 
@@ -97,11 +102,12 @@ class V2Backend:
             else None,
             callbacks=[],  # UserCallbacks run in the ledger, which sees every round (see prepare)
             worker_runtime_env=r.worker_runtime_env,
+            logging_config=r.logging_config,
         )
-        trainer = TorchTrainer(
+        trainer = job.framework.trainer_class("v2")(
             job.train_fn,
             train_loop_config=job.train_loop_config,
-            torch_config=job.torch_config,
+            **{job.framework.config_arg: job.backend_config},
             scaling_config=ScalingConfig(
                 num_workers=s.num_workers,
                 use_gpu=s.use_gpu,
@@ -125,6 +131,26 @@ class V2Backend:
             return raw
         finally:
             tune.finish(failed)
+
+    def run_in_trial(self, job: TrainJob) -> Any:
+        """Inside a Tune trial: this run on V2's engine, every rank-0 round forwarded to
+        Tune as it completes (V2's pattern for Train inside Tune)."""
+        import ray.tune
+
+        # Trials queue for workers as V1's do (Tune reserves them per trial under V1); V2's
+        # controller would give up after 60 s waiting for another trial's workers.
+        wait = {} if START_TIMEOUT_ENV_VAR in os.environ else {START_TIMEOUT_ENV_VAR: TRIAL_START_TIMEOUT_S}
+        with scoped_env(wait):
+            return _tune.run_forwarding(lambda: self.run(job), job.ledger, ray.tune.report)
+
+    def trial_resources(self, scaling: Any) -> Any:
+        """The trial itself only drives V2's controller (which reserves no CPU either): one
+        byte of memory, as Tune rejects an empty request. The workers' resources are
+        requested by the controller, so trials queue for them; cap
+        ``TuneConfig(max_concurrent_trials)`` to bound how many trials wait at once."""
+        from ray.tune import PlacementGroupFactory
+
+        return PlacementGroupFactory([TRIAL_DRIVER_BUNDLE])
 
     def _tune_callbacks(self, job: TrainJob) -> TuneCallbacks | None:
         if not job.other_callbacks or self.storage is None:

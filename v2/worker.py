@@ -135,6 +135,19 @@ class V2WorkerSide:
 
         return get_context()
 
+    def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
+        from ray.train.v2.api.report_config import CheckpointConsistencyMode
+        from ray.train.v2.api.train_fn_utils import get_all_reported_checkpoints
+
+        mode = CheckpointConsistencyMode.VALIDATED if validated else CheckpointConsistencyMode.COMMITTED
+        found = get_all_reported_checkpoints(consistency_mode=mode, timeout_s=timeout_s)
+        return [(r.checkpoint, dict(r.metrics), r.status.value) for r in found]
+
+    def preemption_info(self) -> Any:
+        from ray.train.v2.api.train_fn_utils import get_preemption_info
+
+        return get_preemption_info()
+
     def get_checkpoint(self) -> Any:
         from ray.train.v2.api.train_fn_utils import get_checkpoint
 

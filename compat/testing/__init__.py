@@ -19,7 +19,7 @@ from typing import Any
 
 from compat import _switch
 from compat._model import Outcome
-from compat._trainer import driver_env
+from compat._patch import scoped_env
 from compat.callbacks import UserCallback
 from compat.config import RunConfig, ScalingConfig, coerce
 from compat.result import Result
@@ -105,7 +105,7 @@ def run_both(
             datasets=datasets,
             validation_config=validation_config,
         )
-        with driver_env({**(env or {}), _switch.ENV_VAR: _switch.env_value(backend)}):
+        with scoped_env({**(env or {}), _switch.ENV_VAR: _switch.env_value(backend)}):
             try:
                 result = trainer.fit()
             except TrainingFailedError as error:

@@ -192,3 +192,36 @@ def test_worker_done_waits_for_records_still_on_their_way() -> None:
     ledger.record(rec(0, 0, a=1))
     done.join()
     assert order == ["report", "exception"]
+
+
+# -- retention, as get_all_reported_checkpoints sees it under v1 -----------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from compat._model import Retention, retained  # noqa: E402
+
+_scores = st.one_of(st.none(), st.integers(-3, 3).map(float), st.just(float("nan")))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    scores=st.lists(_scores, min_size=0, max_size=8),
+    num_to_keep=st.one_of(st.none(), st.integers(1, 4)),
+    attribute=st.sampled_from([None, "loss"]),
+    order=st.sampled_from(["max", "min"]),
+)
+def test_retention_keeps_what_rays_v1_checkpoint_manager_keeps(tmp_path_factory, scores, num_to_keep, attribute, order):
+    """Ray's own V1 checkpoint manager, on real checkpoint directories, is the oracle."""
+    from ray.air.config import CheckpointConfig
+    from ray.train import Checkpoint
+    from ray.train._internal.checkpoint_manager import _CheckpointManager, _TrainingResult
+
+    root = tmp_path_factory.mktemp("ckpts")
+    metrics = [{} if s is None else {"loss": s} for s in scores]
+    manager = _CheckpointManager(CheckpointConfig(num_to_keep, attribute, order))
+    for position, values in enumerate(metrics):
+        directory = root / str(position)
+        directory.mkdir()
+        manager.register_checkpoint(_TrainingResult(Checkpoint.from_directory(str(directory)), values))
+    surviving = sorted(int(p.name) for p in root.iterdir())
+    assert retained(metrics, Retention(num_to_keep, attribute, order)) == surviving

@@ -1,0 +1,148 @@
+"""What the XGBoost and LightGBM trainers share: the two forms they accept.
+
+V1's form is ``Trainer(params=..., label_column=..., num_boost_round=..., datasets=...)``;
+V2 accepts only a training function (Ray 2.60's V2 trainers raise on the V1 form). compat
+accepts both under both engines: the V1 form becomes the training function Ray's own V1
+trainer builds from it (the same module function, the same report callback and defaults),
+which then runs on either engine.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from compat._trainer import DataParallelTrainer
+from compat.config import RunConfig, coerce
+
+TRAIN_DATASET_KEY = "train"
+
+
+def legacy_train_fn(
+    kind: str,
+    train_fn: Callable[..., Any],
+    report_callback: type[Any],
+    kwargs_name: str,
+    *,
+    run_config: Any,
+    datasets: dict[str, Any] | None,
+    label_column: str | None,
+    num_boost_round: int | None,
+    train_kwargs: dict[str, Any],
+) -> Callable[..., Any]:
+    """The training function of V1's form, as Ray's V1 ``{kind}`` builds it."""
+    datasets = datasets or {}
+    if not datasets.get(TRAIN_DATASET_KEY):
+        raise ValueError(
+            f"{kind}(params=..., label_column=...) trains on datasets={{'train': ...}}, which is missing "
+            f"(got keys {sorted(datasets)}). Pass the training dataset under 'train', or pass a "
+            "training function as the first argument."
+        )
+    if not label_column:
+        raise ValueError(
+            f"{kind}(params=...) needs label_column=, the name of the label column in datasets['train'] "
+            "(or pass a training function as the first argument)."
+        )
+    callbacks = list(train_kwargs.get("callbacks") or [])
+    if not any(isinstance(callback, report_callback) for callback in callbacks):
+        checkpoint = coerce(RunConfig, run_config, "run_config").checkpoint_config
+        frequency = checkpoint.checkpoint_frequency if checkpoint else None
+        at_end = checkpoint.checkpoint_at_end if checkpoint else None
+        # Ray's defaults: no periodic checkpoints, one at the end unless told otherwise.
+        callbacks.append(report_callback(frequency=frequency or 0, checkpoint_at_end=at_end is not False))
+    return functools.partial(
+        train_fn,
+        label_column=label_column,
+        num_boost_round=num_boost_round or 10,
+        dataset_keys=set(datasets),
+        **{kwargs_name: {**train_kwargs, "callbacks": callbacks}},
+    )
+
+
+class TreeTrainer(DataParallelTrainer):
+    """Base of compat's XGBoost and LightGBM trainers: both forms, both engines."""
+
+    @staticmethod
+    def _legacy_parts() -> tuple[Callable[..., Any], type[Any], str]:
+        """Ray's V1 per-worker function for the legacy form, its report callback, and the
+        name of the function's keyword for the library's ``train()`` arguments."""
+        raise NotImplementedError
+
+    def __init__(
+        self,
+        train_loop_per_worker: Callable[..., Any] | None = None,
+        *,
+        train_loop_config: dict[str, Any] | None = None,
+        scaling_config: Any = None,
+        run_config: Any = None,
+        datasets: dict[str, Any] | None = None,
+        dataset_config: Any = None,
+        validation_config: Any = None,
+        metadata: dict[str, Any] | None = None,
+        resume_from_checkpoint: Any = None,
+        label_column: str | None = None,
+        params: dict[str, Any] | None = None,
+        num_boost_round: int | None = None,
+        **train_kwargs: Any,
+    ) -> None:
+        kind = type(self).__name__
+        # xgboost_config= / lightgbm_config=, by the framework's own name
+        config = train_kwargs.pop(self._framework.config_arg, None)
+        legacy = train_loop_per_worker is None
+        if train_loop_per_worker is None:
+            if train_loop_config is not None:
+                raise TypeError(
+                    f"{kind}: train_loop_config= goes with a training function; with the V1 form "
+                    "(no training function) pass the booster parameters as params=."
+                )
+            train_fn, callback, kwargs_name = self._legacy_parts()
+            train_loop_per_worker = legacy_train_fn(
+                kind,
+                train_fn,
+                callback,
+                kwargs_name,
+                run_config=run_config,
+                datasets=datasets,
+                label_column=label_column,
+                num_boost_round=num_boost_round,
+                train_kwargs=train_kwargs,
+            )
+            train_loop_config = dict(params or {})
+        else:
+            given = [
+                name
+                for name, value in (
+                    ("label_column", label_column),
+                    ("params", params),
+                    ("num_boost_round", num_boost_round),
+                )
+                if value is not None
+            ]
+            if given or train_kwargs:
+                names = ", ".join(f"{n}=" for n in given + sorted(train_kwargs))
+                raise TypeError(
+                    f"{kind} got a training function and {names}: those belong to the V1 form "
+                    "(no training function). Pass them to xgboost/lightgbm inside your training "
+                    "function, or drop the training function."
+                )
+        super().__init__(
+            train_loop_per_worker,
+            train_loop_config=train_loop_config,
+            backend_config=config,
+            scaling_config=scaling_config,
+            run_config=run_config,
+            datasets=datasets,
+            dataset_config=dataset_config,
+            validation_config=validation_config,
+            metadata=metadata,
+            resume_from_checkpoint=resume_from_checkpoint,
+        )
+        self.legacy_form = legacy
+        if legacy:
+            self._consumed_options = frozenset({"checkpoint-frequency"})
+
+    @classmethod
+    def get_model(cls, checkpoint: Any) -> Any:
+        """The booster stored in ``checkpoint`` by the report callback."""
+        return cls._legacy_parts()[1].get_model(checkpoint)

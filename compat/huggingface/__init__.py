@@ -1,0 +1,1 @@
+"""``compat.huggingface``: see :mod:`compat.huggingface.transformers`."""

@@ -1,0 +1,47 @@
+"""``compat.lightgbm``: the LightGBM trainer in V1's form and V2's, under both engines.
+
+As :mod:`compat.xgboost`: ``LightGBMTrainer(params=..., label_column=..., datasets=...)``
+and ``LightGBMTrainer(train_fn, ...)`` both run under either setting, with the same metrics
+names and checkpoints that ``LightGBMTrainer.get_model`` loads. Inside a training function,
+``compat.lightgbm.get_network_params()`` gives the worker group's network parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ray.train.lightgbm import (
+    LightGBMCheckpoint,
+    LightGBMConfig,
+    RayTrainReportCallback,
+    get_network_params,
+    normalize_pandas_for_lightgbm,
+)
+
+from compat._frameworks import LIGHTGBM
+from compat._trees import TreeTrainer
+
+__all__ = [
+    "LightGBMCheckpoint",
+    "LightGBMConfig",
+    "LightGBMTrainer",
+    "RayTrainReportCallback",
+    "get_network_params",
+    "normalize_pandas_for_lightgbm",
+]
+
+
+class LightGBMTrainer(TreeTrainer):
+    """Data-parallel LightGBM. Takes a training function (V2's form, with
+    ``train_loop_config``) or, without one, V1's ``params=``, ``label_column=``,
+    ``num_boost_round=`` (default 10) and ``lightgbm.train`` keyword arguments.
+    ``lightgbm_config=`` takes a ``compat.lightgbm.LightGBMConfig``."""
+
+    _framework = LIGHTGBM
+
+    @staticmethod
+    def _legacy_parts() -> tuple[Callable[..., Any], type[Any], str]:
+        from ray.train.lightgbm.lightgbm_trainer import _lightgbm_train_fn_per_worker
+
+        return _lightgbm_train_fn_per_worker, RayTrainReportCallback, "lightgbm_train_kwargs"
