@@ -18,6 +18,8 @@ import compat as train
 from compat.torch import TorchTrainer
 
 pytestmark = pytest.mark.ray
+# Each scenario runs under both backends via the fixtures; only the error-family test depends
+# on the setting the test process started with (which ray.train classes it imported).
 
 
 class CallLog(train.UserCallback):
@@ -60,6 +62,7 @@ def through_every_door(config):
     return {"rank_seen_by_raw_ray": rank, "air_rank": session.get_world_rank()}
 
 
+@pytest.mark.one_pass
 def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_report(backend, storage) -> None:
     log = os.path.join(storage, "calls.jsonl")
     result = TorchTrainer(
@@ -101,6 +104,7 @@ def fails_once(config):
         raise RuntimeError("injected failure")
 
 
+@pytest.mark.one_pass
 @pytest.mark.parametrize("resume", [True, False], ids=["resuming", "from-scratch"])
 def test_a_retried_run_keeps_every_attempt(backend, storage, resume) -> None:
     log = os.path.join(storage, "calls.jsonl")
@@ -160,6 +164,7 @@ def validate_step(checkpoint):
     return {"validated_step": float(Path(checkpoint.path, "model.txt").read_text())}
 
 
+@pytest.mark.one_pass
 def test_validation_outcomes_land_on_their_own_round_with_a_score_attribute(backend, storage) -> None:
     result = TorchTrainer(
         scored_checkpoints,
@@ -180,6 +185,7 @@ def one_checkpoint(config):
         train.report({"resumed": seen is not None}, checkpoint=save(d, 1.0))
 
 
+@pytest.mark.one_pass
 def test_rerunning_a_named_run_is_named_as_a_v1_v2_difference(backend, storage) -> None:
     def fit():
         return TorchTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="same")).fit()
@@ -214,6 +220,7 @@ def logs_while_training(config):
         raise RuntimeError("fails after three rounds")
 
 
+@pytest.mark.one_pass
 def test_keep_v1_logs_are_written_live_and_survive_a_failure(v2, storage) -> None:
     run_dir = os.path.join(storage, "live")
     os.makedirs(run_dir)
@@ -245,6 +252,7 @@ def three_checkpoints(config):
             train.report({"step": step}, checkpoint=save(d, step) if step else None)
 
 
+@pytest.mark.one_pass
 @pytest.mark.parametrize("how", ["subtree", "uri"])
 def test_storage_goes_through_the_runs_filesystem(backend, tmp_path, monkeypatch, how) -> None:
     work = tmp_path / "cwd"
@@ -271,6 +279,7 @@ def test_storage_goes_through_the_runs_filesystem(backend, tmp_path, monkeypatch
     assert result.checkpoint is not None
 
 
+@pytest.mark.one_pass
 def test_every_round_can_still_go_through_rays_controller(v2, storage, monkeypatch) -> None:
     monkeypatch.setenv("COMPAT_V2_RAY_ROUNDS", "1")  # compat delivers free-floating rounds itself otherwise
     log = os.path.join(storage, "calls.jsonl")
@@ -289,6 +298,7 @@ def losses(config):
             train.report({"loss": 1.0 / (step + 1)}, checkpoint=save(d, step) if step == 2 else None)
 
 
+@pytest.mark.one_pass
 def test_tune_callbacks_keep_receiving_results_on_the_driver(backend, storage) -> None:
     from ray.tune import Callback
     from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback, TBXLoggerCallback
@@ -329,6 +339,7 @@ def only_rank0_checkpoints(config):
             train.report({"step": step}, checkpoint=checkpoint)
 
 
+@pytest.mark.one_pass
 def test_a_round_where_only_rank_0_passes_a_checkpoint_is_one_checkpoint_round(backend, storage) -> None:
     log = os.path.join(storage, "calls.jsonl")
     result = TorchTrainer(
