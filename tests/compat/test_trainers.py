@@ -227,3 +227,24 @@ def test_get_all_reported_checkpoints_and_torch_helpers_answer_in_both_modes(bac
 def test_get_all_reported_checkpoints_outside_a_worker_says_where_to_call_it() -> None:
     with pytest.raises(train.NotInTrainingFunctionError, match="get_all_reported_checkpoints"):
         train.get_all_reported_checkpoints()
+
+
+def test_a_backend_config_made_for_one_engine_reaches_the_other_as_its_own_class() -> None:
+    from ray.train.v2.xgboost.config import XGBoostConfig as V2Config
+    from ray.train.xgboost.config import XGBoostConfig as V1Config
+
+    from compat._frameworks import TORCH, XGBOOST
+
+    v1 = V1Config(xgboost_communicator="rabit")
+    as_v2 = XGBOOST.config_for(v1, "v2")
+    assert type(as_v2) is V2Config and as_v2.xgboost_communicator == "rabit"
+    assert type(XGBOOST.config_for(as_v2, "v1")) is V1Config
+    assert XGBOOST.config_for(v1, "v1") is v1 and XGBOOST.config_for(None, "v2") is None
+
+    class Mine(V1Config):  # a user's own subclass is passed as given
+        pass
+
+    mine = Mine()
+    assert XGBOOST.config_for(mine, "v2") is mine
+    torch_config = train.torch.TorchConfig(backend="gloo")
+    assert TORCH.config_for(torch_config, "v2") is torch_config  # one class for both engines
