@@ -156,8 +156,10 @@ def retained(metrics: Sequence[Mapping[str, Any]], retention: Retention) -> list
             ranked.insert(at, position)
         else:
             ranked.append(position)
-    kept = set(ranked[-retention.num_to_keep :]) | ({len(metrics) - 1} if metrics else set())
-    return sorted(kept)
+        # Ray deletes as it registers: later insertions compare against the survivors only.
+        worst = set(ranked[: -retention.num_to_keep]) - {position}
+        ranked = [p for p in ranked if p not in worst]
+    return sorted(ranked)
 
 
 def after_report_calls(

@@ -203,7 +203,7 @@ from compat._model import Retention, retained  # noqa: E402
 _scores = st.one_of(st.none(), st.integers(-3, 3).map(float), st.just(float("nan")))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     scores=st.lists(_scores, min_size=0, max_size=8),
     num_to_keep=st.one_of(st.none(), st.integers(1, 4)),
