@@ -107,7 +107,7 @@ class DataParallelTrainer:
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
         """Run one Tune trial (Tune calls this; see :mod:`compat._tune`)."""
-        selected = self.__dict__.get("_tuned_backend") or _switch.backend()
+        selected = self._selected_backend()
         os.environ[_switch.ENV_VAR] = _switch.env_value(selected)  # the driver's choice
         trial = _tune.with_sample(self, config or {})
         if selected == "v2" and trial.run_config.storage_path is None:
@@ -120,13 +120,18 @@ class DataParallelTrainer:
 
     def _resources(self, config: dict[str, Any]) -> Any:
         """The resources of one trial (Tune reads ``_resources`` of a function trainable)."""
-        selected = self.__dict__.get("_tuned_backend") or _switch.backend()
+        selected = self._selected_backend()
         scaling = _tune.scaling_of(config["scaling_config"]) if "scaling_config" in config else self.scaling_config
         return _switch.driver_backend(selected).trial_resources(scaling)
 
     def __getstate__(self) -> dict[str, Any]:
         # Tune pickles the trainable on the driver: the trial runs the backend chosen there.
-        return {**self.__dict__, "_tuned_backend": self.__dict__.get("_tuned_backend") or _switch.backend()}
+        return {**self.__dict__, "_tuned_backend": self._selected_backend()}
+
+    def _selected_backend(self) -> _switch.Backend:
+        """The backend the driver selected when Tune pickled this trainer, else the current one."""
+        chosen: _switch.Backend | None = self.__dict__.get("_tuned_backend")
+        return chosen or _switch.backend()
 
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""

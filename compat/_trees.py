@@ -13,10 +13,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ray.train import TRAIN_DATASET_KEY
+
 from compat._trainer import DataParallelTrainer
 from compat.config import RunConfig, coerce
-
-TRAIN_DATASET_KEY = "train"
 
 
 def legacy_train_fn(
