@@ -11,11 +11,17 @@ RAY_VERSION = _version.check()  # fail with the fix before importing Ray's inter
 # isort: off
 from ray.train import BackendConfig, Checkpoint, DataConfig, SyncConfig
 from ray.train import TRAIN_DATASET_KEY
-from ray.train.v2.api.report_config import CheckpointConsistencyMode, CheckpointUploadMode
-from ray.train.v2.api.config import LoggingConfig
-from ray.train.v2.api.exceptions import NCCLHangError, PreemptionError
-from ray.train.v2.api.preemption import PreemptionInfo
-from ray.train.v2.api.validation_config import ValidationConfig, ValidationFn, ValidationTaskConfig
+from compat._ray import (
+    CheckpointConsistencyMode,
+    CheckpointUploadMode,
+    LoggingConfig,
+    NCCLHangError,
+    PreemptionError,
+    PreemptionInfo,
+    ValidationConfig,
+    ValidationFn,
+    ValidationTaskConfig,
+)
 
 from compat import session, torch
 from compat._api import (

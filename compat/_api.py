@@ -9,12 +9,11 @@ from typing import Any
 
 import ray
 from ray.train import Checkpoint
-from ray.train.v2.api.report_config import CheckpointConsistencyMode, CheckpointUploadMode
-from ray.train.v2.api.validation_config import ValidationTaskConfig
 
 from compat import _checks, _messages, _validation, _worker
 from compat._context import TrainContext
 from compat._model import CheckpointStatus
+from compat._ray import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
 from compat.errors import NotInTrainingFunctionError
 from compat.result import ReportedCheckpoint
 

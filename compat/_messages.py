@@ -223,3 +223,12 @@ UNKNOWN_REPORT_CHECKPOINT_POSITION = (
     "is the checkpoint: pass a compat.Checkpoint or None, and prefer checkpoint=... "
     "(V1 requires the keyword)."
 )
+
+
+def needs_newer_ray(feature: str, release: str) -> str:
+    from compat._ray import VERSION
+
+    return (
+        f"{feature} under v2 needs Ray {release} or newer; this is Ray {VERSION}. "
+        f"Upgrade Ray (pip install 'ray[train]>={release}'), or leave the option out."
+    )

@@ -1,7 +1,8 @@
 """The one place that reads ``RAY_TRAIN_V2_ENABLED``.
 
 Ray parses the variable with ``env_bool``: ``"1"`` or ``"true"`` (any case) mean V2,
-every other value means V1, and an unset variable means V2 (the default since Ray 2.51).
+every other value means V1, and an unset variable means Ray's own default: V2 from Ray 2.51,
+V1 before (:data:`compat._ray.V2_IS_DEFAULT`).
 That silently turns a typo such as ``"yes"`` or ``" 1"`` into V1, so compat accepts
 exactly the values Ray gives a meaning to on purpose and rejects the rest.
 """
@@ -28,7 +29,9 @@ _V1_VALUES = frozenset({"0", "false"})
 def parse(value: str | None) -> Backend:
     """Return the backend a raw ``RAY_TRAIN_V2_ENABLED`` value selects (``None``: unset)."""
     if value is None:
-        return "v2"
+        from compat._ray import V2_IS_DEFAULT
+
+        return "v2" if V2_IS_DEFAULT else "v1"
     if value.lower() in _V2_VALUES:
         return "v2"
     if value.lower() in _V1_VALUES:

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ray.train.v2.api.validation_config import ValidationConfig, ValidationTaskConfig
-
 from compat import _messages
+from compat._ray import ValidationConfig, ValidationTaskConfig
 
 SEED_TOKEN_KEY = "_compat_validation_token"
 

@@ -14,7 +14,7 @@ from packaging.version import Version
 from compat import _messages
 from compat.errors import UnsupportedRayError
 
-OLDEST = Version("2.60.0")
+OLDEST = Version("2.44.0")
 NEWEST_TESTED = Version("2.60.0")  # the newest release the test suite ran on
 
 

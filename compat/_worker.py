@@ -185,3 +185,16 @@ def wrap(user_fn: Callable[..., Any], settings: WorkerSettings) -> Callable[...,
 
 def now() -> float:
     return time.time()
+
+
+def ledger_reported_checkpoints(session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
+    """``get_all_reported_checkpoints`` answered by the run ledger, from the rounds it
+    recorded (with the run's retention), where the engine cannot answer itself."""
+    import ray
+
+    found = ray.get(
+        session.settings.ledger.reported_checkpoints.remote(
+            session.attempt, session.rank, session.next_index, validated, timeout_s
+        )
+    )
+    return [(c, m, s.value) for c, m, s in found]

@@ -26,10 +26,10 @@ def _ray_bases() -> tuple[tuple[type[BaseException], ...], type[BaseException], 
     except Exception:  # an unsupported Ray: the version check reports it
         pass
     try:
-        from ray.train.v2.api import exceptions as v2
+        from compat._ray import v2_failure_classes
 
-        bases.append(v2.TrainingFailedError)
-        worker_group, controller = v2.WorkerGroupError, v2.ControllerError
+        failed, worker_group, controller = v2_failure_classes()
+        bases.append(failed)
     except Exception:
         pass
     return tuple(bases) or (RuntimeError,), worker_group, controller

@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 from ray.train import Checkpoint
 
-from compat._model import CheckpointStatus, ReportRound
+from compat._model import CheckpointStatus, ReportRound, checkpoint_status, merge_validation
+from compat._storage import checkpoint_dir_name
 from compat._usage import Usage
 
 
@@ -87,3 +88,21 @@ def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
         for r in sorted(records, key=lambda r: (r.attempt, r.index, r.rank))
     ]
     return pd.DataFrame(rows)
+
+
+def ledger_validated(
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]], rounds: list[ReportRound]
+) -> tuple[list[tuple[Checkpoint, dict[str, Any]]], list[ReportedCheckpoint]]:
+    """The engine's kept checkpoints with the outcome of the validation compat's ledger ran
+    (its metrics merged in, its status), matched to rounds by checkpoint directory name."""
+    by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+    best: list[tuple[Checkpoint, dict[str, Any]]] = []
+    reported: list[ReportedCheckpoint] = []
+    for checkpoint, metrics in best_checkpoints:
+        round_ = by_dir.get(checkpoint_dir_name(checkpoint))
+        merged = merge_validation(metrics, round_.validation) if round_ else dict(metrics)
+        best.append((checkpoint, merged))
+        reported.append(
+            ReportedCheckpoint(checkpoint, merged, checkpoint_status(round_) if round_ else CheckpointStatus.COMMITTED)
+        )
+    return best, reported

@@ -13,9 +13,9 @@ import pandas as pd
 from compat import _storage, _usage
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot
-from compat._model import CheckpointStatus, ValidationOutcome, checkpoint_status, merge_validation
+from compat._model import CheckpointStatus, ValidationOutcome, merge_validation
 from compat.config import RunConfig
-from compat.result import ReportedCheckpoint, Result, worker_dataframe
+from compat.result import Result, ledger_validated, worker_dataframe
 from v1 import logs
 from v1.semantics import V1Semantics
 
@@ -84,12 +84,7 @@ class V1Backend:
             round_ = by_dir.get(str(metrics.get("checkpoint_dir_name")))
             return merge_validation(metrics, round_.validation) if round_ else dict(metrics)
 
-        best = [(ckpt, validated(m)) for ckpt, m in (raw.best_checkpoints or [])]
-        reported = []
-        for ckpt, metrics in best:
-            round_ = by_dir.get(os.path.basename(ckpt.path))
-            status = checkpoint_status(round_) if round_ else CheckpointStatus.COMMITTED
-            reported.append(ReportedCheckpoint(ckpt, metrics, status))
+        best, reported = ledger_validated(list(raw.best_checkpoints or []), rounds)
         return Result(
             backend=self.name,
             metrics=validated(raw.metrics) if raw.metrics is not None else None,

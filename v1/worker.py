@@ -13,6 +13,7 @@ from typing import Any
 
 from compat._backend import EngineReport, ReportSink
 from compat._patch import override_method, rebind, undo_all
+from compat._worker import ledger_reported_checkpoints
 
 
 class V1WorkerSide:
@@ -84,14 +85,7 @@ class V1WorkerSide:
     def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
         """V1 has no such call: compat's ledger answers from the rounds it recorded, with
         V1's retention (``num_to_keep`` by score) applied."""
-        import ray
-
-        found = ray.get(
-            session.settings.ledger.reported_checkpoints.remote(
-                session.attempt, session.rank, session.next_index, validated, timeout_s
-            )
-        )
-        return [(c, m, s.value) for c, m, s in found]
+        return ledger_reported_checkpoints(session, validated, timeout_s)
 
     def preemption_info(self) -> Any:
         return None  # V1 has no preemption notice; a preempted node is a worker failure

@@ -10,14 +10,15 @@ from typing import Any
 
 import pandas as pd
 
-from compat import _storage, _tune, _usage
+from compat import _messages, _ray, _storage, _tune, _usage
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot, group_rounds
 from compat._model import CheckpointStatus, ReportRound, ValidationOutcome
 from compat._patch import scoped_env
 from compat._storage import RunStorage, checkpoint_dir_name
 from compat.config import RunConfig
-from compat.result import ReportedCheckpoint, Result, worker_dataframe
+from compat.errors import CompatError
+from compat.result import ReportedCheckpoint, Result, ledger_validated, worker_dataframe
 from v1 import logs
 from v2.semantics import V2Semantics
 from v2.tune_callbacks import TuneCallbacks
@@ -46,7 +47,8 @@ class V2Backend:
     name = "v2"
     semantics = V2Semantics()
     ledger_runs_callbacks = True
-    ledger_runs_validation = False
+    # V2 validates in its controller from Ray 2.56; before, compat's ledger does, as under v1.
+    ledger_runs_validation = not _ray.VALIDATION
     warns_v1_only = True
 
     def __init__(self) -> None:
@@ -80,12 +82,14 @@ class V2Backend:
         return {} if POLL_ENV_VAR in os.environ else {POLL_ENV_VAR: COMPAT_POLL_DEFAULT_S}
 
     def run(self, job: TrainJob) -> Any:
-        from ray.train.v2.api.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
+        CheckpointConfig, FailureConfig, RunConfig, ScalingConfig = _ray.v2_config_classes()
 
         _expose_v2_errors()
 
         s, r = job.scaling, job.run
         c, f = r.checkpoint_config, r.failure_config
+        if r.worker_runtime_env and not _ray.WORKER_RUNTIME_ENV:
+            raise CompatError(_messages.needs_newer_ray("RunConfig(worker_runtime_env=...)", "2.47"))
         # V1-only options were recorded (and warned about) by the trainer; V2 raises on
         # them, so they are not passed on.
         run = RunConfig(
@@ -101,8 +105,8 @@ class V2Backend:
             if c
             else None,
             callbacks=[],  # UserCallbacks run in the ledger, which sees every round (see prepare)
-            worker_runtime_env=r.worker_runtime_env,
-            logging_config=r.logging_config,
+            **({"worker_runtime_env": r.worker_runtime_env} if _ray.WORKER_RUNTIME_ENV else {}),
+            **({"logging_config": r.logging_config} if _ray.LOGGING_CONFIG else {}),
         )
         trainer = job.framework.trainer_class("v2")(
             job.train_fn,
@@ -118,7 +122,7 @@ class V2Backend:
             run_config=run,
             datasets=job.datasets,
             dataset_config=job.dataset_config,
-            validation_config=job.validation_config,
+            **({"validation_config": job.validation_config} if _ray.VALIDATION else {}),
         )
         tune = self._tune_callbacks(job)
         if tune is None:
@@ -188,27 +192,36 @@ class V2Backend:
                 return_value=snapshot.return_value,
                 report_rounds=rounds,
             )
-        statuses = _read_statuses(self.storage) if self.storage is not None else {}
         best = list(raw.best_checkpoints or [])
-        reported = [
-            ReportedCheckpoint(ckpt, metrics, statuses.get(checkpoint_dir_name(ckpt), CheckpointStatus.COMMITTED))
-            for ckpt, metrics in best
-        ]
-        frame = raw.metrics_dataframe
+        metrics, frame = raw.metrics, raw.metrics_dataframe
+        if self.ledger_runs_validation:
+            best, reported = ledger_validated(best, rounds)
+            latest = {checkpoint_dir_name(c): m for c, m in best}
+            if raw.checkpoint is not None and metrics is not None:
+                metrics = latest.get(checkpoint_dir_name(raw.checkpoint), metrics)
+            if best:  # V2's frame is its kept checkpoints' metrics, as validated
+                frame = pd.DataFrame([m for _, m in best])
+        else:
+            statuses = _read_statuses(self.storage) if self.storage is not None else {}
+            reported = [
+                ReportedCheckpoint(ckpt, metrics, statuses.get(checkpoint_dir_name(ckpt), CheckpointStatus.COMMITTED))
+                for ckpt, metrics in best
+            ]
+            rounds = _with_validation(rounds, reported)
         if v1_rows is not None and (v1_rows or frame is None):
             frame = pd.DataFrame(v1_rows) if v1_rows else None
         return Result(
             backend=self.name,
-            metrics=raw.metrics,
+            metrics=metrics,
             checkpoint=raw.checkpoint,
             path=raw.path,
             error=raw.error,
             metrics_dataframe=frame,
             best_checkpoints=best,
             reported_checkpoints=reported,
-            return_value=raw.return_value,
+            return_value=snapshot.return_value,  # rank 0's, as V2 (2.5x) gives; older V2 has none
             worker_metrics_dataframe=workers,
-            report_rounds=_with_validation(rounds, reported),
+            report_rounds=rounds,
             raw=raw,
         )
 
@@ -246,7 +259,7 @@ def _expose_v2_errors() -> None:
     from ray.train.v2.api import exceptions
 
     for name in ("ControllerError", "WorkerGroupError", "NCCLHangError", "PreemptionError"):
-        if not hasattr(ray.train, name):
+        if not hasattr(ray.train, name) and hasattr(exceptions, name):
             setattr(ray.train, name, getattr(exceptions, name))
 
 

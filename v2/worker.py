@@ -17,14 +17,17 @@ through Ray's controller.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from compat import _ray
 from compat._backend import EngineReport, ReportSink
 from compat._patch import override_method, rebind, undo_all
 from compat._storage import checkpoint_dir_name as dir_name_of
+from compat._worker import ledger_reported_checkpoints
 
 RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"
 
@@ -35,7 +38,7 @@ def rounds_through_ray() -> bool:
 
 class V2WorkerSide:
     name = "v2"
-    validates_in_ledger = False
+    validates_in_ledger = not _ray.VALIDATION  # V2 validates in its controller from Ray 2.56
 
     def torch_utils(self) -> Any:
         from ray.train.v2.torch import train_loop_utils
@@ -51,63 +54,45 @@ class V2WorkerSide:
 
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
-        from ray.train.v2._internal.execution.context import get_train_context
-        from ray.train.v2._internal.execution.train_fn_utils import get_train_fn_utils
         from ray.train.v2.api import train_fn_utils as api
-        from ray.train.v2.api.report_config import CheckpointUploadMode
 
-        utils: Any = get_train_fn_utils()
-        original = utils.report
+        owner = _ray.v2_report_owner()
+        original = owner.report
+        signature = inspect.signature(original)
         direct = not rounds_through_ray()
 
-        def report(
-            metrics: dict[str, Any],
-            checkpoint: Any = None,
-            checkpoint_dir_name: str | None = None,
-            checkpoint_upload_mode: Any = CheckpointUploadMode.SYNC,
-            delete_local_checkpoint_after_upload: bool | None = None,
-            checkpoint_upload_fn: Any = None,
-            validation: Any = False,
-        ) -> None:
+        def report(*args: Any, **kwargs: Any) -> None:
+            # Ray's own signature (it changed across releases) names the arguments.
+            call = signature.bind(*args, **kwargs)
+            call.apply_defaults()
+            given = call.arguments
+            metrics, checkpoint = given["metrics"], given.get("checkpoint")
+            validation = given.get("validation") or given.get("validate_fn") or False
+            upload_mode = given.get("checkpoint_upload_mode")
             submitted = dict(metrics)
             if direct and self.round_vote is not None:
                 free = checkpoint is None and not validation and not _has_tensor(metrics)
                 if self.round_vote(free) and free:
                     sink(EngineReport(submitted, False))  # no rank passed a checkpoint: V2 keeps nothing
                     return
-            context: Any = get_train_context()
-            name = checkpoint_dir_name or context.storage_context.make_default_checkpoint_dir_name()
-            original(
-                metrics,
-                checkpoint,
-                name,
-                checkpoint_upload_mode,
-                delete_local_checkpoint_after_upload,
-                checkpoint_upload_fn,
-                validation,
-            )
+            context: Any = _ray.v2_train_context()
+            name = given.get("checkpoint_dir_name") or context.storage_context.make_default_checkpoint_dir_name()
+            given["checkpoint_dir_name"] = name
+            original(*call.args, **call.kwargs)
             persisted = None
             if checkpoint is not None:
-                if checkpoint_upload_mode == CheckpointUploadMode.NO_UPLOAD:
+                if upload_mode is not None and upload_mode.name == "NO_UPLOAD":
                     persisted = checkpoint
-                elif checkpoint_upload_mode == CheckpointUploadMode.SYNC and context.checkpoint is not None:
+                elif (upload_mode is None or upload_mode.name == "SYNC") and context.checkpoint is not None:
                     persisted = context.checkpoint
                     name = dir_name_of(persisted)  # the name rank 0 decided
             sink(EngineReport(submitted, checkpoint is not None, persisted, name, validation))
 
-        unwrap = override_method(utils, "report", report)
+        unwrap = override_method(owner, "report", report)
 
         # A worker process may have imported ray.train while the switch said V1.
-        names = rebind(
-            ray.train,
-            {
-                "report": api.report,
-                "get_checkpoint": api.get_checkpoint,
-                "get_dataset_shard": api.get_dataset_shard,
-                "get_context": api.get_context,
-                "get_all_reported_checkpoints": api.get_all_reported_checkpoints,
-            },
-        )
+        public = ("report", "get_checkpoint", "get_dataset_shard", "get_context", "get_all_reported_checkpoints")
+        names = rebind(ray.train, {name: getattr(api, name) for name in public if hasattr(api, name)})
         return undo_all([unwrap, names])
 
     def report(
@@ -119,15 +104,13 @@ class V2WorkerSide:
         upload_mode: Any,
         validation: Any,
     ) -> None:
-        from ray.train.v2.api.report_config import CheckpointUploadMode
         from ray.train.v2.api.train_fn_utils import report as v2_report
 
         v2_report(
             dict(metrics),
             checkpoint=checkpoint,
             checkpoint_dir_name=checkpoint_dir_name,
-            checkpoint_upload_mode=upload_mode or CheckpointUploadMode.SYNC,
-            validation=validation,
+            **_ray.v2_report_keywords(upload_mode, validation),
         )
 
     def context(self) -> Any:
@@ -136,14 +119,17 @@ class V2WorkerSide:
         return get_context()
 
     def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
-        from ray.train.v2.api.report_config import CheckpointConsistencyMode
+        if not _ray.VALIDATION:  # validation outcomes (and, before 2.50, the list) live in the ledger
+            return ledger_reported_checkpoints(session, validated, timeout_s)
         from ray.train.v2.api.train_fn_utils import get_all_reported_checkpoints
 
-        mode = CheckpointConsistencyMode.VALIDATED if validated else CheckpointConsistencyMode.COMMITTED
+        mode = _ray.CheckpointConsistencyMode.VALIDATED if validated else _ray.CheckpointConsistencyMode.COMMITTED
         found = get_all_reported_checkpoints(consistency_mode=mode, timeout_s=timeout_s)
         return [(r.checkpoint, dict(r.metrics), r.status.value) for r in found]
 
     def preemption_info(self) -> Any:
+        if not _ray.PREEMPTION:
+            return None  # no preemption notice before Ray 2.58; a preempted node is a worker failure
         from ray.train.v2.api.train_fn_utils import get_preemption_info
 
         return get_preemption_info()

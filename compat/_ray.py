@@ -1,0 +1,224 @@
+"""Every difference between the Ray releases compat supports, in one module.
+
+compat runs on Ray 2.44 to 2.60 (:mod:`compat._version` holds the range). Ray's public
+``ray.train`` API gained names release by release; this module says which release has what
+(read from the released wheels) and gives each name from Ray where Ray has it, and compat's
+own equivalent where it does not. Everything else in compat imports version-dependent names
+from here, so a new Ray release means editing this file.
+
+The facts, by release:
+
+========  ==================================================================================
+2.44      V2 engine (opt-in), ``UserCallback.after_report/after_exception``; V2's only
+          failure class is ``TrainingFailedError``; a V2 worker reports through its
+          ``TrainContext.report``.
+2.47      ``RunConfig(worker_runtime_env=...)`` in V2.
+2.49      ``WorkerGroupError``/``ControllerError``; a V2 worker reports through its
+          ``TrainFnUtils.report``.
+2.50      ``CheckpointUploadMode``, ``get_all_reported_checkpoints``, ``ReportedCheckpoint``;
+          ``report(validate_fn=, validate_config=)``.
+2.51      ``RAY_TRAIN_V2_ENABLED`` defaults to on.
+2.52      V2 has its own ``CheckpointConfig`` (V1's before).
+2.53      ``CheckpointConsistencyMode``.
+2.55      ``ValidationConfig`` on the trainer and ``report(validation=...)`` replace
+          ``validate_fn``; ``ReportedCheckpointStatus``.
+2.56      ``ValidationTaskConfig.timeout_s``; ``RunConfig(logging_config=LoggingConfig())``.
+2.58      ``PreemptionError``, ``PreemptionInfo``, ``get_preemption_info``.
+2.60      ``NCCLHangError``.
+========  ==================================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from enum import Enum
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Protocol
+
+from packaging.version import Version
+
+__all__ = [
+    "CheckpointConsistencyMode",
+    "CheckpointUploadMode",
+    "LoggingConfig",
+    "NCCLHangError",
+    "PreemptionError",
+    "PreemptionInfo",
+    "ValidationConfig",
+    "ValidationFn",
+    "ValidationTaskConfig",
+]
+
+VERSION = Version(metadata.version("ray"))
+
+
+def since(release: str) -> bool:
+    """Whether the installed Ray is ``release`` or newer."""
+    return VERSION >= Version(release)
+
+
+V2_IS_DEFAULT = since("2.51")
+"""Ray's own default for an unset ``RAY_TRAIN_V2_ENABLED``."""
+REPORTED_CHECKPOINTS = since("2.50")
+"""V2 has ``get_all_reported_checkpoints`` and the upload modes."""
+CONSISTENCY_MODES = since("2.53")
+"""V2's ``get_all_reported_checkpoints`` takes ``consistency_mode`` and ``timeout_s``."""
+VALIDATION = since("2.56")
+"""V2 validates checkpoints itself, with ``ValidationTaskConfig.timeout_s`` (2.55 lacks it).
+Before it, compat validates in its run ledger, as it always does under V1."""
+FAILURE_FAMILIES = since("2.49")
+"""V2 raises ``WorkerGroupError`` / ``ControllerError`` rather than one failure class."""
+PREEMPTION = since("2.58")
+LOGGING_CONFIG = since("2.56")
+WORKER_RUNTIME_ENV = since("2.47")
+
+if TYPE_CHECKING or VERSION >= Version("2.60"):  # mypy reads the newest release's names
+    from ray.train.v2.api.config import LoggingConfig
+    from ray.train.v2.api.exceptions import NCCLHangError, PreemptionError
+    from ray.train.v2.api.preemption import PreemptionInfo
+    from ray.train.v2.api.report_config import CheckpointConsistencyMode, CheckpointUploadMode
+    from ray.train.v2.api.validation_config import ValidationConfig, ValidationFn, ValidationTaskConfig
+else:
+    if since("2.50"):
+        from ray.train.v2.api.report_config import CheckpointUploadMode
+    else:
+
+        class CheckpointUploadMode(Enum):  # type: ignore[no-redef]
+            """Ray 2.50's ``CheckpointUploadMode``; compat uploads synchronously before it."""
+
+            ASYNC = "ASYNC"
+            SYNC = "SYNC"
+            NO_UPLOAD = "NO_UPLOAD"
+
+            def default_delete_local_checkpoint_after_upload(self) -> bool:
+                return self == CheckpointUploadMode.ASYNC
+
+    if since("2.53"):
+        from ray.train.v2.api.report_config import CheckpointConsistencyMode
+    else:
+
+        class CheckpointConsistencyMode(Enum):  # type: ignore[no-redef]
+            """Ray 2.53's ``CheckpointConsistencyMode``."""
+
+            COMMITTED = "COMMITTED"
+            VALIDATED = "VALIDATED"
+
+    if since("2.56"):
+        from ray.train.v2.api.validation_config import ValidationConfig, ValidationFn, ValidationTaskConfig
+    else:
+
+        class ValidationFn(Protocol):  # type: ignore[no-redef]
+            """A checkpoint validation function: ``fn(checkpoint, **fn_kwargs) -> dict``."""
+
+            def __call__(self, checkpoint: Any, **kwargs: Any) -> dict[str, Any]: ...
+
+        @dataclasses.dataclass
+        class ValidationTaskConfig:  # type: ignore[no-redef]
+            """Ray 2.56's ``ValidationTaskConfig`` (compat runs the validation)."""
+
+            fn_kwargs: dict[str, Any] | None = None
+            timeout_s: float | None = None
+
+            def __post_init__(self) -> None:
+                if self.fn_kwargs is None:
+                    self.fn_kwargs = {}
+
+        class ValidationConfig:  # type: ignore[no-redef]
+            """Ray 2.56's ``ValidationConfig`` (compat runs the validation)."""
+
+            def __init__(
+                self,
+                fn: Callable[..., dict[str, Any]],
+                task_config: ValidationTaskConfig | None = None,
+                ray_remote_kwargs: dict[str, Any] | None = None,
+            ) -> None:
+                self.fn = fn
+                self.task_config = task_config if task_config is not None else ValidationTaskConfig()
+                self.ray_remote_kwargs = ray_remote_kwargs or {}
+
+    if since("2.56"):
+        from ray.train.v2.api.config import LoggingConfig
+    else:
+
+        @dataclasses.dataclass
+        class LoggingConfig:  # type: ignore[no-redef]
+            """Ray 2.56's ``LoggingConfig``; accepted and ignored by older releases."""
+
+            log_level: str = "INFO"
+
+            def __post_init__(self) -> None:
+                valid = set(logging._nameToLevel)
+                if not isinstance(self.log_level, str) or self.log_level.upper() not in valid:
+                    raise ValueError(f"Invalid log_level: {self.log_level!r}. Must be one of: {sorted(valid)}.")
+                self.log_level = self.log_level.upper()
+
+    if since("2.58"):
+        from ray.train.v2.api.exceptions import PreemptionError
+        from ray.train.v2.api.preemption import PreemptionInfo
+    else:
+
+        class PreemptionError(RuntimeError):  # type: ignore[no-redef]
+            """Ray 2.58's ``PreemptionError``; never raised by older releases."""
+
+        @dataclasses.dataclass(frozen=True)
+        class PreemptionInfo:  # type: ignore[no-redef]
+            """Ray 2.58's ``PreemptionInfo``."""
+
+            deadline_ms: int | None
+            preempted_node_to_ranks: dict[str, list[int]]
+
+    class NCCLHangError(RuntimeError):  # type: ignore[no-redef]
+        """Ray 2.60's ``NCCLHangError``; never raised by older releases."""
+
+
+def v2_failure_classes() -> tuple[type[BaseException], type[BaseException], type[BaseException]]:
+    """V2's ``(TrainingFailedError, WorkerGroupError, ControllerError)``; before 2.50,
+    where V2 had one failure class, the two families are ``RuntimeError``."""
+    from ray.train.v2.api import exceptions
+
+    if FAILURE_FAMILIES:
+        return exceptions.TrainingFailedError, exceptions.WorkerGroupError, exceptions.ControllerError
+    return exceptions.TrainingFailedError, RuntimeError, RuntimeError
+
+
+def v2_report_owner() -> Any:
+    """The object whose ``report`` method every V2 report in this worker goes through
+    (``ray.train.report``, library callbacks and compat alike): the worker's
+    ``TrainFnUtils`` from 2.49, its ``TrainContext`` before."""
+    if since("2.49"):
+        from ray.train.v2._internal.execution.train_fn_utils import get_train_fn_utils
+
+        return get_train_fn_utils()
+    return v2_train_context()
+
+
+def v2_train_context() -> Any:
+    """The V2 worker's internal ``TrainContext`` (storage, the persisted checkpoint)."""
+    from ray.train.v2._internal.execution.context import get_train_context
+
+    return get_train_context()
+
+
+def v2_report_keywords(upload_mode: Any, validation: Any) -> dict[str, Any]:
+    """The keywords of V2's ``ray.train.report`` this Ray takes, for compat's own report.
+    Before 2.56 compat validates in its ledger and passes no validation to Ray."""
+    keywords: dict[str, Any] = {}
+    if REPORTED_CHECKPOINTS:
+        keywords["checkpoint_upload_mode"] = upload_mode or CheckpointUploadMode.SYNC
+    if VALIDATION:
+        keywords["validation"] = validation
+    return keywords
+
+
+def v2_config_classes() -> tuple[type, type, type, type]:
+    """V2's ``(CheckpointConfig, FailureConfig, RunConfig, ScalingConfig)``; before 2.52
+    V2 used V1's ``CheckpointConfig``."""
+    from ray.train.v2.api import config
+
+    if since("2.52"):
+        return config.CheckpointConfig, config.FailureConfig, config.RunConfig, config.ScalingConfig
+    from ray.air.config import CheckpointConfig
+
+    return CheckpointConfig, config.FailureConfig, config.RunConfig, config.ScalingConfig
