@@ -1,13 +1,12 @@
 import pytest
 
 import compat
-from compat import _switch, _version
+from compat import _ray, _switch, _version
 
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        (None, "v2"),
         ("1", "v2"),
         ("true", "v2"),
         ("TRUE", "v2"),
@@ -33,21 +32,25 @@ def test_backend_follows_the_variable_at_each_call(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
     assert compat.backend() == "v2"
     monkeypatch.delenv("RAY_TRAIN_V2_ENABLED")
-    assert compat.backend() == "v2"
+    assert compat.backend() == ("v2" if _ray.V2_IS_DEFAULT else "v1")  # Ray's own default
 
 
 def test_agrees_with_ray_on_every_accepted_value(monkeypatch: pytest.MonkeyPatch) -> None:
     from ray.train.v2._internal.constants import is_v2_enabled
 
-    for raw in ["1", "true", "TRUE", "0", "false"]:
-        monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", raw)
-        assert (compat.backend() == "v2") == is_v2_enabled()
+    for raw in ["1", "true", "TRUE", "0", "false", None]:
+        if raw is None:
+            monkeypatch.delenv("RAY_TRAIN_V2_ENABLED", raising=False)  # unset: V1 before Ray 2.51
+        else:
+            monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", raw)
+        assert (compat.backend() == "v2") == is_v2_enabled(), raw
 
 
 def test_ray_older_than_supported_is_a_clear_import_error() -> None:
     assert _version.check("2.60.0") == "2.60.0"
-    with pytest.raises(compat.UnsupportedRayError, match=r'pip install "ray\[train\]>=2.60.0"'):
-        _version.check("2.49.1")
+    assert _version.check("2.44.0") == "2.44.0"
+    with pytest.raises(compat.UnsupportedRayError, match=r'pip install "ray\[train\]>=2.44.0"'):
+        _version.check("2.43.0")
 
 
 def test_a_newer_ray_warns_and_is_used_not_refused() -> None:

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The Ray release matrix: compat's real-Ray tests on each chosen Ray release, each in a
+# virtualenv of its own, in both modes (RAY_TRAIN_V2_ENABLED=0, then 1 without the tests
+# that already cover both backends), as scripts/test.sh runs them on the newest release.
+#
+#   bash scripts/matrix.sh                 # 2.44.1 2.50.1 2.53.0 2.55.0 2.60.0
+#   bash scripts/matrix.sh 2.44.1 2.60.0   # the releases CI runs
+#
+# MATRIX_TESTS: the pytest selection (default below); MATRIX_MODES: the settings of
+# RAY_TRAIN_V2_ENABLED to run (default "0 1"; the tests run both backends through their
+# fixtures either way, the setting only changes the one the process starts with);
+# MATRIX_DIR: where the virtualenvs live (default .matrix/, reused between runs). Prints a Markdown table, also written to
+# $MATRIX_DIR/results.md, for docs/compatibility.md. Exits 1 if any release failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+MATRIX_DIR=${MATRIX_DIR:-.matrix}
+releases=("$@")
+[ ${#releases[@]} -gt 0 ] || releases=(2.44.1 2.50.1 2.53.0 2.55.0 2.60.0)
+read -r -a modes <<<"${MATRIX_MODES:-0 1}"
+read -r -a tests <<<"${MATRIX_TESTS:-tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_runs.py}"
+mkdir -p "$MATRIX_DIR"
+
+setup() {  # $1: release; creates $MATRIX_DIR/ray-$1 once
+  local venv=$MATRIX_DIR/ray-$1 log=$MATRIX_DIR/ray-$1.setup.log
+  [ -f "$venv/.installed" ] && return 0
+  echo "matrix: installing Ray $1 into $venv (log: $log)"
+  {
+    "$PYTHON" -m venv "$venv" &&
+      "$venv/bin/python" -m pip install -q --upgrade pip &&
+      "$venv/bin/python" -m pip install -q "torch==2.13.0" &&
+      "$venv/bin/python" -m pip install -q "ray[train]==$1" -e ".[test]"
+  } >"$log" 2>&1 || { echo "matrix: FAILED to install Ray $1, see $log" >&2; return 1; }
+  touch "$venv/.installed"
+}
+
+summary() {  # the last line pytest printed: "N passed, M failed in T s"
+  grep -E '(passed|failed|error)' "$1" | tail -1 | sed -E 's/=+//g; s/^ +| +$//g'
+}
+
+rows=()
+status=0
+for release in "${releases[@]}"; do
+  if ! setup "$release"; then
+    rows+=("| $release | not installed | not installed |")
+    status=1
+    continue
+  fi
+  py=$MATRIX_DIR/ray-$release/bin/python
+  cells=("not run" "not run")
+  for mode in "${modes[@]}"; do
+    log=$MATRIX_DIR/ray-$release.v2-$mode.log
+    marker=()
+    [ "$mode" = 1 ] && marker=(-m "not one_pass")
+    echo "matrix: Ray $release, RAY_TRAIN_V2_ENABLED=$mode (log: $log)"
+    if RAY_TRAIN_V2_ENABLED=$mode "$py" -m pytest -q -p no:cacheprovider "${marker[@]}" "${tests[@]}" >"$log" 2>&1; then
+      cells[$mode]="$(summary "$log")"
+    else
+      cells[$mode]="**FAILED**: $(summary "$log")"
+      status=1
+    fi
+  done
+  rows+=("| $release | ${cells[0]} | ${cells[1]} |")
+done
+
+{
+  echo "| Ray | \`RAY_TRAIN_V2_ENABLED=0\` | \`RAY_TRAIN_V2_ENABLED=1\` |"
+  echo "|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "Tests: \`${tests[*]}\` (\`bash scripts/matrix.sh ${releases[*]}\`, $(date -u +%Y-%m-%d))."
+} | tee "$MATRIX_DIR/results.md"
+exit $status
