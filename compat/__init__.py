@@ -23,7 +23,7 @@ from compat._ray import (
     ValidationTaskConfig,
 )
 
-from compat import session, torch
+from compat import _ray, session, torch
 from compat._api import (
     get_all_reported_checkpoints,
     get_checkpoint,
@@ -109,3 +109,8 @@ __all__ = [
     "session",
     "torch",
 ]
+
+# Names this (older) Ray's ray.train still exports and newer releases removed (compat/_ray.py).
+_retired = _ray.retired_names("ray.train")
+globals().update(_retired)
+__all__ += sorted(_retired)

@@ -13,6 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from compat import _ray
 from compat._switch import Backend
 
 
@@ -70,7 +71,7 @@ XGBOOST = Framework(
     v2_trainer="ray.train.v2.xgboost.xgboost_trainer:XGBoostTrainer",
     config_arg="xgboost_config",
     v1_config="ray.train.xgboost.config:XGBoostConfig",
-    v2_config="ray.train.v2.xgboost.config:XGBoostConfig",
+    v2_config="ray.train.v2.xgboost.config:XGBoostConfig" if _ray.V2_XGBOOST_CONFIG else None,
 )
 LIGHTGBM = Framework(
     "lightgbm",

@@ -16,13 +16,17 @@ The facts, by release:
 2.49      ``WorkerGroupError``/``ControllerError``; a V2 worker reports through its
           ``TrainFnUtils.report``.
 2.50      ``CheckpointUploadMode``, ``get_all_reported_checkpoints``, ``ReportedCheckpoint``;
-          ``report(validate_fn=, validate_config=)``.
+          ``report(validate_fn=, validate_config=)``; V2's own ``XGBoostConfig`` (V1's before).
 2.51      ``RAY_TRAIN_V2_ENABLED`` defaults to on.
 2.52      V2 has its own ``CheckpointConfig`` (V1's before).
 2.53      ``CheckpointConsistencyMode``.
 2.55      ``ValidationConfig`` on the trainer and ``report(validation=...)`` replace
           ``validate_fn``; ``ReportedCheckpointStatus``.
-2.56      ``ValidationTaskConfig.timeout_s``; ``RunConfig(logging_config=LoggingConfig())``.
+2.51      ``ray.train.TrainingIterator`` removed.
+2.56      ``ValidationTaskConfig.timeout_s``; ``RunConfig(logging_config=LoggingConfig())``;
+          ``ray.train.lightgbm.normalize_pandas_for_lightgbm``; the V1 predictors
+          (``TorchPredictor``, ``TorchDetectionPredictor``, ``XGBoostPredictor``,
+          ``LightGBMPredictor``) removed.
 2.58      ``PreemptionError``, ``PreemptionInfo``, ``get_preemption_info``.
 2.60      ``NCCLHangError``.
 ========  ==================================================================================
@@ -73,6 +77,29 @@ FAILURE_FAMILIES = since("2.49")
 PREEMPTION = since("2.58")
 LOGGING_CONFIG = since("2.56")
 WORKER_RUNTIME_ENV = since("2.47")
+V2_XGBOOST_CONFIG = since("2.50")
+"""V2's XGBoostTrainer takes its own ``ray.train.v2.xgboost.config.XGBoostConfig``."""
+LIGHTGBM_NORMALIZE = since("2.56")
+"""``ray.train.lightgbm.normalize_pandas_for_lightgbm`` exists."""
+
+RETIRED_NAMES: dict[str, tuple[str, ...]] = {
+    "ray.train": ("TrainingIterator",),
+    "ray.train.torch": ("TorchPredictor", "TorchDetectionPredictor"),
+    "ray.train.xgboost": ("XGBoostPredictor",),
+    "ray.train.lightgbm": ("LightGBMPredictor",),
+}
+"""Names older releases' modules export and newer ones removed; compat passes them through
+where the installed Ray still has them, so it stays a drop-in there."""
+
+
+def retired_names(module: str) -> dict[str, Any]:
+    """Ray's objects for the :data:`RETIRED_NAMES` of ``module`` this Ray still exports."""
+    import importlib
+
+    ray_module = importlib.import_module(module)
+    exported = set(getattr(ray_module, "__all__", ()))
+    return {name: getattr(ray_module, name) for name in RETIRED_NAMES.get(module, ()) if name in exported}
+
 
 if TYPE_CHECKING or VERSION >= Version("2.60"):  # mypy reads the newest release's names
     from ray.train.v2.api.config import LoggingConfig

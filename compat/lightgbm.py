@@ -11,16 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ray.train.lightgbm import (
-    LightGBMCheckpoint,
-    LightGBMConfig,
-    RayTrainReportCallback,
-    get_network_params,
-    normalize_pandas_for_lightgbm,
-)
+from ray.train.lightgbm import LightGBMCheckpoint, LightGBMConfig, RayTrainReportCallback, get_network_params
 
+from compat import _ray
 from compat._frameworks import LIGHTGBM
 from compat._trees import TreeTrainer
+
+if _ray.LIGHTGBM_NORMALIZE:
+    from ray.train.lightgbm import normalize_pandas_for_lightgbm
 
 __all__ = [
     "LightGBMCheckpoint",
@@ -28,8 +26,14 @@ __all__ = [
     "LightGBMTrainer",
     "RayTrainReportCallback",
     "get_network_params",
-    "normalize_pandas_for_lightgbm",
 ]
+if _ray.LIGHTGBM_NORMALIZE:
+    __all__ += ["normalize_pandas_for_lightgbm"]
+
+# Names this (older) Ray's ray.train.lightgbm still exports and newer releases removed (compat/_ray.py).
+_retired = _ray.retired_names("ray.train.lightgbm")
+globals().update(_retired)
+__all__ += sorted(_retired)
 
 
 class LightGBMTrainer(TreeTrainer):

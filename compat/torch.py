@@ -13,7 +13,7 @@ from typing import Any
 from ray.train.torch import TorchCheckpoint
 from ray.train.torch.config import TorchConfig
 
-from compat import _messages, _usage, _worker
+from compat import _messages, _ray, _usage, _worker
 from compat._trainer import TorchTrainer
 from compat.errors import CompatError
 
@@ -30,6 +30,11 @@ __all__ = [
     "prepare_model",
     "prepare_optimizer",
 ]
+
+# Names this (older) Ray's ray.train.torch still exports and newer releases removed (compat/_ray.py).
+_retired = _ray.retired_names("ray.train.torch")
+globals().update(_retired)
+__all__ += sorted(_retired)
 
 
 def _utils() -> Any:

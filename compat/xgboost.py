@@ -15,10 +15,16 @@ from typing import Any
 from ray.train.xgboost import RayTrainReportCallback, XGBoostCheckpoint
 from ray.train.xgboost.config import XGBoostConfig
 
+from compat import _ray
 from compat._frameworks import XGBOOST
 from compat._trees import TreeTrainer
 
 __all__ = ["RayTrainReportCallback", "XGBoostCheckpoint", "XGBoostConfig", "XGBoostTrainer"]
+
+# Names this (older) Ray's ray.train.xgboost still exports and newer releases removed (compat/_ray.py).
+_retired = _ray.retired_names("ray.train.xgboost")
+globals().update(_retired)
+__all__ += sorted(_retired)
 
 
 class XGBoostTrainer(TreeTrainer):

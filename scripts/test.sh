@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: lint, type-check, then the whole suite under both settings of
-# RAY_TRAIN_V2_ENABLED (each pass also exercises flipping between backends in-process).
+# RAY_TRAIN_V2_ENABLED (each pass also exercises flipping between backends in-process), on
+# the newest tested Ray; then the real-Ray run tests on the oldest supported Ray.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -14,3 +15,9 @@ echo "== pytest with RAY_TRAIN_V2_ENABLED=0 =="
 RAY_TRAIN_V2_ENABLED=0 python -m pytest -q -p no:cacheprovider "$@"
 echo "== pytest with RAY_TRAIN_V2_ENABLED=1 (without one_pass tests) =="
 RAY_TRAIN_V2_ENABLED=1 python -m pytest -q -p no:cacheprovider -m "not one_pass" "$@"
+# The oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
+# own (docs/compatibility.md §27). Both backends run through the tests' fixtures.
+if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then  # not with a pytest selection
+  echo "== the oldest supported Ray (scripts/matrix.sh 2.44.1) =="
+  MATRIX_MODES=0 bash scripts/matrix.sh 2.44.1
+fi

@@ -139,8 +139,10 @@ def test_every_name_ray_train_exports_is_exported_by_compat(setting: str) -> Non
 def test_ray_configs_are_accepted_in_place_of_compat_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     from ray.air.config import RunConfig as V1Run
     from ray.air.config import ScalingConfig as V1Scaling
-    from ray.train.v2.api.config import CheckpointConfig as V2Checkpoint
-    from ray.train.v2.api.config import RunConfig as V2Run
+
+    from compat._ray import v2_config_classes
+
+    V2Checkpoint, _, V2Run, _ = v2_config_classes()
 
     trainer = compat.torch.TorchTrainer(
         lambda: None,

@@ -17,3 +17,12 @@ def migrate(source: str, *codes: str, target: str = "ray") -> tuple[str, list[Di
 @pytest.fixture
 def run():
     return migrate
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The codemod's tests do not depend on RAY_TRAIN_V2_ENABLED (they start no Ray, or pin
+    the mode themselves): scripts/test.sh runs them in its first pass only. A test that runs
+    migrated code in the pass's mode is marked ``ray`` and runs in both."""
+    for item in items:
+        if "tests/migrate/" in item.nodeid and item.get_closest_marker("ray") is None:
+            item.add_marker(pytest.mark.one_pass)

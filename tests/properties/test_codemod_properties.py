@@ -7,12 +7,15 @@ import warnings
 
 import hypothesmith
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from migrate import engine
 from migrate.rules import Context
 from tests.properties.programs import v1_programs
+
+pytestmark = pytest.mark.one_pass  # the codemod does not depend on RAY_TRAIN_V2_ENABLED
 
 EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RULES = engine.select_rules()
