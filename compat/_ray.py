@@ -13,7 +13,8 @@ The facts, by release:
           failure class is ``TrainingFailedError``; a V2 worker reports through its
           ``TrainContext.report``.
 2.47      ``RunConfig(worker_runtime_env=...)`` in V2.
-2.49      ``WorkerGroupError``/``ControllerError``; a V2 worker reports through its
+2.49      ``WorkerGroupError``/``ControllerError`` (``TrainingFailedError`` is their
+          ``Union`` until 2.51, a base class from 2.51); a V2 worker reports through its
           ``TrainFnUtils.report``.
 2.50      ``CheckpointUploadMode``, ``get_all_reported_checkpoints``, ``ReportedCheckpoint``;
           ``report(validate_fn=, validate_config=)``; V2's own ``XGBoostConfig`` (V1's before).
@@ -200,14 +201,16 @@ else:
         """Ray 2.60's ``NCCLHangError``; never raised by older releases."""
 
 
-def v2_failure_classes() -> tuple[type[BaseException], type[BaseException], type[BaseException]]:
-    """V2's ``(TrainingFailedError, WorkerGroupError, ControllerError)``; before 2.50,
-    where V2 had one failure class, the two families are ``RuntimeError``."""
+def v2_failure_classes() -> tuple[type[BaseException] | None, type[BaseException], type[BaseException]]:
+    """V2's ``(TrainingFailedError, WorkerGroupError, ControllerError)``. Before 2.49 V2 has
+    one failure class and the two families are ``RuntimeError``; in 2.49 and 2.50
+    ``TrainingFailedError`` is a ``Union`` of the two families, not a class (``None`` here)."""
     from ray.train.v2.api import exceptions
 
-    if FAILURE_FAMILIES:
-        return exceptions.TrainingFailedError, exceptions.WorkerGroupError, exceptions.ControllerError
-    return exceptions.TrainingFailedError, RuntimeError, RuntimeError
+    if not FAILURE_FAMILIES:
+        return exceptions.TrainingFailedError, RuntimeError, RuntimeError
+    failed = exceptions.TrainingFailedError if isinstance(exceptions.TrainingFailedError, type) else None
+    return failed, exceptions.WorkerGroupError, exceptions.ControllerError
 
 
 def v2_report_owner() -> Any:

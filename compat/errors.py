@@ -29,7 +29,8 @@ def _ray_bases() -> tuple[tuple[type[BaseException], ...], type[BaseException], 
         from compat._ray import v2_failure_classes
 
         failed, worker_group, controller = v2_failure_classes()
-        bases.append(failed)
+        if failed is not None:
+            bases.append(failed)
     except Exception:
         pass
     return tuple(bases) or (RuntimeError,), worker_group, controller
