@@ -85,7 +85,7 @@ def report(
 def get_context() -> TrainContext:
     """The worker's context (rank, world size, experiment name, storage)."""
     session = _session("get_context")
-    return TrainContext(session.side.context(), session.backend)
+    return TrainContext(session.side.context(), session.backend, session.settings.engine)
 
 
 def get_checkpoint() -> Checkpoint | None:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from compat._frameworks import TORCH, Framework
 from compat._ledger import LedgerSnapshot
 from compat._model import Semantics
+from compat._switch import Engine
 from compat.config import RunConfig, ScalingConfig
 from compat.result import Result
 
@@ -108,6 +109,10 @@ class Backend(Protocol):
     @property
     def semantics(self) -> Semantics: ...
 
+    # The Ray engine that runs it: "v1" or "v2" (the v1 backend can run on V2's engine).
+    @property
+    def engine(self) -> Engine: ...
+
     # The ledger plays V2's controller for UserCallbacks (after_report, after_exception):
     # one process sees every round in order, whichever way each round travelled.
     ledger_runs_callbacks: bool
@@ -116,8 +121,11 @@ class Backend(Protocol):
     # V1-only usage seen in workers is repeated as a warning on the driver.
     warns_v1_only: bool
 
-    def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:
-        """Before the run: resolve its storage, notice a re-run, set logs aside."""
+    def prepare(
+        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
+    ) -> None:
+        """Before the run: resolve its storage, notice a re-run, set logs aside.
+        ``trainer_name`` is the V1 trainer class's name (V1 names trials after it)."""
         ...
 
     def round_sink(self) -> Callable[[dict[int, Any]], None] | None:

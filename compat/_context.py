@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from compat import _usage
@@ -12,11 +13,14 @@ class TrainContext:
 
     The V1-only trial API (``get_trial_name/id/dir/resources``) still answers under v2,
     with the closest V2 value, after a :class:`compat.V1OnlyWarning`; strict mode raises.
+    With V1 semantics on V2's engine it answers as V1 would, from the V1-style trial
+    directory the run writes to (``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``).
     """
 
-    def __init__(self, ray_context: Any, backend: str) -> None:
+    def __init__(self, ray_context: Any, backend: str, engine: str = "v1") -> None:
         self._ray = ray_context
         self._backend = backend
+        self._v1_on_v2 = backend == "v1" and engine == "v2"
 
     def get_world_rank(self) -> int:
         return int(self._ray.get_world_rank())
@@ -34,6 +38,8 @@ class TrainContext:
         return int(self._ray.get_node_rank())
 
     def get_experiment_name(self) -> str:
+        if self._v1_on_v2:
+            return posixpath.basename(posixpath.dirname(self._trial_dir()))
         return str(self._ray.get_experiment_name())
 
     def get_storage(self) -> Any:
@@ -45,18 +51,34 @@ class TrainContext:
             return dict(self._ray.get_metadata())
         return {}
 
-    def _trial(self, name: str, v1_value: Any, v2_value: Any) -> Any:
+    def _trial(self, name: str, v1_value: Any, v2_value: Any, v1_on_v2: Any = None) -> Any:
         _usage.relied_on("trial-api", f"get_context().{name}()")
+        if self._v1_on_v2:
+            return v1_on_v2() if v1_on_v2 is not None else v2_value()
         return v1_value() if self._backend == "v1" else v2_value()
 
+    def _trial_dir(self) -> str:
+        return str(self.get_storage().experiment_fs_path)
+
+    def _trial_name(self) -> str:
+        # <Trainer>_<id>_00000_0_<date>: the trial name is <Trainer>_<id>_00000
+        return posixpath.basename(self._trial_dir()).rsplit("_0_", 1)[0]
+
     def get_trial_name(self) -> str:
-        return str(self._trial("get_trial_name", self._ray.get_trial_name, self.get_experiment_name))
+        return str(self._trial("get_trial_name", self._ray.get_trial_name, self.get_experiment_name, self._trial_name))
 
     def get_trial_id(self) -> str:
-        return str(self._trial("get_trial_id", self._ray.get_trial_id, self.get_experiment_name))
+        return str(
+            self._trial(
+                "get_trial_id",
+                self._ray.get_trial_id,
+                self.get_experiment_name,
+                lambda: self._trial_name().split("_", 1)[-1],
+            )
+        )
 
     def get_trial_dir(self) -> str:
-        return str(self._trial("get_trial_dir", self._ray.get_trial_dir, lambda: self.get_storage().experiment_fs_path))
+        return str(self._trial("get_trial_dir", self._ray.get_trial_dir, self._trial_dir))
 
     def get_trial_resources(self) -> Any:
         return self._trial("get_trial_resources", self._ray.get_trial_resources, lambda: None)

@@ -34,6 +34,11 @@ class Framework:
     v1_config: str | None = None  # the config class each engine expects, when they differ
     v2_config: str | None = None
 
+    @property
+    def trainer_name(self) -> str:
+        """The name of Ray's V1 trainer class (``TorchTrainer``): V1 names trials after it."""
+        return self.v1_trainer.rpartition(":")[2]
+
     def trainer_class(self, backend: Backend) -> Any:
         return load(self.v1_trainer if backend == "v1" else self.v2_trainer)
 

@@ -10,6 +10,7 @@ a time. Everything but the Ray task launch is plain code, tested without a clust
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import time
 import traceback
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat import _messages
+from compat import _messages, _ray
 from compat._model import (
     CheckpointStatus,
     ReportRound,
@@ -141,9 +142,16 @@ _ARRIVAL_TIMEOUT_S = 30.0
 _GRACE_S = 2.0
 # How long a rank waits for the others to say whether a round carries a checkpoint.
 _VOTE_TIMEOUT_S = 60.0
+_V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
 ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None], ValidationOutcome]
+
+
+# The ledger's process unpickles what workers of either engine send (validation requests,
+# V2's errors): V2's classes must resolve even where ray.train was imported with V2 off.
+# Done at import, which happens in the actor's process before any argument is unpickled.
+_ray.expose_v2_names()
 
 
 class RunLedger:
@@ -202,6 +210,19 @@ class RunLedger:
             attempt = self._starts.get(rank, 0)
             self._starts[rank] = attempt + 1
             return attempt
+
+    def next_checkpoint_index(self, attempt: int) -> int:
+        """The number V1 gives the next checkpoint of ``attempt``: one past the highest
+        ``checkpoint_00000N`` an earlier attempt persisted (V1 numbers across restores)."""
+        with self._lock:
+            numbers = [
+                int(match.group(1))
+                for r in self._records
+                if r.attempt < attempt and r.checkpoint_dir_name
+                for match in [_V1_CHECKPOINT.fullmatch(r.checkpoint_dir_name)]
+                if match
+            ]
+        return max(numbers) + 1 if numbers else 0
 
     def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
         """Store one report; ``validation`` is ``(persisted checkpoint, request)`` under v1."""

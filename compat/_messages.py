@@ -15,6 +15,13 @@ def invalid_switch_value(var: str, value: str) -> str:
     )
 
 
+def invalid_engine_value(var: str, value: str) -> str:
+    return (
+        f"{var}={value!r} is not an engine compat knows. Set {var}=v1 to run V1 semantics on "
+        f"Ray's V1 engine, or {var}=v2 to run them on Ray's V2 engine (docs/compatibility.md §28)."
+    )
+
+
 @dataclass(frozen=True)
 class Kind:
     """A V1-only behaviour: what it is and what replaces it under V2."""

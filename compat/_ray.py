@@ -36,6 +36,7 @@ The facts, by release:
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import logging
 from collections.abc import Callable
 from enum import Enum
@@ -78,6 +79,9 @@ FAILURE_FAMILIES = since("2.49")
 PREEMPTION = since("2.58")
 LOGGING_CONFIG = since("2.56")
 WORKER_RUNTIME_ENV = since("2.47")
+HAS_V1_ENGINE = importlib.util.find_spec("ray.train._internal.backend_executor") is not None
+"""Ray still ships its V1 engine (announced for deletion); without it compat's v1 backend
+runs on the V2 engine (``COMPAT_V1_ENGINE``, docs/compatibility.md §28)."""
 V2_XGBOOST_CONFIG = since("2.50")
 """V2's XGBoostTrainer takes its own ``ray.train.v2.xgboost.config.XGBoostConfig``."""
 LIGHTGBM_NORMALIZE = since("2.56")
@@ -95,8 +99,6 @@ where the installed Ray still has them, so it stays a drop-in there."""
 
 def retired_names(module: str) -> dict[str, Any]:
     """Ray's objects for the :data:`RETIRED_NAMES` of ``module`` this Ray still exports."""
-    import importlib
-
     ray_module = importlib.import_module(module)
     exported = set(getattr(ray_module, "__all__", ()))
     return {name: getattr(ray_module, name) for name in RETIRED_NAMES.get(module, ()) if name in exported}
@@ -252,3 +254,25 @@ def v2_config_classes() -> tuple[type, type, type, type]:
     from ray.air.config import CheckpointConfig
 
     return CheckpointConfig, config.FailureConfig, config.RunConfig, config.ScalingConfig
+
+
+def expose_v2_names() -> None:
+    """Let this process unpickle V2's objects even if its ``ray.train`` was imported with
+    V2 off: a V2-mode ``ray.train`` sets ``__module__ = "ray.train"`` on V2's public classes,
+    so a V2 worker pickles them as ``ray.train.<Name>``, which a V1-mode ``ray.train`` lacks
+    (the failure arrives as a ``RaySystemError``). Only missing names are added."""
+    import ray.train
+    from ray.train.v2.api import exceptions
+
+    names: dict[str, Any] = {
+        name: getattr(exceptions, name)
+        for name in ("ControllerError", "WorkerGroupError", "NCCLHangError", "PreemptionError")
+        if hasattr(exceptions, name)
+    }
+    for name in __all__:
+        value = globals()[name]
+        if getattr(value, "__module__", "").startswith("ray."):  # Ray's class, not compat's stand-in
+            names[name] = value
+    for name, value in names.items():
+        if not hasattr(ray.train, name):
+            setattr(ray.train, name, value)

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from compat._backend import WorkerSide
 
 ENV_VAR = "RAY_TRAIN_V2_ENABLED"
+ENGINE_ENV_VAR = "COMPAT_V1_ENGINE"
 Backend = Literal["v1", "v2"]
+Engine = Literal["v1", "v2"]
 
 _V2_VALUES = frozenset({"1", "true"})
 _V1_VALUES = frozenset({"0", "false"})
@@ -44,24 +46,47 @@ def backend() -> Backend:
     return parse(os.environ.get(ENV_VAR))
 
 
+def v1_engine() -> Engine:
+    """The Ray engine the v1 backend runs on: ``COMPAT_V1_ENGINE`` (``v1``: Ray's V1 engine;
+    ``v2``: V1 semantics on Ray's V2 engine). Unset: Ray's V1 engine while Ray has one."""
+    value = os.environ.get(ENGINE_ENV_VAR)
+    if value is None:
+        from compat._ray import HAS_V1_ENGINE
+
+        return "v1" if HAS_V1_ENGINE else "v2"
+    if value.lower() in ("v1", "v2"):
+        return "v2" if value.lower() == "v2" else "v1"
+    raise InvalidSwitchValueError(_messages.invalid_engine_value(ENGINE_ENV_VAR, value))
+
+
+def engine(selected: Backend) -> Engine:
+    """The Ray engine that runs the ``selected`` backend now."""
+    return v1_engine() if selected == "v1" else "v2"
+
+
 def env_value(selected: Backend) -> str:
     """The ``RAY_TRAIN_V2_ENABLED`` value that makes Ray agree with ``selected``."""
     return "1" if selected == "v2" else "0"
 
 
-def worker_side(selected: Backend) -> WorkerSide:
-    """The worker half of the ``selected`` backend (imported only inside workers)."""
-    if selected == "v1":
+def worker_side(selected: Backend, on: Engine) -> WorkerSide:
+    """The worker half of the ``selected`` backend running ``on`` a Ray engine (imported
+    only inside workers)."""
+    if on == "v1":
         from v1.worker import V1WorkerSide
 
         return V1WorkerSide()
     from v2.worker import V2WorkerSide
 
-    return V2WorkerSide()
+    return V2WorkerSide(v1_semantics=selected == "v1")
 
 
 def driver_backend(selected: Backend) -> DriverBackend:
     """The driver half of the ``selected`` backend."""
+    if selected == "v1" and v1_engine() == "v2":
+        from v2.backend import V1OnV2Backend
+
+        return V1OnV2Backend()
     if selected == "v1":
         from v1.backend import V1Backend
 

@@ -155,7 +155,7 @@ class DataParallelTrainer:
 
         run_context = RunContext(run, self.train_loop_config, scaling)
         start_time = time.time()
-        backend.prepare(run, self.train_loop_config, start_time)
+        backend.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name)
         ledger = (
             _ledger_actor()
             .options(max_concurrency=ledger_concurrency(scaling.num_workers))
@@ -174,6 +174,7 @@ class DataParallelTrainer:
         settings = _worker.driver_settings(
             name,
             ledger,
+            engine=backend.engine,
             has_validation_config=self.validation_config is not None,
             keep_v1_logs=run.keep_v1_logs,
         )
@@ -186,7 +187,7 @@ class DataParallelTrainer:
             other_callbacks=other_callbacks,
             ledger=ledger,
             framework=self._framework,
-            backend_config=self._framework.config_for(self.backend_config, name),
+            backend_config=self._framework.config_for(self.backend_config, backend.engine),
             datasets=self.datasets,
             dataset_config=self.dataset_config,
             validation_config=validation_config,
@@ -194,7 +195,7 @@ class DataParallelTrainer:
             resume_from_checkpoint=self.resume_from_checkpoint,
             start_time=start_time,
         )
-        env = {_switch.ENV_VAR: _switch.env_value(name), **backend.engine_env()}
+        env = {_switch.ENV_VAR: _switch.env_value(backend.engine), **backend.engine_env()}
         raw: Any = None
         error: BaseException | None = None
         driver_usages = _usage.take()

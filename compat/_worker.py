@@ -32,6 +32,7 @@ class WorkerSettings:
     env: dict[str, str]
     has_validation_config: bool
     keep_v1_logs: bool
+    engine: _switch.Engine = "v1"  # the Ray engine running the backend (v1 may run on V2's)
 
 
 @dataclass
@@ -101,11 +102,16 @@ def current() -> WorkerSession | None:
 
 
 def driver_settings(
-    backend: _switch.Backend, ledger: Any, *, has_validation_config: bool, keep_v1_logs: bool
+    backend: _switch.Backend,
+    ledger: Any,
+    *,
+    engine: _switch.Engine,
+    has_validation_config: bool,
+    keep_v1_logs: bool,
 ) -> WorkerSettings:
     env = {name: os.environ[name] for name in _PROPAGATED if name in os.environ}
-    env[_switch.ENV_VAR] = _switch.env_value(backend)
-    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs)
+    env[_switch.ENV_VAR] = _switch.env_value(engine)  # what Ray's own functions must see
+    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine)
 
 
 def _route_air_session() -> Callable[[], None]:
@@ -123,12 +129,15 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     import ray
 
     os.environ.update(settings.env)
-    side = _switch.worker_side(settings.backend)
+    side = _switch.worker_side(settings.backend, settings.engine)
     rank, size = side.rank_and_size()
     attempt = ray.get(settings.ledger.worker_started.remote(rank))
     session = _session = WorkerSession(settings, side, rank, size, attempt)
     if hasattr(side, "round_vote"):
         side.round_vote = session.vote_free_round
+    if getattr(side, "v1_semantics", False):  # V1 numbers checkpoints across attempts
+        first = ray.get(settings.ledger.next_checkpoint_index.remote(attempt))
+        side.next_checkpoint_index = first  # type: ignore[attr-defined]
     _usage.take()
     undo_engine = side.install(session.on_report)
     undo_air = _route_air_session()

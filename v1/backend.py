@@ -14,6 +14,7 @@ from compat import _storage, _usage
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot
 from compat._model import CheckpointStatus, ValidationOutcome, merge_validation
+from compat._switch import Engine
 from compat.config import RunConfig
 from compat.result import Result, ledger_validated, worker_dataframe
 from v1 import logs
@@ -22,12 +23,15 @@ from v1.semantics import V1Semantics
 
 class V1Backend:
     name = "v1"
+    engine: Engine = "v1"
     semantics = V1Semantics()
     ledger_runs_callbacks = True
     ledger_runs_validation = True
     warns_v1_only = False
 
-    def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:
+    def prepare(
+        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
+    ) -> None:
         if run.name:  # V1 makes a fresh trial directory; V2 would resume what is stored here
             storage = _storage.resolve(run.storage_path, run.storage_filesystem, run.name)
             if storage.has_entries():

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
+import posixpath
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -13,17 +16,21 @@ import pandas as pd
 from compat import _messages, _ray, _storage, _tune, _usage
 from compat._backend import TrainJob
 from compat._ledger import LedgerSnapshot, group_rounds
-from compat._model import CheckpointStatus, ReportRound, ValidationOutcome
+from compat._model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
 from compat._patch import scoped_env
 from compat._storage import RunStorage, checkpoint_dir_name
+from compat._switch import Engine
 from compat.config import RunConfig
 from compat.errors import CompatError
 from compat.result import ReportedCheckpoint, Result, ledger_validated, worker_dataframe
 from v1 import logs
+from v1.backend import _validated_dataframe
+from v1.semantics import V1Semantics
 from v2.semantics import V2Semantics
 from v2.tune_callbacks import TuneCallbacks
 
 SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
+PARAMS_JSON = "params.json"  # the trial's config, as V1 writes it
 _STATUS_KEYS = {
     "validated_checkpoint_dir_names": CheckpointStatus.VALIDATED,
     "timed_out_validation_checkpoint_dir_names": CheckpointStatus.VALIDATION_TIMEOUT,
@@ -45,6 +52,7 @@ TRIAL_START_TIMEOUT_S = str(7 * 24 * 3600)
 
 class V2Backend:
     name = "v2"
+    engine: Engine = "v2"
     semantics = V2Semantics()
     ledger_runs_callbacks = True
     # V2 validates in its controller from Ray 2.56; before, compat's ledger does, as under v1.
@@ -53,13 +61,17 @@ class V2Backend:
 
     def __init__(self) -> None:
         self.run_name = ""
+        self.storage_path: Any = None  # what Ray's RunConfig gets
         self.storage: RunStorage | None = None
         self.rows: logs.V1Rows | None = None  # for keep_v1_logs
         self.row_params: dict[str, Any] = {}
 
-    def prepare(self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float) -> None:
+    def prepare(
+        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
+    ) -> None:
         # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
         self.run_name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
+        self.storage_path = run.storage_path
         self.storage = _storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
         if self.storage.exists(SNAPSHOT_FILE):
             _usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", backend="v2")
@@ -84,7 +96,7 @@ class V2Backend:
     def run(self, job: TrainJob) -> Any:
         CheckpointConfig, FailureConfig, RunConfig, ScalingConfig = _ray.v2_config_classes()
 
-        _expose_v2_errors()
+        _ray.expose_v2_names()
 
         s, r = job.scaling, job.run
         c, f = r.checkpoint_config, r.failure_config
@@ -94,7 +106,7 @@ class V2Backend:
         # them, so they are not passed on.
         run = RunConfig(
             name=self.run_name or r.name,
-            storage_path=r.storage_path,
+            storage_path=self.storage_path if self.run_name else r.storage_path,
             storage_filesystem=r.storage_filesystem,
             failure_config=FailureConfig(max_failures=f.max_failures) if f else None,
             checkpoint_config=CheckpointConfig(
@@ -226,6 +238,91 @@ class V2Backend:
         )
 
 
+class V1OnV2Backend(V2Backend):
+    """V1 semantics on Ray's V2 engine (``COMPAT_V1_ENGINE=v2``, and by default on a Ray
+    without V1's engine): what a run on V1's engine gives, from a run on V2's.
+
+    Every report is kept (compat's ledger sees every round); ``result.metrics`` is the last
+    report and ``metrics_dataframe`` one row per report of rank 0, both with V1's
+    auto-filled keys; ``progress.csv``, ``result.json`` and TensorBoard events are written
+    live into a V1-style trial directory, ``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``,
+    a new one per ``fit()`` as V1's; checkpoints are named ``checkpoint_00000N``; compat's
+    ledger runs checkpoint validation as on V1's engine. The differences that remain are in
+    docs/compatibility.md §28.
+    """
+
+    name = "v1"
+    semantics = V1Semantics()  # type: ignore[assignment]
+    ledger_runs_validation = True
+    warns_v1_only = False
+
+    def prepare(
+        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
+    ) -> None:
+        stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
+        experiment = run.name or f"{trainer_name}_{stamp}"
+        trial_id = f"{uuid.uuid4().hex[:5]}_00000"
+        root = os.fspath(run.storage_path) if run.storage_path is not None else _storage.DEFAULT_STORAGE_PATH
+        trial = dataclasses.replace(
+            run, name=f"{trainer_name}_{trial_id}_0_{stamp}", storage_path=posixpath.join(root, experiment)
+        )
+        super().prepare(dataclasses.replace(trial, keep_v1_logs=True), train_loop_config, start_time, trainer_name)
+        config = {"train_loop_config": train_loop_config}  # None stays None, as in V1's rows
+        self.row_params.update(trial_id=trial_id, config=config)
+        self.rows = logs.V1Rows(**self.row_params)
+        if self.storage is not None:
+            self.storage.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
+
+    def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
+        flattened to ``a/b``, values as the CSV gives them)."""
+        text = self.storage.read_text(logs.PROGRESS_CSV) if self.storage is not None else None
+        return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
+
+    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
+        rounds = snapshot.rounds()
+        rows = self._v1_rows(snapshot)
+        if rows and self.storage is not None:
+            logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
+        by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+        frame = _validated_dataframe(self._progress_frame(rows), by_dir) if rows else None
+        workers = worker_dataframe(snapshot.records)
+        run_path = self.storage.run_dir if self.storage is not None else ""
+        if raw is None:
+            return Result(
+                backend=self.name,
+                metrics=dict(rows[-1]) if rows else None,
+                checkpoint=None,
+                path=run_path,
+                error=error,
+                metrics_dataframe=frame,
+                worker_metrics_dataframe=workers,
+                return_value=snapshot.return_value,
+                report_rounds=rounds,
+            )
+        row_of = {row["checkpoint_dir_name"]: row for row in rows if row.get("checkpoint_dir_name")}
+        kept, statuses = ledger_validated(list(raw.best_checkpoints or []), rounds)
+        # V1's kept checkpoints carry their report's row (auto-filled keys), validated.
+        best = [(c, {**row_of.get(checkpoint_dir_name(c), {}), **m}) for c, m in kept]
+        reported = [ReportedCheckpoint(c, m, r.status) for (c, m), r in zip(best, statuses, strict=True)]
+        last = {**rows[-1], "experiment_tag": "0"} if rows else raw.metrics  # Tune's tag of the one trial
+        last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
+        return Result(
+            backend=self.name,
+            metrics=merge_validation(last, last_round.validation) if last and last_round else last,
+            checkpoint=raw.checkpoint,
+            path=raw.path,
+            error=raw.error,
+            metrics_dataframe=frame,
+            best_checkpoints=best,
+            reported_checkpoints=reported,
+            return_value=snapshot.return_value,
+            worker_metrics_dataframe=workers,
+            report_rounds=rounds,
+            raw=raw,
+        )
+
+
 def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoint]) -> list[ReportRound]:
     """V2 validates in its controller: recover each checkpoint round's outcome from the
     result, matching rounds to checkpoints by directory name (Ray sorts ``best_checkpoints``
@@ -245,22 +342,6 @@ def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoin
 
 
 _MISSING = object()
-
-
-def _expose_v2_errors() -> None:
-    """Make V2's errors unpicklable on a driver whose ``ray.train`` was imported in V1 mode.
-
-    V2 sets ``__module__ = "ray.train"`` on its exceptions, so they are pickled as
-    ``ray.train.WorkerGroupError``; if this process imported ``ray.train`` with the switch
-    at 0, that attribute does not exist and the failure arrives as a ``RaySystemError``.
-    Only missing names are added; nothing Ray bound is replaced.
-    """
-    import ray.train
-    from ray.train.v2.api import exceptions
-
-    for name in ("ControllerError", "WorkerGroupError", "NCCLHangError", "PreemptionError"):
-        if not hasattr(ray.train, name) and hasattr(exceptions, name):
-            setattr(ray.train, name, getattr(exceptions, name))
 
 
 def _read_statuses(storage: RunStorage) -> dict[str, CheckpointStatus]:

@@ -37,8 +37,11 @@ def rounds_through_ray() -> bool:
 
 
 class V2WorkerSide:
+    """Inside a worker of Ray's V2 engine. With ``v1_semantics`` (the v1 backend on V2's
+    engine) checkpoints get V1's names, ``checkpoint_00000N`` numbered across attempts,
+    and compat's ledger validates them, as on V1's engine."""
+
     name = "v2"
-    validates_in_ledger = not _ray.VALIDATION  # V2 validates in its controller from Ray 2.56
 
     def torch_utils(self) -> Any:
         from ray.train.v2.torch import train_loop_utils
@@ -49,8 +52,12 @@ class V2WorkerSide:
         context = self.context()
         return context.get_world_rank(), context.get_world_size()
 
-    def __init__(self) -> None:
+    def __init__(self, *, v1_semantics: bool = False) -> None:
         self.round_vote: Callable[[bool], bool] | None = None  # set by the worker session
+        self.v1_semantics = v1_semantics
+        # V2 validates in its controller from Ray 2.56; V1 semantics validate in the ledger.
+        self.validates_in_ledger = v1_semantics or not _ray.VALIDATION
+        self.next_checkpoint_index = 0  # V1's numbering; the session sets it for its attempt
 
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
@@ -76,9 +83,11 @@ class V2WorkerSide:
                     sink(EngineReport(submitted, False))  # no rank passed a checkpoint: V2 keeps nothing
                     return
             context: Any = _ray.v2_train_context()
-            name = given.get("checkpoint_dir_name") or context.storage_context.make_default_checkpoint_dir_name()
+            name = given.get("checkpoint_dir_name") or self._default_checkpoint_dir_name(context)
             given["checkpoint_dir_name"] = name
             original(*call.args, **call.kwargs)
+            if self.v1_semantics and (checkpoint is not None or direct):
+                self.next_checkpoint_index += 1  # a round that reached Ray carried a checkpoint
             persisted = None
             if checkpoint is not None:
                 if upload_mode is not None and upload_mode.name == "NO_UPLOAD":
@@ -94,6 +103,11 @@ class V2WorkerSide:
         public = ("report", "get_checkpoint", "get_dataset_shard", "get_context", "get_all_reported_checkpoints")
         names = rebind(ray.train, {name: getattr(api, name) for name in public if hasattr(api, name)})
         return undo_all([unwrap, names])
+
+    def _default_checkpoint_dir_name(self, context: Any) -> str:
+        if self.v1_semantics:
+            return f"checkpoint_{self.next_checkpoint_index:06d}"  # V1's; rank 0's name wins
+        return str(context.storage_context.make_default_checkpoint_dir_name())
 
     def report(
         self,
@@ -119,7 +133,7 @@ class V2WorkerSide:
         return get_context()
 
     def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
-        if not _ray.VALIDATION:  # validation outcomes (and, before 2.50, the list) live in the ledger
+        if self.validates_in_ledger:  # validation outcomes (and, before 2.50, the list) live in the ledger
             return ledger_reported_checkpoints(session, validated, timeout_s)
         from ray.train.v2.api.train_fn_utils import get_all_reported_checkpoints
 

@@ -1,0 +1,114 @@
+"""V1 semantics on Ray's V2 engine (``COMPAT_V1_ENGINE=v2``): the v1 backend's results
+without Ray's V1 engine, compared with the same programs on Ray's V1 engine."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import tempfile
+
+import pytest
+
+import compat as train
+from compat import _ray, _switch
+from compat.torch import TorchTrainer
+from examples import after_report_callback, async_validation, config_and_results
+
+SEEDS = {
+    "config_and_results": lambda storage: config_and_results.main(storage),
+    "async_validation": lambda storage: async_validation.main(storage, epochs=2),
+    "after_report_callback": lambda storage: after_report_callback.main(storage)[0],
+}
+
+
+def test_the_engine_follows_the_variable_and_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_switch.ENGINE_ENV_VAR, raising=False)
+    assert _switch.v1_engine() == "v1"  # this Ray still ships V1's engine
+    monkeypatch.setattr(_ray, "HAS_V1_ENGINE", False)
+    assert _switch.v1_engine() == "v2"  # the day Ray deletes it, V1 semantics keep working
+    monkeypatch.setenv(_switch.ENGINE_ENV_VAR, "V1")
+    assert _switch.v1_engine() == "v1"
+    monkeypatch.setenv(_switch.ENGINE_ENV_VAR, "ray-v2")
+    with pytest.raises(train.InvalidSwitchValueError, match="COMPAT_V1_ENGINE=v2"):
+        _switch.v1_engine()
+    assert _switch.engine("v2") == "v2"
+
+
+@pytest.mark.ray
+@pytest.mark.one_pass
+@pytest.mark.parametrize("seed", sorted(SEEDS))
+def test_seed_examples_give_v1_results_on_the_v2_engine(seed, v1, monkeypatch, tmp_path) -> None:
+    results = {}
+    for engine in ("v1", "v2"):
+        monkeypatch.setenv(_switch.ENGINE_ENV_VAR, engine)
+        results[engine] = SEEDS[seed](str(tmp_path / engine))
+    on_v1, on_v2 = results["v1"], results["v2"]
+    assert on_v1.backend == on_v2.backend == "v1"
+    assert (on_v1.metrics_dataframe is None) == (on_v2.metrics_dataframe is None)
+    if on_v1.metrics_dataframe is not None:
+        assert sorted(on_v2.metrics_dataframe.columns) == sorted(on_v1.metrics_dataframe.columns)
+        assert len(on_v2.metrics_dataframe) == len(on_v1.metrics_dataframe)
+    assert sorted(on_v2.metrics) == sorted(on_v1.metrics)  # V1's auto-filled keys included
+    v1_names = [os.path.basename(c.path) for c, _ in on_v1.best_checkpoints]
+    assert [os.path.basename(c.path) for c, _ in on_v2.best_checkpoints] == v1_names
+    assert [r.status for r in on_v2.reported_checkpoints] == [r.status for r in on_v1.reported_checkpoints]
+    for name in ("progress.csv", "result.json", "params.json"):
+        assert os.path.exists(os.path.join(on_v2.path, name)), name
+
+
+def _fails_once_after_a_checkpoint(config) -> None:
+    context = train.get_context()
+    start = 0
+    checkpoint = train.get_checkpoint()
+    if checkpoint is not None:
+        with open(os.path.join(checkpoint.path, "epoch")) as f:
+            start = int(f.read()) + 1
+    for epoch in range(start, 3):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "epoch"), "w") as f:
+                f.write(str(epoch))
+            train.report({"epoch": epoch}, checkpoint=train.Checkpoint.from_directory(d))
+        train.report({"epoch": epoch, "free": 1})  # a free-floating report, kept by V1
+        if epoch == 0 and checkpoint is None and context.get_world_rank() == 0:
+            raise RuntimeError("once")
+    if context.get_world_rank() == 0:
+        names = {
+            "trial_name": context.get_trial_name(),
+            "trial_id": context.get_trial_id(),
+            "experiment": context.get_experiment_name(),
+            "trial_dir": context.get_trial_dir(),
+        }
+        with open(os.path.join(config["out"], "context.txt"), "w") as f:
+            f.write(repr(names))
+
+
+@pytest.mark.ray
+@pytest.mark.one_pass
+def test_a_retried_run_numbers_checkpoints_as_v1_and_the_trial_api_answers(v1, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv(_switch.ENGINE_ENV_VAR, "v2")
+    result = TorchTrainer(
+        _fails_once_after_a_checkpoint,
+        train_loop_config={"out": str(tmp_path)},
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(
+            name="retry",
+            storage_path=str(tmp_path),
+            failure_config=train.FailureConfig(max_failures=1),
+        ),
+    ).fit()
+    trial_dir = os.path.basename(result.path)
+    assert os.path.dirname(result.path) == str(tmp_path / "retry") and trial_dir.startswith("TorchTrainer_")
+    # The restored attempt continues V1's numbering: nothing earlier is overwritten.
+    checkpoints = sorted(n for n in os.listdir(result.path) if re.fullmatch(r"checkpoint_\d+", n))
+    assert checkpoints == ["checkpoint_000000", "checkpoint_000001", "checkpoint_000002"]
+    # Every report of both attempts: epoch 0 (twice: checkpoint, free), then 1 and 2.
+    assert list(result.metrics_dataframe["epoch"]) == [0, 0, 1, 1, 2, 2]
+    assert list(result.metrics_dataframe["training_iteration"]) == [1, 2, 3, 4, 5, 6]
+    assert result.metrics["epoch"] == 2 and result.metrics["free"] == 1
+    with open(tmp_path / "context.txt") as f:
+        names = ast.literal_eval(f.read())
+    assert names["experiment"] == "retry"
+    assert names["trial_dir"] == result.path
+    assert trial_dir.startswith(names["trial_name"] + "_0_")
+    assert names["trial_name"] == f"TorchTrainer_{names['trial_id']}"
