@@ -1,6 +1,10 @@
 """Per-report cost and per-fit overhead of compat vs raw ``ray.train``, in each mode.
 
     python -m benchmarks.bench_runtime [--reports 20] [--repeat 3]
+    python -m benchmarks.bench_runtime --engines [--reports 20] [--repeat 3]
+
+``--engines`` compares compat's v1 backend (V1 semantics) on Ray's V1 engine with the same
+on Ray's V2 engine (``COMPAT_V1_ENGINE=v2``), in turns, instead.
 
 All numbers come from one run on one local cluster (2 CPUs), so the ratios compare like
 with like. Per-report cost is timed inside the training function on rank 0, from the
@@ -142,16 +146,50 @@ def compare_in_turns(mode: str, reports: int, repeat: int) -> tuple[dict[str, fl
     return summary(f"raw {mode}", raw), summary(f"compat {mode}", ours)
 
 
+def compare_engines(reports: int, repeat: int) -> None:
+    """compat's v1 backend on V1's engine and on V2's, samples in turns; prints the table."""
+    samples: dict[str, Samples] = {
+        engine: {"free_ms": [], "checkpoint_ms": [], "per_fit_s": []} for engine in ("v1", "v2")
+    }
+    os.environ["RAY_TRAIN_V2_ENABLED"] = "0"
+
+    def turn(engine: str) -> None:
+        os.environ["COMPAT_V1_ENGINE"] = engine
+        sample(lambda *a, **k: fit_compat("v1", *a, **k), reports, samples[engine])
+
+    for i in range(repeat):
+        for engine in ("v1", "v2") if i % 2 == 0 else ("v2", "v1"):
+            turn(engine)
+    os.environ.pop("COMPAT_V1_ENGINE", None)
+    on_v1 = summary("compat v1 on V1's engine", samples["v1"])
+    on_v2 = summary("compat v1 on V2's engine", samples["v2"])
+    print("\n| measure | on V2's engine / on V1's engine |")
+    print("| --- | --- |")
+    for key, label, unit in (
+        ("checkpoint_ms", "checkpoint round", "ms"),
+        ("free_ms", "free-floating round", "ms"),
+        ("per_fit_s", "fit", "s"),
+    ):
+        print(f"| {label} | {on_v2[key]:.2f} {unit} / {on_v1[key]:.2f} {unit} = {on_v2[key] / on_v1[key]:.2f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reports", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=4)
+    parser.add_argument("--engines", action="store_true", help="compare compat v1 on Ray's V1 and V2 engines")
     args = parser.parse_args()
     import ray
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    if args.engines:
+        try:
+            compare_engines(args.reports, args.repeat)
+        finally:
+            ray.shutdown()
+        return
     rows: dict[str, dict[str, float]] = {}
     try:
         for mode in ("v1", "v2"):
