@@ -108,9 +108,11 @@ class DataParallelTrainer:
     def __call__(self, config: dict[str, Any]) -> None:
         """Run one Tune trial (Tune calls this; see :mod:`compat._tune`)."""
         selected = self._selected_backend()
-        os.environ[_switch.ENV_VAR] = _switch.env_value(selected)  # the driver's choice
+        os.environ[_switch.ENV_VAR] = _switch.env_value(selected)  # the driver's choices
+        if "_tuned_engine" in self.__dict__:
+            os.environ[_switch.ENGINE_ENV_VAR] = self.__dict__["_tuned_engine"]
         trial = _tune.with_sample(self, config or {})
-        if selected == "v2" and trial.run_config.storage_path is None:
+        if _switch.engine(selected) == "v2" and trial.run_config.storage_path is None:  # the run goes in the trial
             import ray.tune
 
             trial.run_config = dataclasses.replace(
@@ -126,7 +128,7 @@ class DataParallelTrainer:
 
     def __getstate__(self) -> dict[str, Any]:
         # Tune pickles the trainable on the driver: the trial runs the backend chosen there.
-        return {**self.__dict__, "_tuned_backend": self._selected_backend()}
+        return {**self.__dict__, "_tuned_backend": self._selected_backend(), "_tuned_engine": _switch.v1_engine()}
 
     def _selected_backend(self) -> _switch.Backend:
         """The backend the driver selected when Tune pickled this trainer, else the current one."""

@@ -33,7 +33,7 @@ if _ray.LIGHTGBM_NORMALIZE:
 # Names this (older) Ray's ray.train.lightgbm still exports and newer releases removed (compat/_ray.py).
 _retired = _ray.retired_names("ray.train.lightgbm")
 globals().update(_retired)
-__all__ += sorted(_retired)
+__all__ = sorted([*__all__, *_retired])
 
 
 class LightGBMTrainer(TreeTrainer):

@@ -24,7 +24,7 @@ __all__ = ["RayTrainReportCallback", "XGBoostCheckpoint", "XGBoostConfig", "XGBo
 # Names this (older) Ray's ray.train.xgboost still exports and newer releases removed (compat/_ray.py).
 _retired = _ray.retired_names("ray.train.xgboost")
 globals().update(_retired)
-__all__ += sorted(_retired)
+__all__ = sorted([*__all__, *_retired])
 
 
 class XGBoostTrainer(TreeTrainer):
