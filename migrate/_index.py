@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -51,10 +52,17 @@ class Index:
     imports: list[tuple[str, str]] = field(default_factory=list)  # (bound name, qualified name), any scope
     loaded: set[str] = field(default_factory=set)  # every identifier read anywhere
     star_imports: list[ast.ImportFrom] = field(default_factory=list)  # `from m import *`, any scope
+    # Every import statement: (statement, the statement holding it or None at module level,
+    # names of the enclosing function definitions).
+    import_statements: list[tuple[ast.Import | ast.ImportFrom, ast.AST | None, tuple[str, ...]]] = field(
+        default_factory=list
+    )
     _resolved: dict[int, frozenset[str]] = field(default_factory=dict)
     _lines: list[str] | None = None
     _roles: Roles | None = None
     _assignments: dict[str, ast.expr] | None = None
+    _identifiers: tuple[set[str], Counter[str]] | None = None
+    _line_starts: list[int] | None = None
 
     @property
     def assignments(self) -> dict[str, ast.expr]:
@@ -113,6 +121,33 @@ class Index:
             raw = self.line(line).encode("utf-8")
             return raw[node.col_offset : node.end_col_offset].decode("utf-8", "replace")  # type: ignore[attr-defined]
         return ast.unparse(node)
+
+    @property
+    def identifiers(self) -> set[str]:
+        """Every identifier the module binds or reads, in any scope: names, definitions,
+        parameters, keyword arguments, import bindings, ``global`` names; not attribute
+        names or import paths (what libcst's ``Name`` nodes and import aliases hold, so a
+        new import's name is chosen as the libcst rewrites choose it)."""
+        if self._identifiers is None:
+            self._identifiers = _identifiers(self.tree)
+        return self._identifiers[0]
+
+    @property
+    def bindings(self) -> Counter[str]:
+        """How many times each name is bound, over every scope (assignment targets,
+        definitions, parameters, imports, ``except ... as``, match captures)."""
+        if self._identifiers is None:
+            self._identifiers = _identifiers(self.tree)
+        return self._identifiers[1]
+
+    def offset(self, line: int, byte_col: int) -> int:
+        """The offset in ``text`` (characters) of ``ast``'s position (line, UTF-8 byte column)."""
+        if self._line_starts is None:
+            self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+        text = self.line(line)
+        if not text.isascii():
+            byte_col = len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+        return self._line_starts[line - 1] + byte_col
 
     def refers_to(self, prefixes: tuple[str, ...]) -> bool:
         return any(n.startswith(prefixes) for n in self.names)
@@ -214,6 +249,7 @@ def _walk(index: Index) -> None:
         if kind is Attribute or kind is Call:
             nodes.append(Node(node, parent, functions))  # type: ignore[arg-type]
         elif kind is ast.Import or kind is ast.ImportFrom:
+            index.import_statements.append((node, parent, functions))  # type: ignore[arg-type]
             if kind is ast.ImportFrom and any(a.name == "*" for a in node.names):  # type: ignore[attr-defined]
                 index.star_imports.append(node)  # type: ignore[arg-type]
             for name, qualified in _import_bindings(node):  # type: ignore[arg-type]
@@ -245,6 +281,39 @@ def _walk(index: Index) -> None:
     index.nodes = [n for n in nodes if type(n.node) is not Name or resolved[id(n.node)]]
     for item in index.nodes:
         index.names.update(index.qualified(item.node) if type(item.node) is not Call else ())
+
+
+def _identifiers(tree: ast.Module) -> tuple[set[str], Counter[str]]:
+    """(every identifier, how many times each is bound): see Index.identifiers/bindings."""
+    names: set[str] = set()
+    bound: Counter[str] = Counter()
+    add = names.add
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Name:
+            add(node.id)  # type: ignore[attr-defined]
+            if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                bound[node.id] += 1  # type: ignore[attr-defined]
+        elif kind is ast.arg:
+            bound[node.arg] += 1  # type: ignore[attr-defined]
+        elif kind is ast.keyword:
+            if node.arg:  # type: ignore[attr-defined]
+                add(node.arg)  # type: ignore[attr-defined]
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            bound[node.name] += 1  # type: ignore[attr-defined]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            bound.update(name for name, _ in _import_bindings(node))  # type: ignore[arg-type]
+            if kind is ast.ImportFrom and node.level:  # type: ignore[attr-defined]
+                bound.update(a.asname or a.name for a in node.names if a.name != "*")  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            names.update(node.names)  # type: ignore[attr-defined]
+        elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:  # type: ignore[attr-defined]
+                bound[node.name] += 1  # type: ignore[attr-defined]
+        elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
+            bound[node.rest] += 1  # type: ignore[attr-defined]
+    names.update(bound)
+    return names, bound
 
 
 def _function(

@@ -1,6 +1,7 @@
 """Running the rules over one source text, one file, or a tree of files.
 
-The engine never imports or executes the code it reads: it parses it with libcst.
+The engine never imports or executes the code it reads: it parses it with `ast`, and with
+libcst where a rewrite needs it.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def select_rules(
 
 
 def migrate_source(
-    text: str, rules: Sequence[type[Rule]], context: Context, *, lines_of: str = "input"
+    text: str, rules: Sequence[type[Rule]], context: Context, *, lines_of: str = "input", fast: bool = True
 ) -> tuple[str, list[Diagnostic]]:
     """Run ``rules`` over ``text``; raises ``SyntaxError``, ``cst.ParserSyntaxError`` or :class:`RuleCrash`.
 
@@ -78,16 +79,17 @@ def migrate_source(
     rewriting rules then run in order, each seeing the previous one's output. RTM100
     (``after_rewrites``) runs on the index of the final text. Findings are moved to the
     lines of the ``"input"`` text (what --diff/--check users have) or of the ``"output"``
-    text (what a write leaves on disk).
+    text (what a write leaves on disk). ``fast=False`` runs every rewrite on libcst (the
+    reference the fast path is tested against).
     """
     try:
-        return _migrate_source(text, rules, context, lines_of)
+        return _migrate_source(text, rules, context, lines_of, fast)
     except RecursionError:  # a long generated expression: again, on a thread with room to recurse
-        return _deep.run(_migrate_source, text, rules, context, lines_of)
+        return _deep.run(_migrate_source, text, rules, context, lines_of, fast)
 
 
 def _migrate_source(
-    text: str, rules: Sequence[type[Rule]], context: Context, lines_of: str
+    text: str, rules: Sequence[type[Rule]], context: Context, lines_of: str, fast: bool
 ) -> tuple[str, list[Diagnostic]]:
     index = _index.build(text)
     stages: list[tuple[str, list[Diagnostic]]] = []
@@ -96,7 +98,7 @@ def _migrate_source(
     current = text
     rewriters = [r for r in rules if not issubclass(r, FlagRule)]
     if any(r.trigger.search(text) and r.could_apply(index) for r in rewriters):
-        current, index = _rewrite(text, rewriters, context, index, stages)
+        current, index = _rewrite(text, rewriters, context, index, stages, fast)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.trigger.search(current)]
     if after:
         stages.append((current, _flag(after, index if index.text == current else _index.build(current))))
@@ -131,14 +133,17 @@ def _rewrite(
     context: Context,
     index: _index.Index,
     stages: list[tuple[str, list[Diagnostic]]],
+    fast: bool = True,
 ) -> tuple[str, _index.Index]:
-    """The rewriting rules in order on libcst, each on the previous one's output. A rule
-    runs when its trigger is in the current text and the index of the current text shows
-    it may apply (an ``ast`` index costs a small fraction of libcst's metadata). Returns the
-    final text and the last index built (of the final text, or of an earlier one)."""
-    module = cst.parse_module(text)
+    """The rewriting rules in order, each on the previous one's output. A rule runs when
+    its trigger is in the current text and the index of the current text shows it may
+    apply (an ``ast`` index costs a small fraction of libcst's metadata); it rewrites by
+    text edits when its fast form handles the file's shape (:mod:`migrate._fast`), else on
+    libcst, whose tree is parsed only then. Returns the final text and the last index
+    built (of the final text, or of an earlier one)."""
     current = text
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # reused while the module is unchanged
+    module: cst.Module | None = None  # libcst's tree of `current`, once a rule needed it
+    wrapper: MetadataWrapper | None = None  # reused while the module is unchanged
     for rule_class in rules:
         if not rule_class.trigger.search(current):
             continue
@@ -148,15 +153,25 @@ def _rewrite(
             continue
         rule = rule_class(context, index)
         try:
-            new_module = rule.apply(wrapper)
+            new_text = rule.fast(index) if fast else None
+            if new_text is None:
+                if module is None or wrapper is None:
+                    module = cst.parse_module(current)
+                    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+                new_module = rule.apply(wrapper)
+                if new_module is not module:
+                    module, new_text = new_module, new_module.code
+                    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+                else:
+                    new_text = current
+            elif new_text != current:
+                module = wrapper = None  # libcst's tree is of the old text
         except RecursionError:
             raise
         except Exception as exc:
             raise RuleCrash(rule.code, exc) from exc
         stages.append((current, rule.diagnostics))
-        if new_module is not module:
-            module, current = new_module, new_module.code
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        current = new_text
     return current, index
 
 

@@ -65,6 +65,12 @@ class Rule:
             self._index = build(wrapper.module.code)
         return self._index
 
+    def fast(self, index: Index) -> str | None:
+        """The rewrite as text edits at ``index``'s positions (:mod:`migrate._fast`), for the
+        shapes whose libcst output is known exactly: the new text (findings appended), or
+        None (nothing appended) when the file needs :meth:`apply`."""
+        return None
+
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         """Return the module (rewritten or not); append findings to ``self.diagnostics``."""
         raise NotImplementedError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -16,9 +17,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from migrate import _imports
+from migrate import _fast, _imports
 from migrate._index import Index
-from migrate.rules._base import Rule, RuleVisitor
+from migrate.rules._base import Diagnostic, Rule, RuleVisitor
 from migrate.tables import AIR_MODULES, AIR_TO_TRAIN
 
 
@@ -64,6 +65,45 @@ class AirImports(Rule):
         return _imports.member(index.names, AIR_MODULES, AIR_TO_TRAIN) is not None or bool(
             _STRING_PATH.search(index.text)
         )
+
+    def fast(self, index: Index) -> str | None:
+        """Moves of ``from ray.air... import`` statements, each alone on its line; libcst
+        for attribute uses, imports of the air module itself and string annotations."""
+        if _STRING_PATH.search(index.text):
+            return None
+        moves: list[tuple[ast.ImportFrom, _fast.Line]] = []
+        for node, _, _ in index.import_statements:
+            if _fast.binds_module(node, "ray.air"):
+                return None
+            if not isinstance(node, ast.ImportFrom) or node.level or node.module not in AIR_MODULES:
+                continue
+            if not any(a.name in AIR_TO_TRAIN for a in node.names):
+                continue
+            line = _fast.alone(index, node)
+            if line is None or not _fast.canonical(index, node):
+                return None
+            moves.append((node, line))
+        if any(type(i.node) is ast.Attribute and _air_name(set(index.qualified(i.node))) for i in index.nodes):
+            return None
+        edits = _fast.Edits(index)
+        found = []
+        for node, line in moves:
+            kept = [(a.name, a.asname) for a in node.names if a.name not in AIR_TO_TRAIN]
+            moved = [
+                (AIR_TO_TRAIN[a.name], a.asname or (a.name if AIR_TO_TRAIN[a.name] != a.name else None))
+                for a in node.names
+                if a.name in AIR_TO_TRAIN
+            ]
+            edits.replace(node, _fast.from_import("ray.train", moved))
+            if kept:  # the moved names keep the line (and its comment); the rest go below
+                rest = line.indent + _fast.from_import(node.module or "", kept)
+                newline = _fast.newline(index.text)
+                edits.insert(line.end, rest + newline if line.has_break else newline + rest)
+            line_number, column = index.position(node)
+            message = f"import from `{node.module}` -> `ray.train`"
+            found.append(Diagnostic(self.code, line_number, column, message, True))
+        self.diagnostics += found
+        return edits.apply()
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         plan = _Plan()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -9,9 +10,9 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
-from migrate import _imports, _roles
+from migrate import _fast, _imports, _roles
 from migrate._index import Index
-from migrate.rules._base import Rule, RuleVisitor
+from migrate.rules._base import Diagnostic, Rule, RuleVisitor
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
 
 Stack = tuple[int, ...]  # ids of the enclosing function definitions
@@ -67,6 +68,63 @@ class SessionCalls(Rule):
     @classmethod
     def could_apply(cls, index: Index) -> bool:
         return _imports.member(index.names, SESSION_MODULES, SESSION_FUNCTIONS) is not None
+
+    def fast(self, index: Index) -> str | None:
+        """One module-level ``from ... import session`` (or session functions) alone on its
+        line, every use of its names a plain call in a Train loop or undecided code: the
+        import becomes ``from ray import train`` and each call ``train.<function>``.
+        libcst for everything else (several session imports, imports in functions or
+        branches, session objects used as values, Tune trainables, re-exports)."""
+        if "__all__" in index.text:
+            return None
+        calls = []
+        for item in index.nodes:
+            if type(item.node) is ast.Call:
+                function = _session_function(set(index.qualified(item.node.func)))
+                if function is not None:
+                    calls.append((item, function))
+        if not calls:
+            return index.text
+        imports = [(n, p, f) for n, p, f in index.import_statements if _binds_session(n)]
+        if len(imports) != 1 or any(q == "ray.train" for _, q in index.imports):
+            return None  # several imports to place, or an existing `train` to reuse
+        node, parent, functions = imports[0]
+        if parent is not None or functions or not isinstance(node, ast.ImportFrom):
+            return None
+        line = _fast.alone(index, node)
+        if line is None or not _fast.canonical(index, node) or not all(_is_session(node, a) for a in node.names):
+            return None  # the statement also imports other names (kept by libcst's rewrite)
+        bound = {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
+        if any(index.bindings[name] != 1 for name in bound):
+            return None
+        alias = _fast.free_alias(index, "train")
+        edits = _fast.Edits(index)
+        found = []
+        bases: set[int] = set()
+        for item, function in calls:
+            call, func = item.node, item.node.func  # type: ignore[attr-defined]
+            base = func.value if isinstance(func, ast.Attribute) else func
+            if not isinstance(base, ast.Name) or base.id not in bound or bound[base.id] not in index.qualified(base):
+                return None
+            if (call.lineno, call.col_offset) != (func.lineno, func.col_offset):
+                return None  # a parenthesized callee: libcst drops the parentheses
+            old = index.source(func)
+            if old != (f"{base.id}.{func.attr}" if isinstance(func, ast.Attribute) else base.id):
+                return None
+            if function in TUNE_SESSION_FUNCTIONS and index.roles.of(item.functions) == "tune":
+                return None
+            target = f"{alias}.{SESSION_FUNCTIONS[function]}"
+            edits.replace(func, target)
+            bases.add(id(base))
+            line_number, column = index.position(call)
+            found.append(Diagnostic(self.code, line_number, column, f"`{old}(...)` -> `{target}(...)`", True))
+        for item in index.nodes:  # a session name used as a value keeps its import: libcst
+            other = item.node
+            if type(other) is ast.Name and other.id in bound and id(other) not in bases:
+                return None
+        edits.replace(node, "from ray import train" + ("" if alias == "train" else f" as {alias}"))
+        self.diagnostics += found
+        return edits.apply()
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         plan = _Plan(roles=self.index_of(wrapper).roles)
@@ -135,6 +193,20 @@ class _Plan:
 
 def _session_function(names: set[str]) -> str | None:
     return _imports.member(names, SESSION_MODULES, SESSION_FUNCTIONS)
+
+
+def _is_session(node: ast.ImportFrom, alias: ast.alias) -> bool:
+    """``alias`` of ``from <module> import ...`` names a session module or a session function."""
+    module = node.module or ""
+    name = alias.name
+    return f"{module}.{name}" in SESSION_MODULES or (module in SESSION_MODULES and name in SESSION_FUNCTIONS)
+
+
+def _binds_session(node: ast.Import | ast.ImportFrom) -> bool:
+    """The statement imports a session module or function (what libcst's ``_Collect`` counts)."""
+    if isinstance(node, ast.Import):
+        return any(a.name in SESSION_MODULES for a in node.names)
+    return node.level == 0 and node.module is not None and any(_is_session(node, a) for a in node.names)
 
 
 class _Collect(cst.CSTVisitor):

@@ -9,9 +9,15 @@ from migrate.rules import BY_CODE, Context, Diagnostic
 
 
 def migrate(source: str, *codes: str, target: str = "ray") -> tuple[str, list[Diagnostic]]:
-    """Run the named rules (all rules of the target when none are named) on dedented source."""
+    """Run the named rules (all rules of the target when none are named) on dedented source.
+
+    Every call also runs the rules with their libcst forms only and checks the result is
+    the same: each before/after test of the codemod is a test of the fast path too."""
     rules = [BY_CODE[c] for c in codes] if codes else engine.select_rules(target=target)
-    return engine.migrate_source(textwrap.dedent(source), rules, Context(target=target))  # type: ignore[arg-type]
+    text, context = textwrap.dedent(source), Context(target=target)  # type: ignore[arg-type]
+    result = engine.migrate_source(text, rules, context)
+    assert result == engine.migrate_source(text, rules, context, fast=False), "the fast path differs from libcst"
+    return result
 
 
 @pytest.fixture

@@ -1,0 +1,138 @@
+"""The rewriting rules' fast path (text edits at ``ast`` positions) against their libcst
+forms: same text, same findings, on generated V1-era modules of many shapes; and the
+common shapes really do skip libcst (that is where the codemod's speed comes from)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from migrate import engine
+from migrate.rules import Context
+
+IMPORTS = [
+    "from ray.air import session",
+    "from ray.air import session as s",
+    "from ray.air import session, ScalingConfig",
+    "from ray.air import ScalingConfig, session  # legacy",
+    "from ray.air.config import ScalingConfig, RunConfig as RC",
+    "from ray.air import DatasetConfig",
+    "from ray.air.checkpoint import Checkpoint",
+    "from ray.air.session import report",
+    "from ray.air.session import get_world_rank as rank_of",
+    "from ray.train._internal import session",
+    "import ray.air.session",
+    "from ray import air",
+    "import ray",
+    "import os, ray.air",
+    "from ray import train",
+    "from ray import tune",
+    "from ray.train.torch import TorchTrainer",
+    "from ray.air import (session)",
+    "from  ray.air import session",
+    "from ray.air import session,ScalingConfig",
+    "import os; from ray.air import session",
+    "from ray.air import session  # noqa: F401",
+    "from ray.air.config import (\n    ScalingConfig,\n    RunConfig,\n)",
+    "try:\n    from ray.air import session\nexcept ImportError:\n    session = None",
+    "if True:\n    from ray.air import session\nelse:\n    from ray.train import session",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ray.air.config import RunConfig",
+]
+
+STATEMENTS = [
+    "session.report({'loss': 1.0})",
+    "session.report({'rank': session.get_world_rank()})",
+    "rank = session.get_world_rank()",
+    "s.report({'x': 1})",
+    "report({'x': 1})",
+    "rank_of()",
+    "(session.report)({'x': 1})",
+    "session.report(\n        {'x': 1},\n    )",
+    "session . report({'x': 1})",
+    "checkpoint = session.get_checkpoint()",
+    "shard = session.get_dataset_shard('train')",
+    'print(f"{session.get_world_rank()}")',
+    "callback(session)",
+    "ray.air.session.report({})",
+    "scaling = ScalingConfig(num_workers=2)",
+    "config = air.RunConfig()",
+    "config = RC(name='x')",
+    "ckpt: 'ray.air.Checkpoint' = None",
+    "train = 1",
+    "ray_train = 2",
+    "f(train=3)",
+    "session = None",
+    "data = DatasetConfig()",
+    "x = 'é'",
+    "pass",
+]
+
+MODULE_LEVEL = [
+    "",
+    "__all__ = ['session']",
+    "def train(config):\n    pass",
+    "TorchTrainer(loop).fit()",
+    "tune.Tuner(loop).fit()",
+    "session.report({'top': 1})",
+]
+
+
+@st.composite
+def modules(draw: st.DrawFn) -> str:
+    imports = draw(st.lists(st.sampled_from(IMPORTS), max_size=4))
+    body = draw(st.lists(st.sampled_from(STATEMENTS), min_size=1, max_size=5))
+    tail = draw(st.sampled_from(MODULE_LEVEL))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    final = draw(st.sampled_from(["\n", ""]))
+    lines = [*imports, "", "", "def loop(config):", *(f"    {s}" for s in body), "", tail]
+    return newline.join("\n".join(lines).split("\n")).rstrip() + final.replace("\n", newline)
+
+
+def both(text: str, target: str) -> None:
+    rules = engine.select_rules(target=target)
+    context = Context(target=target)  # type: ignore[arg-type]
+    for lines_of in ("input", "output"):
+        try:
+            fast = engine.migrate_source(text, rules, context, lines_of=lines_of)
+        except SyntaxError as exc:  # both forms see the same ast first
+            with pytest.raises(type(exc)):
+                engine.migrate_source(text, rules, context, lines_of=lines_of, fast=False)
+            return
+        assert fast == engine.migrate_source(text, rules, context, lines_of=lines_of, fast=False)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modules(), st.sampled_from(["ray", "compat"]))
+@example(
+    "from ray.air import session, ScalingConfig\n\n\ndef loop(config):\n"
+    "    session.report({'rank': session.get_world_rank()})\n",
+    "ray",
+)
+def test_the_fast_path_rewrites_exactly_as_libcst(text: str, target: str) -> None:
+    both(text, target)
+
+
+COMMON = [
+    # the benchmark's V1-era module: mixed air import, session calls, config classes
+    "from ray.air import session, ScalingConfig\nfrom ray.air.config import RunConfig\n"
+    "from ray.train.torch import TorchTrainer\n\n\ndef loop(config):\n"
+    "    session.report({'rank': session.get_world_rank()})\n\n\n"
+    "TorchTrainer(loop, scaling_config=ScalingConfig(num_workers=2), run_config=RunConfig()).fit()\n",
+    # a session function imported by name, with a comment on the import
+    "from ray.air.session import report  # old API\n\n\ndef loop(config):\n    report({'x': 1})\n",
+    # the name `train` is taken: the import gets another name
+    "from ray.air import session\n\n\ndef train(config):\n    session.report({'x': 1})\n",
+]
+
+
+@pytest.mark.parametrize("text", COMMON)
+def test_common_shapes_are_rewritten_without_libcst(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = engine.migrate_source(text, engine.select_rules(), Context(), fast=False)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("libcst was asked to parse a file the fast path handles")
+
+    monkeypatch.setattr(engine.cst, "parse_module", refuse)
+    assert engine.migrate_source(text, engine.select_rules(), Context()) == expected
+    assert expected[0] != text  # they are rewritten
