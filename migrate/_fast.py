@@ -108,9 +108,17 @@ def binds_module(node: ast.Import | ast.ImportFrom, module: str) -> bool:
     return node.level == 0 and node.module == parent and any(a.name == name for a in node.names)
 
 
+def words(text: str, word: str) -> int:
+    """How many times ``word`` occurs in ``text`` other than after a dot: an upper bound of
+    its uses as an identifier, found without walking the tree."""
+    return len(re.findall(rf"(?<![\w.]){re.escape(word)}\b", text))
+
+
 def free_alias(index: Index, submodule: str) -> str:
     """``train``, ``ray_train``, ``ray_train_api``, ``ray_train_2``, ...: the first the module
     does not use (``migrate._imports.choose_alias`` on the ``ast`` index)."""
+    if not words(index.text, submodule):
+        return submodule  # not even spelled (``ray.train`` does not count): no need to walk
     used = index.identifiers
     for candidate in (submodule, f"ray_{submodule}", f"ray_{submodule}_api"):
         if candidate not in used:

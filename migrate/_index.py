@@ -224,6 +224,13 @@ def _arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
         yield arguments.kwarg
 
 
+# Fields that never hold a node the walk needs: expression contexts (a Load/Store object
+# under every name), and plain values.
+_NOT_CHILDREN = frozenset({"ctx", "id", "attr", "arg", "name", "names", "module", "level", "value_kind", "kind",
+                           "type_comment", "is_async", "conversion", "op"})  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _walk(index: Index) -> None:
     """One iterative pre-order walk that records scopes, bindings and nodes; names are
     resolved afterwards, once every binding of every scope is known (Python decides a
@@ -232,7 +239,8 @@ def _walk(index: Index) -> None:
     loads: list[tuple[ast.Name, _Scope]] = []
     nodes = index.nodes
     Name, Attribute, Call, Load = ast.Name, ast.Attribute, ast.Call, ast.Load
-    children = ast.iter_child_nodes
+    fields_of = _FIELDS
+    AST = ast.AST
     stack: list[tuple[ast.AST, ast.AST | None, _Scope, tuple[str, ...]]] = [
         (statement, None, module, ()) for statement in reversed(index.tree.body)
     ]
@@ -272,7 +280,15 @@ def _walk(index: Index) -> None:
             continue
         elif kind is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
             scope.bind(node.name)  # type: ignore[attr-defined]
-        stack.extend((child, node, scope, functions) for child in reversed(list(children(node))))
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in _NOT_CHILDREN)
+        for name in reversed(fields):  # pushed last first, so popped in source order
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend((child, node, scope, functions) for child in reversed(value) if isinstance(child, AST))
+            elif isinstance(value, AST):
+                stack.append((value, node, scope, functions))
     resolved = index._resolved
     index.loaded.update(name_node.id for name_node, _ in loads)
     for name_node, name_scope in loads:

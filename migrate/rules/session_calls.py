@@ -95,8 +95,6 @@ class SessionCalls(Rule):
         if line is None or not _fast.canonical(index, node) or not all(_is_session(node, a) for a in node.names):
             return None  # the statement also imports other names (kept by libcst's rewrite)
         bound = {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
-        if any(index.bindings[name] != 1 for name in bound):
-            return None
         alias = _fast.free_alias(index, "train")
         edits = _fast.Edits(index)
         found = []
@@ -118,6 +116,10 @@ class SessionCalls(Rule):
             bases.add(id(base))
             line_number, column = index.position(call)
             found.append(Diagnostic(self.code, line_number, column, f"`{old}(...)` -> `{target}(...)`", True))
+        for name in bound:  # bound once (by the import), or libcst decides
+            spelled = _fast.words(index.text, name)
+            if spelled != 1 + sum(1 for item, _ in calls if _base_id(item.node) == name) and index.bindings[name] != 1:
+                return None
         for item in index.nodes:  # a session name used as a value keeps its import: libcst
             other = item.node
             if type(other) is ast.Name and other.id in bound and id(other) not in bases:
@@ -193,6 +195,13 @@ class _Plan:
 
 def _session_function(names: set[str]) -> str | None:
     return _imports.member(names, SESSION_MODULES, SESSION_FUNCTIONS)
+
+
+def _base_id(call: ast.expr) -> str | None:
+    """``session`` for ``session.report(...)``, ``report`` for ``report(...)``."""
+    func = call.func if isinstance(call, ast.Call) else call
+    base = func.value if isinstance(func, ast.Attribute) else func
+    return base.id if isinstance(base, ast.Name) else None
 
 
 def _is_session(node: ast.ImportFrom, alias: ast.alias) -> bool:

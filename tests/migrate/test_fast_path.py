@@ -102,7 +102,7 @@ def both(text: str, target: str) -> None:
         assert fast == engine.migrate_source(text, rules, context, lines_of=lines_of, fast=False)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(modules(), st.sampled_from(["ray", "compat"]))
 @example(
     "from ray.air import session, ScalingConfig\n\n\ndef loop(config):\n"
