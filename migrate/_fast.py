@@ -63,18 +63,15 @@ class Line:
 
 
 def alone(index: Index, node: ast.stmt) -> Line | None:
-    """``node``'s line when the statement is on one line and starts it, with nothing after it
-    but a comment (no ``;``, no other statement, no continuation); else None."""
-    if node.lineno != node.end_lineno:
+    """``node``'s line(s) when the statement starts its first line and nothing follows it on
+    its last but a comment (no ``;``, no other statement, no continuation); else None."""
+    first, last = index.line(node.lineno), index.line(node.end_lineno)  # type: ignore[arg-type]
+    if not (first.isascii() and last.isascii()):  # ast's columns are UTF-8 bytes; keep to the plain case
         return None
-    text = index.line(node.lineno)
-    if not text.isascii():  # ast's columns are UTF-8 bytes; keep to the plain case
-        return None
-    indent, trailer = text[: node.col_offset], text[node.end_col_offset :]
+    indent, trailer = first[: node.col_offset], last[node.end_col_offset :]
     if indent.strip(" \t") or not _TRAILER.fullmatch(trailer):
         return None
-    start = index.offset(node.lineno, 0)
-    end = start + len(text)
+    end = index.offset(node.end_lineno, 0) + len(last)  # type: ignore[arg-type]
     match = _LINE_BREAK.match(index.text, end)
     return Line(indent, match.end() if match else end, match is not None)
 
@@ -92,11 +89,30 @@ def from_import(module: str, aliases: Iterable[tuple[str, str | None]]) -> str:
 
 
 def canonical(index: Index, node: ast.ImportFrom) -> bool:
-    """The statement is spelled exactly as :func:`from_import` would spell it (single
-    spaces, no parentheses or trailing comma), so rebuilding it changes nothing else."""
+    """The statement is spelled as :func:`from_import` would spell it (single spaces), or
+    as a parenthesized list of those names, one or more per line, without comments: so
+    rebuilding it loses nothing but the line breaks libcst's rebuild drops too."""
     if node.level or node.module is None:
         return False
-    return index.source(node) == from_import(node.module, ((a.name, a.asname) for a in node.names))
+    aliases = [name if asname is None else f"{name} as {asname}" for name, asname in _aliases(node)]
+    if node.lineno == node.end_lineno and index.source(node) == from_import(node.module, _aliases(node)):
+        return True
+    start = index.offset(node.lineno, node.col_offset)
+    source = index.text[start : index.offset(node.end_lineno, node.end_col_offset)]  # type: ignore[arg-type]
+    head = f"from {node.module} import ("
+    if not (source.startswith(head) and source.endswith(")")):
+        return False
+    inner = source[len(head) : -1]
+    if "#" in inner or "\\" in inner:
+        return False
+    pieces = [piece.strip() for piece in inner.split(",")]
+    if len(pieces) > 1 and pieces[-1] == "":
+        pieces.pop()  # a trailing comma
+    return pieces == aliases
+
+
+def _aliases(node: ast.ImportFrom) -> list[tuple[str, str | None]]:
+    return [(a.name, a.asname) for a in node.names]
 
 
 def binds_module(node: ast.Import | ast.ImportFrom, module: str) -> bool:

@@ -95,6 +95,8 @@ class AirImports(Rule):
                 if a.name in AIR_TO_TRAIN
             ]
             edits.replace(node, _fast.from_import("ray.train", moved))
+            if kept and node.lineno != node.end_lineno:
+                return None  # libcst keeps the parentheses and their line breaks on what stays
             if kept:  # the moved names keep the line (and its comment); the rest go below
                 rest = line.indent + _fast.from_import(node.module or "", kept)
                 newline = _fast.newline(index.text)

@@ -120,11 +120,13 @@ class SessionCalls(Rule):
             spelled = _fast.words(index.text, name)
             if spelled != 1 + sum(1 for item, _ in calls if _base_id(item.node) == name) and index.bindings[name] != 1:
                 return None
-        for item in index.nodes:  # a session name used as a value keeps its import: libcst
-            other = item.node
-            if type(other) is ast.Name and other.id in bound and id(other) not in bases:
-                return None
-        edits.replace(node, "from ray import train" + ("" if alias == "train" else f" as {alias}"))
+        train_import = "from ray import train" + ("" if alias == "train" else f" as {alias}")
+        if any(type(i.node) is ast.Name and i.node.id in bound and id(i.node) not in bases for i in index.nodes):
+            # a session name used as a value (RTM100 flags it): its import stays, train's goes below
+            newline = _fast.newline(index.text)
+            edits.insert(line.end, train_import + newline if line.has_break else newline + train_import)
+        else:
+            edits.replace(node, train_import)  # the train import takes over the line (and its comment)
         self.diagnostics += found
         return edits.apply()
 

@@ -35,6 +35,12 @@ IMPORTS = [
     "import os; from ray.air import session",
     "from ray.air import session  # noqa: F401",
     "from ray.air.config import (\n    ScalingConfig,\n    RunConfig,\n)",
+    "from ray.air.config import (\n    ScalingConfig as SC, RunConfig\n)  # moved",
+    "from ray.air.config import (ScalingConfig,\n                            RunConfig as RC,)",
+    "from ray.air.config import (\n    ScalingConfig,  # sizes\n    RunConfig,\n)",
+    "from ray.air import (\n    session,\n    ScalingConfig,\n)",
+    "from ray.air.session import (\n    report,\n    get_world_rank as rank_of,\n)",
+    "from ray.air.config import (\n    ScalingConfig  as  SC,\n)",
     "try:\n    from ray.air import session\nexcept ImportError:\n    session = None",
     "if True:\n    from ray.air import session\nelse:\n    from ray.train import session",
     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ray.air.config import RunConfig",
@@ -54,6 +60,7 @@ STATEMENTS = [
     "shard = session.get_dataset_shard('train')",
     'print(f"{session.get_world_rank()}")',
     "callback(session)",
+    "hook = session.get_world_rank",
     "ray.air.session.report({})",
     "scaling = ScalingConfig(num_workers=2)",
     "config = air.RunConfig()",
@@ -121,6 +128,11 @@ COMMON = [
     "TorchTrainer(loop, scaling_config=ScalingConfig(num_workers=2), run_config=RunConfig()).fit()\n",
     # a session function imported by name, with a comment on the import
     "from ray.air.session import report  # old API\n\n\ndef loop(config):\n    report({'x': 1})\n",
+    # a multi-line import whose names all move
+    "from ray.air.config import (\n    ScalingConfig,\n    RunConfig as RC,\n)\n\nRC(scaling=ScalingConfig())\n",
+    # the session object is also used as a value: its import stays, train's goes below
+    "from ray.air import session\n\n\ndef loop(config):\n    hook = session.get_world_rank\n"
+    "    session.report({'x': hook()})\n",
     # the name `train` is taken: the import gets another name
     "from ray.air import session\n\n\ndef train(config):\n    session.report({'x': 1})\n",
 ]
