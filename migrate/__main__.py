@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import os
 import sys
 from collections import Counter
@@ -110,10 +111,13 @@ def run(files: list[str], codes: list[str], target: str, write: bool, jobs: int)
             results.append(engine.process_file(path, codes, target, write))
             progress.step()
     else:
+        # Files go out in chunks: most take well under a millisecond, less than sending
+        # one task to a worker process costs.
+        chunk = max(1, min(64, len(files) // (jobs * 8)))
+        work = functools.partial(engine.process_file, rule_codes=codes, target=target, write=write)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(engine.process_file, p, codes, target, write) for p in files]
-            for future in futures:
-                results.append(future.result())
+            for result in pool.map(work, files, chunksize=chunk):
+                results.append(result)
                 progress.step()
     progress.done()
     return results
