@@ -112,6 +112,16 @@ def v1_only(code: str, detail: str = "") -> str:
     return f"[{code}] {kind.what}{extra}. Instead: {kind.instead}. Migration guide: {GUIDE}"
 
 
+def dropped_by_v2_engine(code: str, detail: str = "") -> str:
+    kind = KINDS[code]
+    extra = f" ({detail})" if detail else ""
+    return (
+        f"[{code}] {kind.what}{extra}. Ignored in this run: compat's v1 backend runs on Ray's V2 "
+        f"engine (COMPAT_V1_ENGINE=v2, or a Ray without V1's engine), which has no place for it. "
+        f"Instead: {kind.instead}; or set COMPAT_V1_ENGINE=v1 while Ray still ships V1's engine."
+    )
+
+
 NOT_IN_TRAINING_FUNCTION = (
     "{name}() was called outside a training function. Call it inside the function "
     "you pass to compat.torch.TorchTrainer(...), which runs on every worker."

@@ -125,6 +125,18 @@ def relied_on(kind: str, detail: str = "", *, backend: _switch.Backend | None = 
         warnings.warn(message, V1OnlyWarning, stacklevel=3)
 
 
+def dropped_by_v2_engine(kind: str, detail: str = "") -> None:
+    """Under v1 on Ray's V2 engine: warn once per option kind that the run ignores it (V2's
+    engine has nowhere to apply it); in strict mode, raise."""
+    message = _messages.dropped_by_v2_engine(kind, detail)
+    if strict_enabled():
+        raise V1OnlyWarning(message + f" (strict mode: {STRICT_ENV_VAR}=1)")
+    key = f"engine:{kind}:{detail}"
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, V1OnlyWarning, stacklevel=5)  # the caller of fit()
+
+
 def warn_for_workers(usages: Iterable[Usage]) -> None:
     """Repeat on the driver, once per kind, what workers warned about in their own logs."""
     for usage in usages:

@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from compat import _usage
+from compat import _switch, _usage
 from compat._switch import Backend
 
 
@@ -138,20 +138,27 @@ def record_v1_only_options(
 ) -> None:
     """Record (and under v2 warn about) every V1-only option set in these configs, except
     those the trainer itself ``consumed`` (the tree trainers' V1 form reads the checkpoint
-    frequency into its report callback under both engines)."""
+    frequency into its report callback under both engines). Under v1 on Ray's V2 engine,
+    which has no place for them, each is also a warning that it has no effect."""
+    found: list[tuple[str, str]] = []
     if scaling.trainer_resources is not None:
-        _usage.relied_on("trainer-resources", backend=backend)
+        found.append(("trainer-resources", ""))
     if run.sync_config is not None:
-        _usage.relied_on("sync-config", backend=backend)
+        found.append(("sync-config", ""))
     for name in ("stop", "verbose", "progress_reporter"):
         if getattr(run, name) is not None:
-            _usage.relied_on("tune-run-option", f"RunConfig({name}=...)", backend=backend)
+            found.append(("tune-run-option", f"RunConfig({name}=...)"))
     if run.log_to_file not in (None, False):
-        _usage.relied_on("tune-run-option", "RunConfig(log_to_file=...)", backend=backend)
+        found.append(("tune-run-option", "RunConfig(log_to_file=...)"))
     if run.failure_config is not None and run.failure_config.fail_fast is not None:
-        _usage.relied_on("fail-fast", backend=backend)
+        found.append(("fail-fast", ""))
     checkpoint = run.checkpoint_config
-    if "checkpoint-frequency" in consumed:
-        return
-    if checkpoint is not None and (checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None):
-        _usage.relied_on("checkpoint-frequency", backend=backend)
+    if "checkpoint-frequency" not in consumed and (
+        checkpoint is not None and (checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None)
+    ):
+        found.append(("checkpoint-frequency", ""))
+    dropped = backend == "v1" and _switch.engine("v1") == "v2"
+    for kind, detail in found:
+        _usage.relied_on(kind, detail, backend=backend)
+        if dropped:
+            _usage.dropped_by_v2_engine(kind, detail)
