@@ -37,6 +37,9 @@ class Edits:
         end = self.index.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         self._spans.append((start, end, text))
 
+    def replace_range(self, start: int, end: int, text: str) -> None:
+        self._spans.append((start, end, text))
+
     def insert(self, offset: int, text: str) -> None:
         self._spans.append((offset, offset, text))
 

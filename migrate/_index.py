@@ -57,6 +57,7 @@ class Index:
     import_statements: list[tuple[ast.Import | ast.ImportFrom, ast.AST | None, tuple[str, ...]]] = field(
         default_factory=list
     )
+    module_scope_imports: set[int] = field(default_factory=set)  # ids of those that bind module globals
     _resolved: dict[int, frozenset[str]] = field(default_factory=dict)
     _lines: list[str] | None = None
     _roles: Roles | None = None
@@ -258,6 +259,8 @@ def _walk(index: Index) -> None:
             nodes.append(Node(node, parent, functions))  # type: ignore[arg-type]
         elif kind is ast.Import or kind is ast.ImportFrom:
             index.import_statements.append((node, parent, functions))  # type: ignore[arg-type]
+            if scope is module:
+                index.module_scope_imports.add(id(node))
             if kind is ast.ImportFrom and any(a.name == "*" for a in node.names):  # type: ignore[attr-defined]
                 index.star_imports.append(node)  # type: ignore[arg-type]
             for name, qualified in _import_bindings(node):  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
-from migrate import _imports
+from migrate import _fast, _imports
 from migrate._index import Index
 from migrate.rules._base import Diagnostic, Rule
 
@@ -68,6 +68,54 @@ class UnusedV1Imports(Rule):
         exported = _exported(index)
         return any(is_v1(q) and name not in index.loaded and name not in exported for name, q in index.imports)
 
+    def fast(self, index: Index) -> str | None:
+        """Decided on the index when each V1 import's name is either spelled nowhere else
+        (unused) or bound once at module level and read, or named in a string annotation
+        (used); removals of single-line ``from`` imports with nothing above them but code.
+        libcst for the rest (names also spelled in comments or other strings, rebound names,
+        comments or blank lines that would move, blocks that would become empty)."""
+        if self.context.path.endswith(("__init__.py", "__init__.pyi")):
+            return index.text
+        exported = _exported(index)
+        annotated: set[str] | None = None
+        edits = _fast.Edits(index)
+        found = []
+        for node, parent, _ in index.import_statements:
+            unused: list[ast.alias] = []
+            for alias, name in _v1_aliases(node):
+                if name in exported:
+                    continue
+                if _fast.words(index.text, name) == 1:
+                    unused.append(alias)
+                    continue
+                if id(node) not in index.module_scope_imports or index.bindings[name] != 1:
+                    return None
+                if name in index.loaded:
+                    continue  # a global bound only here, read somewhere: this import is used
+                if annotated is None:
+                    annotated = _annotation_names(index.tree)
+                if name not in annotated:
+                    return None
+            if not unused:
+                continue
+            if not isinstance(node, ast.ImportFrom) or node.lineno != node.end_lineno:
+                return None
+            line = _fast.alone(index, node)
+            if line is None or not _fast.canonical(index, node):
+                return None
+            kept = [(a.name, a.asname) for a in node.names if a not in unused]
+            if kept:
+                edits.replace(node, _fast.from_import(node.module or "", kept))
+            elif not _removable(index, node, parent, line):
+                return None
+            else:
+                start = index.offset(node.lineno, 0)
+                edits.replace_range(start, line.end, "")
+            names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in unused)
+            found.append(Diagnostic(self.code, node.lineno, 1, f"unused V1 import removed: `{names}`", True))
+        self.diagnostics += found
+        return edits.apply()
+
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         if self.context.path.endswith(("__init__.py", "__init__.pyi")):
             return wrapper.module
@@ -102,6 +150,55 @@ def _binds_v1(node: cst.Import | cst.ImportFrom, name: str) -> bool:
     return any(
         (a.evaluated_alias or a.evaluated_name) == name and is_v1(f"{module}.{a.evaluated_name}") for a in node.names
     )
+
+
+def _v1_aliases(node: ast.Import | ast.ImportFrom) -> list[tuple[ast.alias, str]]:
+    """(alias, bound name) of the aliases that bind a V1 module's name (as ``_binds_v1``:
+    ``import ray.air.x`` binds ``ray``, so only ``import ... as`` counts)."""
+    if isinstance(node, ast.Import):
+        return [(a, a.asname) for a in node.names if a.asname is not None and is_v1(a.name)]
+    if node.level or node.module is None:
+        return []
+    return [(a, a.asname or a.name) for a in node.names if a.name != "*" and is_v1(f"{node.module}.{a.name}")]
+
+
+def _annotation_names(tree: ast.Module) -> set[str]:
+    """Names read inside string annotations (``x: "DataBatchType"``), which libcst's scope
+    analysis counts as uses."""
+    names: set[str] = set()
+    annotations: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            annotations.append(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            annotations.append(node.returns)
+    for annotation in annotations:
+        for inner in ast.walk(annotation):
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                try:
+                    parsed = ast.parse(inner.value.strip(), mode="eval")
+                except SyntaxError:
+                    continue
+                names.update(n.id for n in ast.walk(parsed) if isinstance(n, ast.Name))
+    return names
+
+
+def _removable(index: Index, node: ast.ImportFrom, parent: ast.AST | None, line: _fast.Line) -> bool:
+    """Deleting the statement's line is all libcst's removal does: no comment on it, nothing
+    but code directly above (libcst drops a removed statement's blank lines and moves its
+    comments), a line break after it, and another statement left in its block."""
+    if not line.has_break or "#" in index.line(node.lineno):
+        return False
+    if node.lineno > 1:
+        above = index.line(node.lineno - 1).strip()
+        if not above or above.startswith("#"):
+            return False
+    siblings = [b for b in _blocks(parent if parent is not None else index.tree) if node in b]
+    return bool(siblings) and len(siblings[0]) > 1
+
+
+def _blocks(parent: ast.AST) -> list[list[ast.stmt]]:
+    return [getattr(parent, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(parent, f, None), list)]
 
 
 def _exported(index: Index) -> set[str]:

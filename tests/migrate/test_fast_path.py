@@ -77,6 +77,10 @@ STATEMENTS = [
 
 MODULE_LEVEL = [
     "",
+    "def typed(x: 'RunConfig') -> 'Optional[Checkpoint]':\n    return x",
+    "# the session is gone; RunConfig stays",
+    "if True:\n    from ray.air.session import report\n    x = 1",
+    "class Holder:\n    from ray.air import session",
     "__all__ = ['session']",
     "def train(config):\n    pass",
     "TorchTrainer(loop).fit()",
@@ -92,13 +96,14 @@ def modules(draw: st.DrawFn) -> str:
     tail = draw(st.sampled_from(MODULE_LEVEL))
     newline = draw(st.sampled_from(["\n", "\r\n"]))
     final = draw(st.sampled_from(["\n", ""]))
-    lines = [*imports, "", "", "def loop(config):", *(f"    {s}" for s in body), "", tail]
+    gap = draw(st.sampled_from([["", ""], [], ["# setup"]]))
+    lines = [*imports, *gap, "def loop(config):", *(f"    {s}" for s in body), "", tail]
     return newline.join("\n".join(lines).split("\n")).rstrip() + final.replace("\n", newline)
 
 
-def both(text: str, target: str) -> None:
+def both(text: str, target: str, path: str = "") -> None:
     rules = engine.select_rules(target=target)
-    context = Context(target=target)  # type: ignore[arg-type]
+    context = Context(target=target, path=path)  # type: ignore[arg-type]
     for lines_of in ("input", "output"):
         try:
             fast = engine.migrate_source(text, rules, context, lines_of=lines_of)
@@ -110,14 +115,15 @@ def both(text: str, target: str) -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(modules(), st.sampled_from(["ray", "compat"]))
+@given(modules(), st.sampled_from(["ray", "compat"]), st.sampled_from(["job.py", "pkg/__init__.py"]))
 @example(
     "from ray.air import session, ScalingConfig\n\n\ndef loop(config):\n"
     "    session.report({'rank': session.get_world_rank()})\n",
     "ray",
+    "job.py",
 )
-def test_the_fast_path_rewrites_exactly_as_libcst(text: str, target: str) -> None:
-    both(text, target)
+def test_the_fast_path_rewrites_exactly_as_libcst(text: str, target: str, path: str) -> None:
+    both(text, target, path)
 
 
 COMMON = [
@@ -133,6 +139,9 @@ COMMON = [
     # the session object is also used as a value: its import stays, train's goes below
     "from ray.air import session\n\n\ndef loop(config):\n    hook = session.get_world_rank\n"
     "    session.report({'x': hook()})\n",
+    # an import nothing uses any more, and one used only in a string annotation
+    "import os\nfrom ray.air import session\nfrom ray.air.config import RunConfig\n\n\n"
+    "def job(config: 'RunConfig') -> None:\n    print(os.getcwd())\n",
     # the name `train` is taken: the import gets another name
     "from ray.air import session\n\n\ndef train(config):\n    session.report({'x': 1})\n",
 ]
