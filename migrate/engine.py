@@ -93,13 +93,13 @@ def _migrate_source(
 ) -> tuple[str, list[Diagnostic]]:
     index = _index.build(text)
     stages: list[tuple[str, list[Diagnostic]]] = []
-    before = [r(context) for r in rules if issubclass(r, FlagRule) and not r.after_rewrites and r.trigger.search(text)]
+    before = [r(context) for r in rules if issubclass(r, FlagRule) and not r.after_rewrites and r.triggered(text)]
     stages.append((text, _flag(before, index)))
     current = text
     rewriters = [r for r in rules if not issubclass(r, FlagRule)]
-    if any(r.trigger.search(text) and r.could_apply(index) for r in rewriters):
+    if any(r.triggered(text) and r.could_apply(index) for r in rewriters):
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
-    after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.trigger.search(current)]
+    after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if after:
         stages.append((current, _flag(after, index if index.text == current else _index.build(current))))
     reference = text if lines_of == "input" else current
@@ -145,7 +145,7 @@ def _rewrite(
     module: cst.Module | None = None  # libcst's tree of `current`, once a rule needed it
     wrapper: MetadataWrapper | None = None  # reused while the module is unchanged
     for rule_class in rules:
-        if not rule_class.trigger.search(current):
+        if not rule_class.triggered(current):
             continue
         if index.text != current:
             index = _index.build(current)

@@ -50,6 +50,21 @@ class Rule:
     wants: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
+    def triggered(cls, text: str) -> bool:
+        """Whether ``text`` matches the trigger. A trigger that is a list of words is first
+        looked up with ``in`` (much faster than a regex scan of a large file that does not
+        contain them); the regex then only confirms word boundaries."""
+        words = _TRIGGER_WORDS.get(cls.trigger)
+        if words is None:
+            words = _TRIGGER_WORDS[cls.trigger] = _literal_words(cls.trigger.pattern)
+        if words:
+            if not any(w in text for w in words):
+                return False
+            if "\\b" not in cls.trigger.pattern:
+                return True
+        return cls.trigger.search(text) is not None
+
+    @classmethod
     def could_apply(cls, index: Index) -> bool:
         """Whether the file indexed by ``index`` may give this rule anything to do."""
         return index.refers_to(cls.wants)
@@ -74,6 +89,20 @@ class Rule:
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         """Return the module (rewritten or not); append findings to ``self.diagnostics``."""
         raise NotImplementedError
+
+
+_TRIGGER_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {}
+
+
+def _literal_words(pattern: str) -> tuple[str, ...]:
+    """``a|b\\.c|\\bd\\b`` -> ``("a", "b.c", "d")``; ``()`` when a part is not a plain word."""
+    words = []
+    for part in pattern.replace("\\b", "").split("|"):
+        word = re.sub(r"\\(.)", r"\1", part)
+        if not word or re.escape(word) != part:
+            return ()
+        words.append(word)
+    return tuple(words)
 
 
 class _Reports(cst.MetadataDependent):

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from migrate import engine
-from migrate.rules import Context
+from migrate.rules import RULES, Context
 
 IMPORTS = [
     "from ray.air import session",
@@ -157,3 +157,13 @@ def test_common_shapes_are_rewritten_without_libcst(text: str, monkeypatch: pyte
     monkeypatch.setattr(engine.cst, "parse_module", refuse)
     assert engine.migrate_source(text, engine.select_rules(), Context()) == expected
     assert expected[0] != text  # they are rewritten
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["air", "session", "tune", ".run", "compat", "report", "stop", "_dict", "x", " ", "."]))
+)
+def test_a_trigger_looked_up_by_its_words_matches_as_its_regex(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    for rule in RULES:
+        assert rule.triggered(text) == (rule.trigger.search(text) is not None), (rule.code, text)
