@@ -80,7 +80,7 @@ XGBOOST = Framework(
 )
 LIGHTGBM = Framework(
     "lightgbm",
-    v1_trainer="ray.train.lightgbm.lightgbm_trainer:LightGBMTrainer",
+    v1_trainer=_ray.V1_LIGHTGBM_TRAINER,
     v2_trainer="ray.train.v2.lightgbm.lightgbm_trainer:LightGBMTrainer",
     config_arg="lightgbm_config",
 )

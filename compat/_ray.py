@@ -86,6 +86,15 @@ V2_XGBOOST_CONFIG = since("2.50")
 """V2's XGBoostTrainer takes its own ``ray.train.v2.xgboost.config.XGBoostConfig``."""
 LIGHTGBM_NORMALIZE = since("2.56")
 """``ray.train.lightgbm.normalize_pandas_for_lightgbm`` exists."""
+V1_LIGHTGBM_TRAINER = (
+    "ray.train.lightgbm.lightgbm_trainer:LightGBMTrainer" if since("2.46") else "ray.train.lightgbm.v2:LightGBMTrainer"
+)
+"""V1's LightGBM trainer that takes a training function: before 2.46 ``ray.train.lightgbm``'s
+own class has only the legacy ``params=``/``label_column=`` form, and the function form is
+``ray.train.lightgbm.v2.LightGBMTrainer``."""
+PANDAS_3 = since("2.55")
+"""Ray Data's ``from_pandas`` works with pandas 3 (before, it raises ``AttributeError: ...
+SettingWithCopyWarning``; use ``pandas<3`` with those releases)."""
 
 RETIRED_NAMES: dict[str, tuple[str, ...]] = {
     "ray.train": ("TrainingIterator",),

@@ -21,6 +21,12 @@ read -r -a modes <<<"${MATRIX_MODES:-0 1}"
 read -r -a tests <<<"${MATRIX_TESTS:-tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_runs.py}"
 mkdir -p "$MATRIX_DIR"
 
+pandas_pin() {  # $1: release. Ray Data's from_pandas fails on pandas 3 before Ray 2.55
+  if "$PYTHON" -c "import sys; v = tuple(map(int, sys.argv[1].split('.')[:2])); sys.exit(0 if v < (2, 55) else 1)" "$1"; then
+    echo "pandas<3"
+  fi
+}
+
 setup() {  # $1: release; creates $MATRIX_DIR/ray-$1 once
   local venv=$MATRIX_DIR/ray-$1 log=$MATRIX_DIR/ray-$1.setup.log
   [ -f "$venv/.installed" ] && return 0
@@ -29,7 +35,7 @@ setup() {  # $1: release; creates $MATRIX_DIR/ray-$1 once
     "$PYTHON" -m venv "$venv" &&
       "$venv/bin/python" -m pip install -q --upgrade pip &&
       "$venv/bin/python" -m pip install -q "torch==2.13.0" &&
-      "$venv/bin/python" -m pip install -q "ray[train]==$1" -e ".[test]"
+      "$venv/bin/python" -m pip install -q "ray[train]==$1" -e ".[test]" $(pandas_pin "$1")
   } >"$log" 2>&1 || { echo "matrix: FAILED to install Ray $1, see $log" >&2; return 1; }
   touch "$venv/.installed"
 }

@@ -71,10 +71,11 @@ class SessionCalls(Rule):
 
     def fast(self, index: Index) -> str | None:
         """One module-level ``from ... import session`` (or session functions) alone on its
-        line, every use of its names a plain call in a Train loop or undecided code: the
-        import becomes ``from ray import train`` and each call ``train.<function>``.
-        libcst for everything else (several session imports, imports in functions or
-        branches, session objects used as values, Tune trainables, re-exports)."""
+        line, each call of a session function a plain call in a Train loop or undecided
+        code: each call becomes ``train.<function>``, and the import ``from ray import
+        train`` (or stays, with that import below it, while the session is also used as a
+        value). libcst for everything else (several session imports, imports in functions
+        or branches, rebound names, Tune trainables, re-exports)."""
         if "__all__" in index.text:
             return None
         calls = []

@@ -53,12 +53,12 @@ def _xgboost_fn(config):
 def _lightgbm_fn(config):
     import lightgbm
 
-    from compat.lightgbm import RayTrainReportCallback, get_network_params, normalize_pandas_for_lightgbm
+    from compat import lightgbm as compat_lightgbm
+    from compat.lightgbm import RayTrainReportCallback, get_network_params
 
-    shards = {
-        name: normalize_pandas_for_lightgbm(train.get_dataset_shard(name).materialize().to_pandas())
-        for name in ("train", "valid")
-    }
+    # Ray 2.56+ has a helper for pandas dtypes LightGBM rejects; this data has none of them.
+    normalize = getattr(compat_lightgbm, "normalize_pandas_for_lightgbm", lambda frame: frame)
+    shards = {name: normalize(train.get_dataset_shard(name).materialize().to_pandas()) for name in ("train", "valid")}
     sets = {name: lightgbm.Dataset(df.drop("y", axis=1), label=df["y"]) for name, df in shards.items()}
     params = {**config, **get_network_params(), "tree_learner": "data_parallel", "pre_partition": True}
     lightgbm.train(
