@@ -18,9 +18,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from migrate._index import Index
+from migrate import _imports
+from migrate._index import _LINE_BREAK, Index
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _TRAILER = re.compile(r"[ \t]*(?:#.*)?")  # what may follow a statement on its line
 
 
@@ -42,6 +42,11 @@ class Edits:
 
     def insert(self, offset: int, text: str) -> None:
         self._spans.append((offset, offset, text))
+
+    def add_line_after(self, line: Line, text: str) -> None:
+        """A new line holding ``text`` right after ``line`` (the file's own line break)."""
+        newline = _newline(self.index.text)
+        self.insert(line.end, text + newline if line.has_break else newline + text)
 
     def apply(self) -> str:
         text = self.index.text
@@ -79,7 +84,7 @@ def alone(index: Index, node: ast.stmt) -> Line | None:
     return Line(indent, match.end() if match else end, match is not None)
 
 
-def newline(text: str) -> str:
+def _newline(text: str) -> str:
     """The line break new lines get: the file's first one (libcst's ``default_newline``)."""
     match = _LINE_BREAK.search(text)
     return match.group() if match else "\n"
@@ -138,11 +143,4 @@ def free_alias(index: Index, submodule: str) -> str:
     does not use (``migrate._imports.choose_alias`` on the ``ast`` index)."""
     if not words(index.text, submodule):
         return submodule  # not even spelled (``ray.train`` does not count): no need to walk
-    used = index.identifiers
-    for candidate in (submodule, f"ray_{submodule}", f"ray_{submodule}_api"):
-        if candidate not in used:
-            return candidate
-    number = 2
-    while f"ray_{submodule}_{number}" in used:
-        number += 1
-    return f"ray_{submodule}_{number}"
+    return _imports.choose_alias(index.identifiers, index.bindings, submodule)

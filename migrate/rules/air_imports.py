@@ -94,13 +94,11 @@ class AirImports(Rule):
                 for a in node.names
                 if a.name in AIR_TO_TRAIN
             ]
-            edits.replace(node, _fast.from_import("ray.train", moved))
             if kept and node.lineno != node.end_lineno:
                 return None  # libcst keeps the parentheses and their line breaks on what stays
+            edits.replace(node, _fast.from_import("ray.train", moved))
             if kept:  # the moved names keep the line (and its comment); the rest go below
-                rest = line.indent + _fast.from_import(node.module or "", kept)
-                newline = _fast.newline(index.text)
-                edits.insert(line.end, rest + newline if line.has_break else newline + rest)
+                edits.add_line_after(line, line.indent + _fast.from_import(node.module or "", kept))
             line_number, column = index.position(node)
             message = f"import from `{node.module}` -> `ray.train`"
             found.append(Diagnostic(self.code, line_number, column, message, True))

@@ -124,8 +124,7 @@ class SessionCalls(Rule):
         train_import = "from ray import train" + ("" if alias == "train" else f" as {alias}")
         if any(type(i.node) is ast.Name and i.node.id in bound and id(i.node) not in bases for i in index.nodes):
             # a session name used as a value (RTM100 flags it): its import stays, train's goes below
-            newline = _fast.newline(index.text)
-            edits.insert(line.end, train_import + newline if line.has_break else newline + train_import)
+            edits.add_line_after(line, train_import)
         else:
             edits.replace(node, train_import)  # the train import takes over the line (and its comment)
         self.diagnostics += found
