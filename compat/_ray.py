@@ -17,9 +17,12 @@ The facts, by release:
           ``Union`` until 2.51, a base class from 2.51); a V2 worker reports through its
           ``TrainFnUtils.report``.
 2.50      ``CheckpointUploadMode``, ``get_all_reported_checkpoints``, ``ReportedCheckpoint``;
-          ``report(validate_fn=, validate_config=)``; V2's own ``XGBoostConfig`` (V1's before).
+          ``report(validate_fn=, validate_config=)``; V2's own ``XGBoostConfig`` (V1's before);
+          V2's own torch ``get_device``/``get_devices`` (V1's before); V2 picks the torch
+          backend of a ``TorchConfig(backend=None)`` (only V2's TorchTrainer did before).
 2.51      ``RAY_TRAIN_V2_ENABLED`` defaults to on.
-2.52      V2 has its own ``CheckpointConfig`` (V1's before).
+2.52      V2 has its own ``CheckpointConfig`` (V1's before); the V1 form of
+          ``LightGBMTrainer`` trains with LightGBM's data-parallel learner (serial before).
 2.53      ``CheckpointConsistencyMode``.
 2.55      ``ValidationConfig`` on the trainer and ``report(validation=...)`` replace
           ``validate_fn``; ``ReportedCheckpointStatus``.
@@ -38,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import logging
+import types
 from collections.abc import Callable
 from enum import Enum
 from importlib import metadata
@@ -92,6 +96,10 @@ V1_LIGHTGBM_TRAINER = (
 """V1's LightGBM trainer that takes a training function: before 2.46 ``ray.train.lightgbm``'s
 own class has only the legacy ``params=``/``label_column=`` form, and the function form is
 ``ray.train.lightgbm.v2.LightGBMTrainer``."""
+LIGHTGBM_DATA_PARALLEL = since("2.52")
+"""Ray's own training function for the V1 form of ``LightGBMTrainer`` sets
+``tree_learner="data_parallel"`` and ``pre_partition=True``; before, it leaves LightGBM's
+defaults (the serial learner), and compat's V1 form trains as that release's Ray does."""
 PANDAS_3 = since("2.55")
 """Ray Data's ``from_pandas`` works with pandas 3 (before, it raises ``AttributeError: ...
 SettingWithCopyWarning``; use ``pandas<3`` with those releases)."""
@@ -251,6 +259,32 @@ def v2_report_keywords(upload_mode: Any, validation: Any) -> dict[str, Any]:
     if VALIDATION:
         keywords["validation"] = validation
     return keywords
+
+
+def v2_torch_utils() -> Any:
+    """V2's torch ``train_loop_utils``. Before 2.50 it lacks ``get_device`` and
+    ``get_devices`` and ``ray.train.torch`` gives V1's under V2: so does this namespace."""
+    from ray.train.torch import train_loop_utils as v1
+    from ray.train.v2.torch import train_loop_utils as v2
+
+    if since("2.50"):
+        return v2
+    names = ("get_device", "get_devices")
+    return types.SimpleNamespace(**{**vars(v2), **{name: getattr(v1, name) for name in names}})
+
+
+def v2_backend_config(config: Any, use_gpu: bool) -> Any:
+    """``config`` as V2's engine can start it. Before 2.50 V2's worker group cannot pick a
+    torch backend itself (``TorchConfig(backend=None)`` fails with ``AttributeError:
+    'WorkerGroup' object has no attribute 'num_gpus_per_worker'``) and V2's own TorchTrainer
+    fills it in; compat fills it in the same way for every trainer."""
+    if config is None or since("2.50"):
+        return config
+    from ray.train.torch.config import TorchConfig
+
+    if not isinstance(config, TorchConfig) or config.backend:
+        return config
+    return dataclasses.replace(config, backend="nccl" if use_gpu else "gloo")
 
 
 def v2_config_classes() -> tuple[type, type, type, type]:

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from compat import _capture, _checks, _messages, _switch, _tune, _usage, _worker
+from compat import _capture, _checks, _messages, _ray, _switch, _tune, _usage, _worker
 from compat._backend import Backend, TrainJob
 from compat._frameworks import DATA_PARALLEL, TORCH, Framework
 from compat._ledger import LedgerSnapshot, ledger_concurrency, ray_validation_runner, remote_ledger_class
@@ -130,6 +130,10 @@ class DataParallelTrainer:
         # Tune pickles the trainable on the driver: the trial runs the backend chosen there.
         return {**self.__dict__, "_tuned_backend": self._selected_backend(), "_tuned_engine": _switch.v1_engine()}
 
+    def _backend_config(self, engine: _switch.Backend, scaling: Any) -> Any:
+        config = self._framework.config_for(self.backend_config, engine)
+        return _ray.v2_backend_config(config, bool(scaling.use_gpu)) if engine == "v2" else config
+
     def _selected_backend(self) -> _switch.Backend:
         """The backend the driver selected when Tune pickled this trainer, else the current one."""
         chosen: _switch.Backend | None = self.__dict__.get("_tuned_backend")
@@ -189,7 +193,7 @@ class DataParallelTrainer:
             other_callbacks=other_callbacks,
             ledger=ledger,
             framework=self._framework,
-            backend_config=self._framework.config_for(self.backend_config, backend.engine),
+            backend_config=self._backend_config(backend.engine, scaling),
             datasets=self.datasets,
             dataset_config=self.dataset_config,
             validation_config=validation_config,

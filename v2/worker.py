@@ -44,9 +44,7 @@ class V2WorkerSide:
     name = "v2"
 
     def torch_utils(self) -> Any:
-        from ray.train.v2.torch import train_loop_utils
-
-        return train_loop_utils
+        return _ray.v2_torch_utils()
 
     def rank_and_size(self) -> tuple[int, int]:
         context = self.context()

@@ -60,7 +60,9 @@ def _lightgbm_fn(config):
     normalize = getattr(compat_lightgbm, "normalize_pandas_for_lightgbm", lambda frame: frame)
     shards = {name: normalize(train.get_dataset_shard(name).materialize().to_pandas()) for name in ("train", "valid")}
     sets = {name: lightgbm.Dataset(df.drop("y", axis=1), label=df["y"]) for name, df in shards.items()}
-    params = {**config, **get_network_params(), "tree_learner": "data_parallel", "pre_partition": True}
+    params = {**config, **get_network_params()}
+    if _ray.LIGHTGBM_DATA_PARALLEL:  # what Ray's V1-form function sets, from 2.52 (compat/_ray.py)
+        params.update(tree_learner="data_parallel", pre_partition=True)
     lightgbm.train(
         params,
         sets["train"],
