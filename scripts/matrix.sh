@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Ray release matrix: compat's real-Ray tests on each chosen Ray release, each in a
-# virtualenv of its own, in both modes (RAY_TRAIN_V2_ENABLED=0, then 1 without the tests
-# that already cover both backends), as scripts/test.sh runs them on the newest release.
+# virtualenv of its own, in both modes (RAY_TRAIN_V2_ENABLED=0 with the v1 backend on Ray's
+# V1 engine, then 1 with it on V2's engine, without the tests that already cover both
+# backends), as scripts/test.sh runs them on the newest release.
 #
 #   bash scripts/matrix.sh                 # 2.44.1 2.50.1 2.53.0 2.55.0 2.60.0
 #   bash scripts/matrix.sh 2.44.1 2.60.0   # the releases CI runs
@@ -61,7 +62,9 @@ for release in "${releases[@]}"; do
     marker=()
     [ "$mode" = 1 ] && marker=(-m "not one_pass")
     echo "matrix: Ray $release, RAY_TRAIN_V2_ENABLED=$mode (log: $log)"
-    if RAY_TRAIN_V2_ENABLED=$mode "$py" -m pytest -q -p no:cacheprovider "${marker[@]}" "${tests[@]}" >"$log" 2>&1; then
+    engine=v1
+    [ "$mode" = 1 ] && engine=v2  # as scripts/test.sh: v1 on V2's engine in the second pass
+    if RAY_TRAIN_V2_ENABLED=$mode COMPAT_V1_ENGINE=$engine "$py" -m pytest -q -p no:cacheprovider "${marker[@]}" "${tests[@]}" >"$log" 2>&1; then
       cells[$mode]="$(summary "$log")"
     else
       cells[$mode]="**FAILED**: $(summary "$log")"

@@ -11,10 +11,12 @@ ruff format --check compat v1 v2 migrate tests benchmarks examples
 mypy
 # Tests marked one_pass run both backends through the `backend` fixture and do not depend
 # on the setting the process started with, so the second pass skips them (CI time).
-echo "== pytest with RAY_TRAIN_V2_ENABLED=0 =="
-RAY_TRAIN_V2_ENABLED=0 python -m pytest -q -p no:cacheprovider "$@"
-echo "== pytest with RAY_TRAIN_V2_ENABLED=1 (without one_pass tests) =="
-RAY_TRAIN_V2_ENABLED=1 python -m pytest -q -p no:cacheprovider -m "not one_pass" "$@"
+# The v1 backend runs on Ray's V1 engine in the first pass and on Ray's V2 engine in the
+# second (COMPAT_V1_ENGINE=v2, docs/compatibility.md §28): V1 semantics are tested on both.
+echo "== pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine) =="
+RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider "$@"
+echo "== pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; without one_pass tests) =="
+RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider -m "not one_pass" "$@"
 # The oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
 # own (docs/compatibility.md §27). Both backends run through the tests' fixtures.
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then  # not with a pytest selection

@@ -8,7 +8,7 @@ from compat import ScalingConfig
 from compat.testing import assert_equivalent
 from examples.torchmetrics_aggregation import train_func
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.one_pass]  # run_both sets each backend itself
 
 
 def test_torchmetrics_example_is_equivalent_under_v1_and_v2(compat_run_both):

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import os
+import socket
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -147,6 +148,20 @@ class V1Rows:
             row["should_checkpoint"] = True
         self._previous = ts
         return row
+
+    def finished_without_reports(self, end_time: float) -> dict[str, Any]:
+        """V1's ``result.metrics`` for a run that finished without a report: the trial's
+        auto-filled keys only (no ``training_iteration``), ``done`` set."""
+        return {
+            "trial_id": self.trial_id,
+            "date": datetime.fromtimestamp(end_time).strftime("%Y-%m-%d_%H-%M-%S"),
+            "timestamp": int(end_time),
+            "pid": os.getpid(),
+            "hostname": socket.gethostname(),
+            "node_ip": self.node_ip,
+            "config": dict(self.config),
+            "done": True,
+        }
 
     def round_row(self, round_: Mapping[int, Record]) -> dict[str, Any]:
         return self.row(round_[0], round_dir_name(dict(round_)))

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import posixpath
+import time
 import uuid
 from datetime import datetime
 from typing import Any
@@ -228,7 +229,7 @@ class V2Backend:
             checkpoint=raw.checkpoint,
             path=raw.path,
             error=raw.error,
-            metrics_dataframe=frame,
+            metrics_dataframe=frame if frame is not None else pd.DataFrame(),
             best_checkpoints=best,
             reported_checkpoints=reported,
             return_value=snapshot.return_value,  # rank 0's, as V2 (2.5x) gives; older V2 has none
@@ -285,13 +286,14 @@ class V1OnV2Backend(V2Backend):
         if rows and self.storage is not None:
             logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+        # No report at all: V1's engine gives {} and, for a finished run, an empty dataframe.
         frame = _validated_dataframe(self._progress_frame(rows), by_dir) if rows else None
         workers = worker_dataframe(snapshot.records)
         run_path = self.storage.run_dir if self.storage is not None else ""
         if raw is None:
             return Result(
                 backend=self.name,
-                metrics=dict(rows[-1]) if rows else None,
+                metrics=dict(rows[-1]) if rows else {},
                 checkpoint=None,
                 path=run_path,
                 error=error,
@@ -305,7 +307,9 @@ class V1OnV2Backend(V2Backend):
         # V1's kept checkpoints carry their report's row (auto-filled keys), validated.
         best = [(c, {**row_of.get(checkpoint_dir_name(c), {}), **m}) for c, m in kept]
         reported = [ReportedCheckpoint(c, m, r.status) for (c, m), r in zip(best, statuses, strict=True)]
-        last = {**rows[-1], "experiment_tag": "0"} if rows else raw.metrics  # Tune's tag of the one trial
+        assert self.rows is not None  # set by prepare()
+        # Tune's tag of the one trial; no report: V1's auto-filled keys alone.
+        last = {**rows[-1], "experiment_tag": "0"} if rows else self.rows.finished_without_reports(time.time())
         last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
         return Result(
             backend=self.name,
@@ -313,7 +317,7 @@ class V1OnV2Backend(V2Backend):
             checkpoint=raw.checkpoint,
             path=raw.path,
             error=raw.error,
-            metrics_dataframe=frame,
+            metrics_dataframe=frame if frame is not None else pd.DataFrame(),
             best_checkpoints=best,
             reported_checkpoints=reported,
             return_value=snapshot.return_value,

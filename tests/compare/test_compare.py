@@ -24,6 +24,7 @@ def compare(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.ray
+@pytest.mark.one_pass  # compare runs the script under each setting itself
 def test_two_fits_every_difference_explained_with_a_self_contained_html_report(tmp_path) -> None:
     out_json, out_html = tmp_path / "cmp.json", tmp_path / "cmp.html"
     run = compare("--json", str(out_json), "--html", str(out_html), "--", str(HERE / "two_fits.py"), cwd=tmp_path)
@@ -53,6 +54,7 @@ def test_two_fits_every_difference_explained_with_a_self_contained_html_report(t
 
 
 @pytest.mark.ray
+@pytest.mark.one_pass
 def test_a_script_that_fails_only_under_v2_exits_1_with_its_traceback(tmp_path) -> None:
     out_json = tmp_path / "cmp.json"
     run = compare("--json", str(out_json), "--", str(HERE / "fails_under_v2.py"), cwd=tmp_path)

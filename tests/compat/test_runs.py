@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import compat as train
-from compat import _ray, _usage
+from compat import _ray, _switch, _usage
 from compat.torch import TorchTrainer
 
 pytestmark = pytest.mark.ray
@@ -255,7 +255,10 @@ def test_flipping_the_variable_between_runs_in_one_process(monkeypatch, ray_clus
         monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", setting)
         result = TorchTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
         seen.append((result.backend, result.metrics["backend"]))
-    assert seen == [("v1", "0"), ("v2", "1"), ("v1", "0")]  # driver and workers agree
+    # Driver and workers agree; workers see the variable of the engine they run on (with
+    # COMPAT_V1_ENGINE=v2 the v1 backend's workers run on V2's engine, with it set to 1).
+    assert seen == [(b, _switch.env_value(_switch.engine(b))) for b in ("v1", "v2", "v1")]
+    assert [b for b, _ in seen] == ["v1", "v2", "v1"] and seen[1][1] == "1"
 
 
 def test_v2_report_rounds_use_a_short_poll_unless_overridden(v2, monkeypatch, storage) -> None:
