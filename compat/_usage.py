@@ -117,24 +117,24 @@ def relied_on(kind: str, detail: str = "", *, backend: _switch.Backend | None = 
     selected = backend if backend is not None else _switch.backend()
     if selected != "v2":
         return
-    message = _messages.v1_only(kind, detail)
-    if strict_enabled():
-        raise V1OnlyWarning(message + f" (strict mode: {STRICT_ENV_VAR}=1)")
-    if kind not in _warned:
-        _warned.add(kind)
-        warnings.warn(message, V1OnlyWarning, stacklevel=3)
+    _warn_once(kind, _messages.v1_only(kind, detail), stacklevel=3)
 
 
 def dropped_by_v2_engine(kind: str, detail: str = "") -> None:
     """Under v1 on Ray's V2 engine: warn once per option kind that the run ignores it (V2's
     engine has nowhere to apply it); in strict mode, raise."""
     message = _messages.dropped_by_v2_engine(kind, detail)
+    _warn_once(f"engine:{kind}:{detail}", message, stacklevel=5)  # the caller of fit()
+
+
+def _warn_once(key: str, message: str, *, stacklevel: int) -> None:
+    """Strict mode: raise ``message``. Otherwise warn once per ``key`` in this process;
+    ``stacklevel`` as the caller would pass it to ``warnings.warn``."""
     if strict_enabled():
         raise V1OnlyWarning(message + f" (strict mode: {STRICT_ENV_VAR}=1)")
-    key = f"engine:{kind}:{detail}"
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, V1OnlyWarning, stacklevel=5)  # the caller of fit()
+        warnings.warn(message, V1OnlyWarning, stacklevel=stacklevel + 1)
 
 
 def warn_for_workers(usages: Iterable[Usage]) -> None:
