@@ -76,15 +76,16 @@ class V2Backend:
         self.storage = _storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
         if self.storage.exists(SNAPSHOT_FILE):
             _usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", backend="v2")
-        self.row_params = {
-            "start_time": start_time,
-            "config": {"train_loop_config": train_loop_config or {}},
-            "trial_id": self.run_name,
-        }
+        self.row_params = self._row_params(train_loop_config, start_time)
         if run.keep_v1_logs:
             for name in (logs.PROGRESS_CSV, logs.RESULT_JSON):
                 self.storage.move_aside(name)  # an earlier run's logs never look current
             self.rows = logs.V1Rows(**self.row_params)
+
+    def _row_params(self, train_loop_config: dict[str, Any] | None, start_time: float) -> dict[str, Any]:
+        """The V1 rows' trial id and config (``keep_v1_logs``): the run's name, V2's config."""
+        config = {"train_loop_config": train_loop_config or {}}
+        return {"start_time": start_time, "config": config, "trial_id": self.run_name}
 
     def round_sink(self) -> Any:
         if self.rows is None or self.storage is None:
@@ -229,7 +230,7 @@ class V2Backend:
             checkpoint=raw.checkpoint,
             path=raw.path,
             error=raw.error,
-            metrics_dataframe=frame if frame is not None else pd.DataFrame(),
+            metrics_dataframe=frame,
             best_checkpoints=best,
             reported_checkpoints=reported,
             return_value=snapshot.return_value,  # rank 0's, as V2 (2.5x) gives; older V2 has none
@@ -267,12 +268,15 @@ class V1OnV2Backend(V2Backend):
         trial = dataclasses.replace(
             run, name=f"{trainer_name}_{trial_id}_0_{stamp}", storage_path=posixpath.join(root, experiment)
         )
+        self.trial_id = trial_id
         super().prepare(dataclasses.replace(trial, keep_v1_logs=True), train_loop_config, start_time, trainer_name)
-        config = {"train_loop_config": train_loop_config}  # None stays None, as in V1's rows
-        self.row_params.update(trial_id=trial_id, config=config)
-        self.rows = logs.V1Rows(**self.row_params)
         if self.storage is not None:
+            config = self.row_params["config"]
             self.storage.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
+
+    def _row_params(self, train_loop_config: dict[str, Any] | None, start_time: float) -> dict[str, Any]:
+        """V1's trial id (``<id>_00000``) and config (``None`` stays ``None``, as in V1's rows)."""
+        return {"start_time": start_time, "config": {"train_loop_config": train_loop_config}, "trial_id": self.trial_id}
 
     def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
         """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
