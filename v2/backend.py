@@ -290,7 +290,8 @@ class V1OnV2Backend(V2Backend):
         if rows and self.storage is not None:
             logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
-        # No report at all: V1's engine gives {} and, for a finished run, an empty dataframe.
+        # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
+        # finished run (below, with its auto-filled keys as metrics).
         frame = _validated_dataframe(self._progress_frame(rows), by_dir) if rows else None
         workers = worker_dataframe(snapshot.records)
         run_path = self.storage.run_dir if self.storage is not None else ""
