@@ -30,17 +30,18 @@ pandas_pin() {  # $1: release. Ray Data's from_pandas fails on pandas 3 before R
   fi
 }
 
-setup() {  # $1: release; creates $MATRIX_DIR/ray-$1 once
+setup() {  # $1: release; creates $MATRIX_DIR/ray-$1, and updates it when the pins change
   local venv=$MATRIX_DIR/ray-$1 log=$MATRIX_DIR/ray-$1.setup.log
-  [ -f "$venv/.installed" ] && return 0
+  local spec="ray[train]==$1 -e .[test] $(pandas_pin "$1")"
+  [ "$(cat "$venv/.installed" 2>/dev/null)" = "$spec" ] && return 0
   echo "matrix: installing Ray $1 into $venv (log: $log)"
   {
-    "$PYTHON" -m venv "$venv" &&
+    { [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv"; } &&
       "$venv/bin/python" -m pip install -q --upgrade pip &&
       "$venv/bin/python" -m pip install -q "torch==2.13.0" &&
       "$venv/bin/python" -m pip install -q "ray[train]==$1" -e ".[test]" $(pandas_pin "$1")
   } >"$log" 2>&1 || { echo "matrix: FAILED to install Ray $1, see $log" >&2; return 1; }
-  touch "$venv/.installed"
+  echo "$spec" >"$venv/.installed"  # what was installed: a changed pin reinstalls
 }
 
 summary() {  # the last line pytest printed: "N passed, M failed in T s"
