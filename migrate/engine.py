@@ -141,13 +141,15 @@ def _rewrite(
     text edits when its fast form handles the file's shape (:mod:`migrate._fast`), else on
     libcst, whose tree is parsed only then. Returns the final text and the last index
     built (of the final text, or of an earlier one)."""
-    current = text
+    current, first = text, index
     module: cst.Module | None = None  # libcst's tree of `current`, once a rule needed it
     wrapper: MetadataWrapper | None = None  # reused while the module is unchanged
     for rule_class in rules:
         if not rule_class.triggered(current):
             continue
         if index.text != current:
+            if not rule_class.may_apply_after_rewrites(first):
+                continue
             index = _index.build(current)
         if not rule_class.could_apply(index):
             continue

@@ -69,6 +69,13 @@ class Rule:
         """Whether the file indexed by ``index`` may give this rule anything to do."""
         return index.refers_to(cls.wants)
 
+    @classmethod
+    def may_apply_after_rewrites(cls, first: Index) -> bool:
+        """Whether this rule may have anything to do in a text that the rewriting rules
+        before it made from the text ``first`` indexes. True unless the rule can tell from
+        that input alone: a False spares the engine indexing the rewritten text again."""
+        return True
+
     def __init__(self, context: Context, index: Index | None = None) -> None:
         self.context = context
         self.diagnostics: list[Diagnostic] = []

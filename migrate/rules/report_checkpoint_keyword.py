@@ -57,6 +57,17 @@ class ReportCheckpointKeyword(Rule):
             for item in index.nodes
         )
 
+    @classmethod
+    def may_apply_after_rewrites(cls, first: Index) -> bool:
+        # The rules before this one move report's import (ray.air.session -> ray.train or
+        # ray.tune) and rename its callee (session.report -> train.report; an alias keeps
+        # its name); none adds an argument. So a report call with two positional arguments
+        # after them is a call with two already, named `report` or imported as `report`.
+        return any(
+            isinstance(item.node, ast.Call) and len(item.node.args) >= 2 and _named_report(first, item.node.func)
+            for item in first.nodes
+        )
+
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         return wrapper.visit(_Rewrite(self))
 
@@ -85,3 +96,12 @@ class _Rewrite(RuleVisitor):
 def _is_report(names: set[str] | frozenset[str]) -> bool:
     """Ray Train's report, and Ray Tune's (whose checkpoint is keyword-only)."""
     return is_report(names) or "ray.tune.report" in names
+
+
+def _named_report(index: Index, func: ast.expr) -> bool:
+    """``func`` is spelled ``report``/``x.report``, or is bound to an imported ``report``."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "report"
+    if isinstance(func, ast.Name):
+        return func.id == "report" or any(n.endswith(".report") for n in index.qualified(func))
+    return False

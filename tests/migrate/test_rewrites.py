@@ -324,6 +324,25 @@ def test_positional_checkpoint_becomes_keyword_including_rewritten_session_calls
     )
 
 
+def test_positional_checkpoint_becomes_keyword_on_calls_through_an_alias() -> None:
+    # The engine decides from the input whether RTM003 may apply after the earlier rewrites;
+    # a report imported under another name must still count.
+    check(
+        """
+        from ray.air.session import report as send
+
+        def f(ckpt):
+            send({"a": 1}, ckpt)
+        """,
+        """
+        from ray import train
+
+        def f(ckpt):
+            train.report({"a": 1}, checkpoint=ckpt)
+        """,
+    )
+
+
 # --- RTM004 compat target -------------------------------------------------------------
 
 
