@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: lint, type-check, then the whole suite under both settings of
 # RAY_TRAIN_V2_ENABLED (each pass also exercises flipping between backends in-process), on
-# the newest tested Ray; then the real-Ray run tests on the oldest supported Ray.
+# the newest tested Ray; then the real-Ray run tests on the oldest supported Ray. Each pass
+# prints its 15 slowest tests (where CI time goes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -14,9 +15,9 @@ mypy
 # The v1 backend runs on Ray's V1 engine in the first pass and on Ray's V2 engine in the
 # second (COMPAT_V1_ENGINE=v2, docs/compatibility.md §28): V1 semantics are tested on both.
 echo "== pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine) =="
-RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider "$@"
+RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=15 "$@"
 echo "== pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; without one_pass tests) =="
-RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider -m "not one_pass" "$@"
+RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass" "$@"
 # The oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
 # own (docs/compatibility.md §27). Both backends run through the tests' fixtures.
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then  # not with a pytest selection
