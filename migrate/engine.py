@@ -18,13 +18,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper
+from typing import TYPE_CHECKING
 
 from migrate import _deep, _index, notebooks
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
+
+if TYPE_CHECKING:  # imported when a file needs a libcst form: most runs never pay for it
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
 
 # The pre-filter's anchors: see needs_parsing.
 _ANCHORS = ("ray.air", "ray.train", "ray.tune")
@@ -72,7 +74,7 @@ def select_rules(
 def migrate_source(
     text: str, rules: Sequence[type[Rule]], context: Context, *, lines_of: str = "input", fast: bool = True
 ) -> tuple[str, list[Diagnostic]]:
-    """Run ``rules`` over ``text``; raises ``SyntaxError``, ``cst.ParserSyntaxError`` or :class:`RuleCrash`.
+    """Run ``rules`` over ``text``; raises ``SyntaxError`` (also for what only libcst refuses) or :class:`RuleCrash`.
 
     One ``ast`` parse indexes the names; the flag rules run on that index in one walk.
     libcst parses the file only when the index shows that a rewriting rule may apply; the
@@ -158,23 +160,52 @@ def _rewrite(
             new_text = rule.fast(index) if fast else None
             if new_text is None:
                 if module is None or wrapper is None:
-                    module = cst.parse_module(current)
-                    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+                    module = parse_module(current)
+                    wrapper = _wrap(module)
                 new_module = rule.apply(wrapper)
                 if new_module is not module:
                     module, new_text = new_module, new_module.code
-                    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+                    wrapper = _wrap(module)
                 else:
                     new_text = current
             elif new_text != current:
                 module = wrapper = None  # libcst's tree is of the old text
         except RecursionError:
             raise
+        except LibcstSyntaxError as exc:
+            if current != text:  # what an earlier rule wrote: the tool's fault, not the file's
+                raise RuleCrash(rule.code, exc) from exc
+            raise  # the user's file, which only libcst's parser refuses
         except Exception as exc:
             raise RuleCrash(rule.code, exc) from exc
         stages.append((current, rule.diagnostics))
         current = new_text
     return current, index
+
+
+def parse_module(text: str) -> cst.Module:
+    """libcst's tree of ``text``. libcst's rare refusals of what ``ast`` accepts are raised
+    as :class:`LibcstSyntaxError`, a ``SyntaxError``, so callers handle one error type and
+    need not import libcst."""
+    import libcst as cst
+
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise LibcstSyntaxError(exc.message, exc.raw_line, exc.raw_column) from exc
+
+
+def _wrap(module: cst.Module) -> MetadataWrapper:
+    from libcst.metadata import MetadataWrapper
+
+    return MetadataWrapper(module, unsafe_skip_copy=True)
+
+
+class LibcstSyntaxError(SyntaxError):
+    """Source ``ast`` parses and libcst's parser does not (``offset`` 1-based, as ``SyntaxError``'s)."""
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message, ("<unknown>", line, column + 1, None))
 
 
 def line_map(old: str, new: str) -> list[int]:
@@ -262,10 +293,6 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
             )
         else:
             new_text, result.diagnostics = migrate_source(text, rules, context, lines_of=lines_of)
-    except cst.ParserSyntaxError as exc:
-        result.error = f"does not parse (line {exc.raw_line}, col {exc.raw_column}): {exc.message}; skipped"
-        result.error_line, result.error_col = exc.raw_line, exc.raw_column + 1
-        return result
     except SyntaxError as exc:
         line, col = exc.lineno or 1, exc.offset or 1
         result.error = f"does not parse (line {line}, col {col - 1}): {exc.msg}; skipped"

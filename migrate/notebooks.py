@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import libcst as cst
-
 from migrate.rules import Diagnostic
 
 UNPARSED_CELL = "ERROR"
@@ -35,10 +33,6 @@ def migrate_notebook(text: str, migrate: Callable[[str], tuple[str, list[Diagnos
         masked, magics = _mask(source)
         try:
             new, found = migrate(masked)
-        except cst.ParserSyntaxError as exc:
-            message = f"cell {number}: does not parse as Python ({exc.message}); cell left untouched"
-            diagnostics.append(Diagnostic(UNPARSED_CELL, exc.raw_line, exc.raw_column + 1, message, False))
-            continue
         except SyntaxError as exc:
             message = f"cell {number}: does not parse as Python ({exc.msg}); cell left untouched"
             diagnostics.append(Diagnostic(UNPARSED_CELL, exc.lineno or 1, exc.offset or 1, message, False))

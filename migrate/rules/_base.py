@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
-
-import libcst as cst
-from libcst.metadata import BaseMetadataProvider, MetadataWrapper, PositionProvider
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from migrate._index import Index, build
+
+if TYPE_CHECKING:  # libcst is imported only when a file needs a libcst form (start-up time)
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
 
 FixSafety = Literal["safe", "unsafe", "none"]
 
@@ -110,21 +111,3 @@ def _literal_words(pattern: str) -> tuple[str, ...]:
             return ()
         words.append(word)
     return tuple(words)
-
-
-class _Reports(cst.MetadataDependent):
-    rule: Rule
-
-    def report(self, node: cst.CSTNode, message: str, *, fixed: bool) -> None:
-        start = self.get_metadata(PositionProvider, node).start
-        self.rule.diagnostics.append(Diagnostic(self.rule.code, start.line, start.column + 1, message, fixed))
-
-
-class RuleVisitor(_Reports, cst.CSTTransformer):
-    """A transformer with position metadata and :meth:`report`."""
-
-    METADATA_DEPENDENCIES: ClassVar[tuple[type[BaseMetadataProvider[Any]], ...]] = (PositionProvider,)
-
-    def __init__(self, rule: Rule) -> None:
-        super().__init__()
-        self.rule = rule

@@ -7,9 +7,6 @@ import ast
 from collections.abc import Iterable
 from typing import ClassVar
 
-import libcst as cst
-from libcst.metadata import QualifiedNameProvider
-
 from migrate._index import RAY_ROOTS, Index, Node
 from migrate.rules._base import Diagnostic, Rule
 from migrate.tables import GUIDE
@@ -24,11 +21,6 @@ REPORT_NAMES = frozenset(
         "ray.train.v2.api.train_fn_utils.report",
     }
 )
-
-
-def qualified(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
-    """libcst's qualified names of ``node`` (for the rewriting rules, which run on libcst)."""
-    return {q.name for q in visitor.get_metadata(QualifiedNameProvider, node, set())}
 
 
 def is_ray_class(names: Iterable[str], class_name: str) -> bool:

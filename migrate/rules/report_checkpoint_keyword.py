@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import ast
 import re
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+from typing import TYPE_CHECKING
 
 from migrate._index import Index
-from migrate.rules._base import Rule, RuleVisitor
-from migrate.rules._flags import is_report, qualified
+from migrate.rules._base import Rule
+from migrate.rules._flags import is_report
+
+if TYPE_CHECKING:  # libcst only when a file needs the libcst form
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
 
 
 class ReportCheckpointKeyword(Rule):
@@ -69,28 +71,9 @@ class ReportCheckpointKeyword(Rule):
         )
 
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
-        return wrapper.visit(_Rewrite(self))
+        from migrate.rules._cst import report_checkpoint_keyword
 
-
-class _Rewrite(RuleVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not _is_report(qualified(self, original_node.func)):
-            return updated_node
-        positional = [i for i, a in enumerate(updated_node.args) if a.keyword is None and a.star == ""]
-        if len(positional) < 2 or any(a.star for a in updated_node.args):
-            return updated_node
-        index = positional[1]
-        args = list(updated_node.args)
-        args[index] = args[index].with_changes(
-            keyword=cst.Name("checkpoint"),
-            equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-            ),
-        )
-        self.report(original_node, "positional checkpoint -> `checkpoint=`", fixed=True)
-        return updated_node.with_changes(args=args)
+        return report_checkpoint_keyword.apply(self, wrapper)
 
 
 def _is_report(names: set[str] | frozenset[str]) -> bool:

@@ -154,7 +154,7 @@ def test_common_shapes_are_rewritten_without_libcst(text: str, monkeypatch: pyte
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("libcst was asked to parse a file the fast path handles")
 
-    monkeypatch.setattr(engine.cst, "parse_module", refuse)
+    monkeypatch.setattr(engine, "parse_module", refuse)
     assert engine.migrate_source(text, engine.select_rules(), Context()) == expected
     assert expected[0] != text  # they are rewritten
 
@@ -167,3 +167,28 @@ def test_a_trigger_looked_up_by_its_words_matches_as_its_regex(pieces: list[str]
     text = "".join(pieces)
     for rule in RULES:
         assert rule.triggered(text) == (rule.trigger.search(text) is not None), (rule.code, text)
+
+
+def test_a_run_the_fast_path_handles_never_imports_libcst(tmp_path) -> None:
+    # libcst's import is most of the codemod's start-up (a pre-commit hook pays it on every
+    # commit): a run whose files all take the fast path must not pay it, and one that needs
+    # a libcst form still works.
+    import subprocess
+    import sys
+
+    (tmp_path / "fast.py").write_text(COMMON[0])
+    (tmp_path / "slow.py").write_text("def f():\n    from ray.air import session\n\n    session.report({})\n")
+    script = (
+        "import sys\nfrom migrate.__main__ import main\n"
+        "code = main(['--check', '--quiet', sys.argv[1]])\n"
+        "print(code, 'libcst' in sys.modules)\n"
+    )
+
+    def run(name: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path / name)], capture_output=True, text=True, check=True
+        )
+        return done.stdout.split()[-2:]
+
+    assert run("fast.py") == ["1", "False"]  # changes pending, libcst never imported
+    assert run("slow.py") == ["1", "True"]  # the libcst form ran
