@@ -111,6 +111,4 @@ __all__ = [
 ]
 
 # Names this (older) Ray's ray.train still exports and newer releases removed (compat/_ray.py).
-_retired = _ray.retired_names("ray.train")
-globals().update(_retired)
-__all__ = sorted([*__all__, *_retired])
+__all__ = _ray.export_retired(globals(), "ray.train", __all__)

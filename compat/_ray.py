@@ -121,6 +121,14 @@ def retired_names(module: str) -> dict[str, Any]:
     return {name: getattr(ray_module, name) for name in RETIRED_NAMES.get(module, ()) if name in exported}
 
 
+def export_retired(namespace: dict[str, Any], module: str, names: list[str]) -> list[str]:
+    """Bind in ``namespace`` (a compat module's globals) the :func:`retired_names` of the Ray
+    ``module`` it stands in for; returns its ``__all__`` (``names``) with them."""
+    retired = retired_names(module)
+    namespace.update(retired)
+    return sorted([*names, *retired])
+
+
 if TYPE_CHECKING or VERSION >= Version("2.60"):  # mypy reads the newest release's names
     from ray.train.v2.api.config import LoggingConfig
     from ray.train.v2.api.exceptions import NCCLHangError, PreemptionError

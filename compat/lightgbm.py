@@ -31,9 +31,7 @@ if _ray.LIGHTGBM_NORMALIZE:
     __all__ += ["normalize_pandas_for_lightgbm"]
 
 # Names this (older) Ray's ray.train.lightgbm still exports and newer releases removed (compat/_ray.py).
-_retired = _ray.retired_names("ray.train.lightgbm")
-globals().update(_retired)
-__all__ = sorted([*__all__, *_retired])
+__all__ = _ray.export_retired(globals(), "ray.train.lightgbm", __all__)
 
 
 class LightGBMTrainer(TreeTrainer):

@@ -32,9 +32,7 @@ __all__ = [
 ]
 
 # Names this (older) Ray's ray.train.torch still exports and newer releases removed (compat/_ray.py).
-_retired = _ray.retired_names("ray.train.torch")
-globals().update(_retired)
-__all__ = sorted([*__all__, *_retired])
+__all__ = _ray.export_retired(globals(), "ray.train.torch", __all__)
 
 
 def _utils() -> Any:

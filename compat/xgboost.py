@@ -22,9 +22,7 @@ from compat._trees import TreeTrainer
 __all__ = ["RayTrainReportCallback", "XGBoostCheckpoint", "XGBoostConfig", "XGBoostTrainer"]
 
 # Names this (older) Ray's ray.train.xgboost still exports and newer releases removed (compat/_ray.py).
-_retired = _ray.retired_names("ray.train.xgboost")
-globals().update(_retired)
-__all__ = sorted([*__all__, *_retired])
+__all__ = _ray.export_retired(globals(), "ray.train.xgboost", __all__)
 
 
 class XGBoostTrainer(TreeTrainer):
