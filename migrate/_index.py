@@ -238,8 +238,8 @@ def _walk(index: Index) -> None:
     name's scope by all its bindings in a function, not by order)."""
     module = _Scope(None)
     loads: list[tuple[ast.Name, _Scope]] = []
-    nodes = index.nodes
-    Name, Attribute, Call, Load = ast.Name, ast.Attribute, ast.Call, ast.Load
+    kept: list[tuple[ast.expr, ast.AST | None, tuple[str, ...]]] = []  # Node's fields, in source order
+    Name, Attribute, Call, Load, Constant = ast.Name, ast.Attribute, ast.Call, ast.Load, ast.Constant
     fields_of = _FIELDS
     AST = ast.AST
     stack: list[tuple[ast.AST, ast.AST | None, _Scope, tuple[str, ...]]] = [
@@ -251,12 +251,14 @@ def _walk(index: Index) -> None:
         if kind is Name:
             if type(node.ctx) is Load:  # type: ignore[attr-defined]
                 loads.append((node, scope))  # type: ignore[arg-type]
-                nodes.append(Node(node, parent, functions))  # type: ignore[arg-type]
+                kept.append((node, parent, functions))  # type: ignore[arg-type]
             else:
                 scope.bind(node.id)  # type: ignore[attr-defined]
             continue
+        if kind is Constant:  # the most common leaf after names
+            continue
         if kind is Attribute or kind is Call:
-            nodes.append(Node(node, parent, functions))  # type: ignore[arg-type]
+            kept.append((node, parent, functions))  # type: ignore[arg-type]
         elif kind is ast.Import or kind is ast.ImportFrom:
             index.import_statements.append((node, parent, functions))  # type: ignore[arg-type]
             if scope is module:
@@ -297,7 +299,7 @@ def _walk(index: Index) -> None:
     for name_node, name_scope in loads:
         found = name_scope.lookup(name_node.id)
         resolved[id(name_node)] = frozenset(found) if found else frozenset()
-    index.nodes = [n for n in nodes if type(n.node) is not Name or resolved[id(n.node)]]
+    index.nodes = [Node(*k) for k in kept if type(k[0]) is not Name or resolved[id(k[0])]]
     for item in index.nodes:
         index.names.update(index.qualified(item.node) if type(item.node) is not Call else ())
 
