@@ -133,12 +133,15 @@ class Retention:
     num_to_keep: int | None = None
     score_attribute: str | None = None
     score_order: str = "max"
+    # A checkpoint whose metrics lack the score attribute: Ray appends it, ranking it as the
+    # newest (from 2.49), or ranks it by a score of -inf (before; ``compat._ray``).
+    unscored_as_newest: bool = True
 
 
 def retained(metrics: Sequence[Mapping[str, Any]], retention: Retention) -> list[int]:
     """Positions (in report order) of the checkpoints Ray's checkpoint manager keeps after
-    registering these, in order: the ``num_to_keep`` best by score (unscored ones rank as
-    the newest, as Ray appends them) and always the latest."""
+    registering these, in order: the ``num_to_keep`` best by score (unscored ones as
+    :attr:`Retention.unscored_as_newest` says) and always the latest."""
     if retention.num_to_keep is None:
         return list(range(len(metrics)))
     ranked: list[int] = []  # worst first
@@ -149,7 +152,7 @@ def retained(metrics: Sequence[Mapping[str, Any]], retention: Retention) -> list
         return (not math.isnan(value), sign * value)
 
     for position, values in enumerate(metrics):
-        if attr is not None and attr in values:
+        if attr is not None and (attr in values or not retention.unscored_as_newest):
             at = 0
             while at < len(ranked) and not key(ranked[at]) > key(position):
                 at += 1  # equal scores: the later checkpoint ranks higher (Ray's comparison, NaN included)

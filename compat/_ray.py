@@ -78,6 +78,9 @@ CONSISTENCY_MODES = since("2.53")
 VALIDATION = since("2.56")
 """V2 validates checkpoints itself, with ``ValidationTaskConfig.timeout_s`` (2.55 lacks it).
 Before it, compat validates in its run ledger, as it always does under V1."""
+UNSCORED_CHECKPOINTS_NEWEST = since("2.49")
+"""V1's checkpoint manager appends a checkpoint whose metrics lack ``checkpoint_score_attribute``
+(it ranks as the newest); before, it ranks it by a score of -inf, among the worst."""
 FAILURE_FAMILIES = since("2.49")
 """V2 raises ``WorkerGroupError`` / ``ControllerError`` rather than one failure class."""
 PREEMPTION = since("2.58")

@@ -276,7 +276,9 @@ def _retention(run: RunConfig) -> Retention:
     c = run.checkpoint_config
     if c is None:
         return Retention()
-    return Retention(c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order)
+    return Retention(
+        c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, _ray.UNSCORED_CHECKPOINTS_NEWEST
+    )
 
 
 def _warn_non_finite(snapshot: LedgerSnapshot) -> None:

@@ -1,5 +1,8 @@
 """The run ledger as plain code: rounds, callbacks in order, validation, failures."""
 
+import pytest
+
+from compat import _ray
 from compat._ledger import Record, RunLedger
 from compat._model import CheckpointStatus, ValidationOutcome
 from compat._usage import Usage
@@ -224,4 +227,16 @@ def test_retention_keeps_what_rays_v1_checkpoint_manager_keeps(tmp_path_factory,
         directory.mkdir()
         manager.register_checkpoint(_TrainingResult(Checkpoint.from_directory(str(directory)), values))
     surviving = sorted(int(p.name) for p in root.iterdir())
-    assert retained(metrics, Retention(num_to_keep, attribute, order)) == surviving
+    retention = Retention(num_to_keep, attribute, order, _ray.UNSCORED_CHECKPOINTS_NEWEST)
+    assert retained(metrics, retention) == surviving
+
+
+@pytest.mark.parametrize(
+    ("unscored_as_newest", "kept"),
+    [(True, [1]), (False, [0, 1])],  # Ray 2.49 and later; Ray 2.44-2.48
+)
+def test_a_checkpoint_without_the_score_attribute_ranks_as_the_installed_ray_ranks_it(unscored_as_newest, kept):
+    # The second report lacks "loss": appended as the newest, it is the one kept; ranked by
+    # -inf, it is the worst but the latest (always kept), and the first survives as the best.
+    retention = Retention(1, "loss", "max", unscored_as_newest)
+    assert retained([{"loss": 0.0}, {}], retention) == kept
