@@ -171,7 +171,7 @@ class DataParallelTrainer:
                 run_context=run_context,
                 validation_runner=ray_validation_runner if backend.ledger_runs_validation else None,
                 round_sink=backend.round_sink(),
-                retention=_retention(run),
+                retention=_retention(run, backend.engine),
             )
         )
         validation_config = trainer_config(self.validation_config, ledger)
@@ -272,13 +272,15 @@ class TorchTrainer(DataParallelTrainer):
         return self.backend_config
 
 
-def _retention(run: RunConfig) -> Retention:
+def _retention(run: RunConfig, engine: _switch.Engine) -> Retention:
+    """The checkpoints the engine's checkpoint manager keeps, which the ledger's answers to
+    ``get_all_reported_checkpoints`` follow: V1's manager appends a checkpoint without the
+    score attribute from Ray 2.49, V2's always ranks it by -inf (docs §27, §28)."""
     c = run.checkpoint_config
     if c is None:
         return Retention()
-    return Retention(
-        c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, _ray.UNSCORED_CHECKPOINTS_NEWEST
-    )
+    newest = engine == "v1" and _ray.UNSCORED_CHECKPOINTS_NEWEST
+    return Retention(c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, newest)
 
 
 def _warn_non_finite(snapshot: LedgerSnapshot) -> None:

@@ -220,6 +220,33 @@ def test_nan_and_inf_are_recorded_with_one_warning_per_key(backend, storage) -> 
         assert math.isinf(result.metrics["loss"])  # V1 keeps it, as raw Ray does
 
 
+def one_unscored_checkpoint(config):
+    for step, loss in enumerate([1.0, 2.0, None, 3.0]):  # the third report lacks the score
+        with tempfile.TemporaryDirectory() as d:
+            train.report({"step": step} if loss is None else {"step": step, "loss": loss}, checkpoint=save(d, step))
+    listed = train.get_all_reported_checkpoints()
+    return [(r.metrics["step"], open(os.path.join(r.checkpoint.path, "model.txt")).read()) for r in listed]
+
+
+def test_reported_checkpoints_are_the_ones_the_engine_keeps(backend, storage) -> None:
+    # A checkpoint without the score attribute: V1's checkpoint manager (Ray 2.49+) ranks it
+    # as the newest, V2's by -inf. get_all_reported_checkpoints() lists what the engine
+    # running the run keeps (docs §27, §28).
+    result = TorchTrainer(
+        one_unscored_checkpoint,
+        scaling_config=train.ScalingConfig(num_workers=1),
+        run_config=train.RunConfig(
+            storage_path=storage,
+            checkpoint_config=train.CheckpointConfig(num_to_keep=2, checkpoint_score_attribute="loss"),
+        ),
+    ).fit()
+    engine = _switch.engine(backend)  # the v1 backend may run on V2's engine
+    kept = [2, 3] if engine == "v1" and _ray.UNSCORED_CHECKPOINTS_NEWEST else [1, 3]
+    on_disk = sorted(int(open(os.path.join(c.path, "model.txt")).read()) for c, _ in result.best_checkpoints)
+    assert on_disk == kept  # what the engine kept
+    assert result.return_value == [(step, str(step)) for step in kept]  # what the workers were told
+
+
 class Exploding(train.UserCallback):
     def after_report(self, run_context, metrics, checkpoint):
         raise RuntimeError("tracker is down")
