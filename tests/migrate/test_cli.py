@@ -211,6 +211,24 @@ def test_a_crashing_rule_skips_only_that_file(tmp_path: Path, monkeypatch) -> No
     assert (tmp_path / "b.py").read_text() == "from ray import train\ntrain.report({'ok': 1})\n"
 
 
+def test_a_file_only_libcst_refuses_is_a_parse_error_not_a_crash(tmp_path: Path, monkeypatch, capsys) -> None:
+    # No input ast accepts and libcst refuses is known on Python 3.11, so libcst's refusal is
+    # simulated: its parser raises its own error (from real invalid code) for this file.
+    import libcst
+
+    real = libcst.parse_module
+
+    def refuse(text: str):
+        return real("x = (\n" if "refused" in text else text)
+
+    monkeypatch.setattr(libcst, "parse_module", refuse)
+    # An import inside a function: the libcst form, not the fast one.
+    (tmp_path / "a.py").write_text("def f():  # refused\n    from ray.air import session\n\n    session.report({})\n")
+    assert main(["--check", str(tmp_path)]) == 1  # the file's problem (1), not the tool's (2)
+    err = capsys.readouterr().err
+    assert "a.py:1:1: ERROR does not parse (line 1, col 0)" in err and "crashed" not in err  # libcst's position
+
+
 def test_a_notebook_cell_that_does_not_parse_is_reported_and_the_others_migrated(tmp_path: Path) -> None:
     cells = [
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
