@@ -24,6 +24,7 @@ releases=("$@")
 read -r -a modes <<<"${MATRIX_MODES:-0 1}"
 # Default: every test that depends on Ray (the codemod's do not).
 read -r -a tests <<<"${MATRIX_TESTS:-tests --ignore=tests/migrate}"
+mode1_marker=${MATRIX_MODE1_MARKER-not one_pass}  # set but empty: no marker
 mkdir -p "$MATRIX_DIR"
 
 pandas_pin() {  # $1: release. Ray Data's from_pandas fails on pandas 3 before Ray 2.55
@@ -63,7 +64,7 @@ for release in "${releases[@]}"; do
   for mode in "${modes[@]}"; do
     log=$MATRIX_DIR/ray-$release.v2-$mode.log
     marker=()
-    [ "$mode" = 1 ] && [ -n "${MATRIX_MODE1_MARKER-not one_pass}" ] && marker=(-m "${MATRIX_MODE1_MARKER-not one_pass}")
+    [ "$mode" = 1 ] && [ -n "$mode1_marker" ] && marker=(-m "$mode1_marker")
     echo "matrix: Ray $release, RAY_TRAIN_V2_ENABLED=$mode (log: $log)"
     engine=v1
     [ "$mode" = 1 ] && engine=v2  # as scripts/test.sh: v1 on V2's engine in the second pass
