@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat import _messages, _ray
+from compat import _messages, _ray, _switch
 from compat._model import (
     CheckpointStatus,
     ReportRound,
@@ -31,6 +31,7 @@ from compat._model import (
 )
 from compat._usage import Usage, UsageLog
 from compat._validation import kwargs_and_timeout
+from compat.errors import InvalidSwitchValueError
 
 
 @dataclass
@@ -464,11 +465,19 @@ def ray_validation_runner(
     kwargs: dict[str, Any],
     remote_kwargs: dict[str, Any],
     timeout_s: float | None,
+    *,
+    switch_value: str | None = None,
 ) -> ValidationOutcome:
-    """Run one validation as a Ray task, as V2's controller does (timeout from launch)."""
+    """Run one validation as a Ray task, as V2's controller does (timeout from launch).
+
+    ``switch_value``: the ``RAY_TRAIN_V2_ENABLED`` the task must see (the backend's, from
+    :func:`compat._switch.outside_training_value`), whatever the cluster was started with."""
+    import os
+
     import ray
 
-    task = ray.remote(_run_validation).options(**remote_kwargs).remote(fn, checkpoint, kwargs)
+    options = task_options(remote_kwargs, switch_value, os.environ.get(_switch.ENV_VAR))
+    task = ray.remote(_run_validation).options(**options).remote(fn, checkpoint, kwargs)
     start = time.monotonic()
     ready, _ = ray.wait([task], timeout=timeout_s)
     if not ready:
@@ -478,7 +487,32 @@ def ray_validation_runner(
     try:
         return ValidationOutcome(CheckpointStatus.VALIDATED, ray.get(task))
     except Exception as exc:
-        return ValidationOutcome(CheckpointStatus.VALIDATION_FAILED, error=f"{type(exc).__name__}: {exc}")
+        error = _messages.validation_failed(
+            f"{type(exc).__name__}: {exc}", device_needs_worker=_ray.V2_DEVICE_NEEDS_WORKER and switch_value == "1"
+        )
+        return ValidationOutcome(CheckpointStatus.VALIDATION_FAILED, error=error)
+
+
+def task_options(remote_kwargs: dict[str, Any], switch_value: str | None, worker_value: str | None) -> dict[str, Any]:
+    """The ``.options()`` of a validation task: the user's, plus ``RAY_TRAIN_V2_ENABLED`` in
+    its runtime environment when the cluster's workers (``worker_value``: this actor's own,
+    which they share) would read the switch otherwise. Only then: a runtime environment
+    starts a pool of workers of its own. A value the user set in ``runtime_env`` wins."""
+    if switch_value is None or _reads_as(worker_value) == _reads_as(switch_value):
+        return remote_kwargs
+    runtime_env = dict(remote_kwargs.get("runtime_env") or {})
+    env_vars = dict(runtime_env.get("env_vars") or {})
+    if _switch.ENV_VAR in env_vars:
+        return remote_kwargs
+    runtime_env["env_vars"] = {**env_vars, _switch.ENV_VAR: switch_value}
+    return {**remote_kwargs, "runtime_env": runtime_env}
+
+
+def _reads_as(value: str | None) -> str | None:
+    try:
+        return _switch.parse(value)
+    except InvalidSwitchValueError:
+        return None  # not a value compat accepts: set the one it means
 
 
 def _run_validation(fn: Callable[..., Any], checkpoint: Any, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,18 @@ def invalid_engine_value(var: str, value: str) -> str:
     )
 
 
+def validation_failed(error: str, *, device_needs_worker: bool) -> str:
+    """A validation task's failure, with the way out when it is Ray 2.50's ``get_device``."""
+    if device_needs_worker and "TrainFnUtils has not been initialized" in error:
+        return (
+            f"{error} (Ray 2.50's V2 ray.train.torch.get_device() fails outside a training worker, "
+            "as in iter_torch_batches() inside a validation function: pass iter_torch_batches("
+            "device='cpu') or the device you want, or use Ray 2.51 or newer, where it answers "
+            "the local device; docs/compatibility.md §27)"
+        )
+    return error
+
+
 @dataclass(frozen=True)
 class Kind:
     """A V1-only behaviour: what it is and what replaces it under V2."""

@@ -20,7 +20,8 @@ The facts, by release:
           ``report(validate_fn=, validate_config=)``; V2's own ``XGBoostConfig`` (V1's before);
           V2's own torch ``get_device``/``get_devices`` (V1's before); V2 picks the torch
           backend of a ``TorchConfig(backend=None)`` (only V2's TorchTrainer did before).
-2.51      ``RAY_TRAIN_V2_ENABLED`` defaults to on.
+2.51      ``RAY_TRAIN_V2_ENABLED`` defaults to on; V2's torch ``get_device`` answers the local
+          device outside a training worker (2.50's raises ``RuntimeError``).
 2.52      V2 has its own ``CheckpointConfig`` (V1's before); the V1 form of
           ``LightGBMTrainer`` trains with LightGBM's data-parallel learner (serial before).
 2.53      ``CheckpointConsistencyMode``.
@@ -78,6 +79,10 @@ CONSISTENCY_MODES = since("2.53")
 VALIDATION = since("2.56")
 """V2 validates checkpoints itself, with ``ValidationTaskConfig.timeout_s`` (2.55 lacks it).
 Before it, compat validates in its run ledger, as it always does under V1."""
+V2_DEVICE_NEEDS_WORKER = since("2.50") and not since("2.51")
+"""V2's torch ``get_device``/``get_devices`` raise ``RuntimeError: TrainFnUtils has not been
+initialized`` outside a training worker, so Ray Data's ``iter_torch_batches()`` (its
+``device="auto"`` asks ``get_device``) fails in a validation task that runs with V2 on."""
 UNSCORED_CHECKPOINTS_NEWEST = since("2.49")
 """V1's checkpoint manager appends a checkpoint whose metrics lack ``checkpoint_score_attribute``
 (it ranks as the newest); before, it ranks it by a score of -inf, among the worst."""

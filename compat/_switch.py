@@ -69,6 +69,16 @@ def env_value(selected: Backend) -> str:
     return "1" if selected == "v2" else "0"
 
 
+def outside_training_value(selected: Backend) -> str:
+    """The ``RAY_TRAIN_V2_ENABLED`` value of a Ray task compat runs for the ``selected``
+    backend outside training (a checkpoint validation): Ray's functions answer there as that
+    backend's Ray does outside a training worker, V1's while Ray ships them, whichever engine
+    runs the training."""
+    from compat._ray import HAS_V1_ENGINE
+
+    return env_value(selected if HAS_V1_ENGINE else "v2")
+
+
 def worker_side(selected: Backend, on: Engine) -> WorkerSide:
     """The worker half of the ``selected`` backend running ``on`` a Ray engine (imported
     only inside workers)."""

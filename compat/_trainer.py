@@ -169,7 +169,11 @@ class DataParallelTrainer:
                 scaling.num_workers,
                 callbacks=user_callbacks if backend.ledger_runs_callbacks else [],
                 run_context=run_context,
-                validation_runner=ray_validation_runner if backend.ledger_runs_validation else None,
+                validation_runner=(
+                    functools.partial(ray_validation_runner, switch_value=_switch.outside_training_value(name))
+                    if backend.ledger_runs_validation
+                    else None
+                ),
                 round_sink=backend.round_sink(),
                 retention=_retention(run, backend.engine),
             )

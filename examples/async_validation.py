@@ -115,7 +115,12 @@ def main(storage_path: str | None = None, epochs: int = 3) -> train.Result:
     )
     result = trainer.fit()
     for reported in result.reported_checkpoints:
-        print(reported.status.value, {k: reported.metrics[k] for k in ("epoch", "loss", "score")})
+        print(
+            reported.status.value, {k: reported.metrics[k] for k in ("epoch", "loss", "score") if k in reported.metrics}
+        )
+    for round_ in result.report_rounds:  # a failed validation keeps the training metrics; here is why it failed
+        if round_.validation is not None and round_.validation.error is not None:
+            print(f"validation of epoch {round_.rank0_metrics['epoch']} failed: {round_.validation.error}")
     return result
 
 

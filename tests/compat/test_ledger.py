@@ -2,8 +2,8 @@
 
 import pytest
 
-from compat import _ray
-from compat._ledger import Record, RunLedger
+from compat import _messages, _ray, _switch
+from compat._ledger import Record, RunLedger, task_options
 from compat._model import CheckpointStatus, ValidationOutcome
 from compat._usage import Usage
 from compat._validation import trainer_config
@@ -240,3 +240,59 @@ def test_a_checkpoint_without_the_score_attribute_ranks_as_the_installed_ray_ran
     # -inf, it is the worst but the latest (always kept), and the first survives as the best.
     retention = Retention(1, "loss", "max", unscored_as_newest)
     assert retained([{"loss": 0.0}, {}], retention) == kept
+
+
+SWITCH_CASES = [
+    # (the task's value, the cluster workers' value, the user's remote kwargs, expected env_vars or None: unchanged)
+    ("0", "1", {}, {"RAY_TRAIN_V2_ENABLED": "0"}),
+    ("1", "0", {"num_cpus": 0}, {"RAY_TRAIN_V2_ENABLED": "1"}),
+    ("0", "false", {}, None),  # Ray reads both as V1: no second pool of workers
+    ("1", "TRUE", {}, None),
+    ("0", "yes", {}, {"RAY_TRAIN_V2_ENABLED": "0"}),  # a value Ray would misread is overridden
+    ("0", "1", {"runtime_env": {"env_vars": {"A": "b"}, "pip": ["x"]}}, {"A": "b", "RAY_TRAIN_V2_ENABLED": "0"}),
+    # the user's own value wins
+    ("0", "1", {"runtime_env": {"env_vars": {"RAY_TRAIN_V2_ENABLED": "1"}}}, {"RAY_TRAIN_V2_ENABLED": "1"}),
+    (None, "1", {}, None),
+]
+
+
+@pytest.mark.parametrize(("value", "workers", "remote_kwargs", "env_vars"), SWITCH_CASES)
+def test_a_validation_task_reads_the_backends_switch_whatever_the_cluster_started_with(
+    value, workers, remote_kwargs, env_vars
+) -> None:
+    options = task_options(remote_kwargs, value, workers)
+    if env_vars is None:
+        assert options is remote_kwargs
+        return
+    assert options["runtime_env"]["env_vars"] == env_vars
+    assert {k: v for k, v in options.items() if k != "runtime_env"} == {
+        k: v for k, v in remote_kwargs.items() if k != "runtime_env"
+    }
+    assert {k: v for k, v in options["runtime_env"].items() if k != "env_vars"} == {
+        k: v for k, v in remote_kwargs.get("runtime_env", {}).items() if k != "env_vars"
+    }
+
+
+def test_an_unset_cluster_switch_reads_as_the_installed_rays_default() -> None:
+    default = "1" if _ray.V2_IS_DEFAULT else "0"
+    assert task_options({}, default, None) == {}
+    other = "0" if default == "1" else "1"
+    assert task_options({}, other, None) == {"runtime_env": {"env_vars": {"RAY_TRAIN_V2_ENABLED": other}}}
+
+
+@pytest.mark.parametrize(
+    ("selected", "has_v1_engine", "value"), [("v1", True, "0"), ("v2", True, "1"), ("v1", False, "1")]
+)
+def test_validation_runs_with_the_backends_ray_functions_while_ray_ships_them(
+    monkeypatch, selected, has_v1_engine, value
+) -> None:
+    monkeypatch.setattr(_ray, "HAS_V1_ENGINE", has_v1_engine)
+    assert _switch.outside_training_value(selected) == value
+
+
+def test_ray_2_50s_device_failure_in_a_validation_says_how_to_get_past_it() -> None:
+    error = "RuntimeError: TrainFnUtils has not been initialized. ..."
+    hinted = _messages.validation_failed(error, device_needs_worker=True)
+    assert hinted.startswith(error) and "iter_torch_batches(device='cpu')" in hinted and "2.51" in hinted
+    assert _messages.validation_failed(error, device_needs_worker=False) == error
+    assert _messages.validation_failed("ValueError: bad", device_needs_worker=True) == "ValueError: bad"

@@ -202,6 +202,33 @@ def test_failed_and_timed_out_validations_keep_training_metrics(backend, storage
     assert not any("never" in c.metrics for c in result.reported_checkpoints)
 
 
+def _which_ray_functions(checkpoint):
+    import ray.train.torch
+
+    return {"v2_functions": float(ray.train.torch.get_device.__module__.startswith("ray.train.v2"))}
+
+
+def one_validated_checkpoint(config):
+    with tempfile.TemporaryDirectory() as d:
+        train.report({"loss": 1.0}, checkpoint=save(d, 1), validation=True)
+
+
+def test_a_v1_validation_gets_v1s_ray_functions_whatever_the_cluster_started_with(v1, storage) -> None:
+    # The shared cluster's workers read the RAY_TRAIN_V2_ENABLED this process started with
+    # (1 in CI's second pass): compat's own validation task reads the v1 backend's value, so
+    # ray.train.torch.get_device() there is V1's, as on a V1 cluster (Ray 2.50's V2 one
+    # raises outside a training worker, failing Ray Data's iter_torch_batches).
+    result = TorchTrainer(
+        one_validated_checkpoint,
+        scaling_config=train.ScalingConfig(num_workers=1),
+        run_config=train.RunConfig(storage_path=storage),
+        validation_config=train.ValidationConfig(fn=_which_ray_functions),
+    ).fit()
+    [reported] = result.reported_checkpoints
+    assert reported.status == train.CheckpointStatus.VALIDATED
+    assert reported.metrics["v2_functions"] == 0.0
+
+
 def nan_in_round_two(config):
     train.report({"loss": 1.0, "step": 0})
     train.report({"loss": math.nan, "step": 1})
