@@ -11,8 +11,8 @@
 # run tests, tests/compat/test_switch.py test_public_api.py test_runs.py); MATRIX_MODES: the settings of
 # RAY_TRAIN_V2_ENABLED to run (default "0 1"; the tests run both backends through their
 # fixtures either way, the setting only changes the one the process starts with);
-# MATRIX_MODE1_MARKER: the pytest -m expression of the second mode (default "not one_pass",
-# as CI; "" runs the one_pass tests too, their v1 cases then on Ray's V2 engine);
+# MATRIX_MODE1_MARKER: the pytest -m expression of the second mode (default "not one_pass or
+# v1_case", as CI: of the one_pass tests, their v1 cases, on Ray's V2 engine; "" runs them all);
 # MATRIX_DIR: where the virtualenvs live (default .matrix/, reused between runs). Prints a Markdown table, also written to
 # $MATRIX_DIR/results.md, for docs/compatibility.md. Exits 1 if any release failed.
 set -euo pipefail
@@ -24,7 +24,7 @@ releases=("$@")
 read -r -a modes <<<"${MATRIX_MODES:-0 1}"
 # Default: every test that depends on Ray (the codemod's do not).
 read -r -a tests <<<"${MATRIX_TESTS:-tests --ignore=tests/migrate}"
-mode1_marker=${MATRIX_MODE1_MARKER-not one_pass}  # set but empty: no marker
+mode1_marker=${MATRIX_MODE1_MARKER-not one_pass or v1_case}  # set but empty: no marker
 mkdir -p "$MATRIX_DIR"
 
 pandas_pin() {  # $1: release. Ray Data's from_pandas fails on pandas 3 before Ray 2.55
