@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from compat import _storage, _usage
 from compat._frameworks import TORCH, Framework
 from compat._ledger import LedgerSnapshot
 from compat._model import Semantics
@@ -151,3 +152,13 @@ class Backend(Protocol):
     def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
         """Combine Ray's result (None after a failure) with the ledger into a compat Result."""
         ...
+
+
+def note_v1_rerun(run: RunConfig) -> None:
+    """A named run whose directory already holds an earlier run: V1 (on either engine) starts
+    a fresh trial beside it, V2 would resume it. Recorded as the V1-only behaviour
+    ``rerun-same-name``."""
+    if run.name:
+        storage = _storage.resolve(run.storage_path, run.storage_filesystem, run.name)
+        if storage.has_entries():
+            _usage.relied_on("rerun-same-name", f"{run.name!r} in {storage}", backend="v1")

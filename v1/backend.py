@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from compat import _storage, _usage
-from compat._backend import TrainJob
+from compat import _storage
+from compat._backend import TrainJob, note_v1_rerun
 from compat._ledger import LedgerSnapshot
 from compat._model import CheckpointStatus, ValidationOutcome, merge_validation
 from compat._switch import Engine
@@ -32,10 +32,7 @@ class V1Backend:
     def prepare(
         self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
     ) -> None:
-        if run.name:  # V1 makes a fresh trial directory; V2 would resume what is stored here
-            storage = _storage.resolve(run.storage_path, run.storage_filesystem, run.name)
-            if storage.has_entries():
-                _usage.relied_on("rerun-same-name", f"{run.name!r} in {storage}", backend="v1")
+        note_v1_rerun(run)
 
     def round_sink(self) -> Any:
         return None  # Ray's V1 engine writes its own logs as it goes

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from compat import _messages, _ray, _storage, _tune, _usage
-from compat._backend import TrainJob
+from compat._backend import TrainJob, note_v1_rerun
 from compat._ledger import LedgerSnapshot, group_rounds
 from compat._model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
 from compat._patch import scoped_env
@@ -261,6 +261,7 @@ class V1OnV2Backend(V2Backend):
     def prepare(
         self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
     ) -> None:
+        note_v1_rerun(run)  # the experiment directory, as on V1's engine
         stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
         experiment = run.name or f"{trainer_name}_{stamp}"
         trial_id = f"{uuid.uuid4().hex[:5]}_00000"
