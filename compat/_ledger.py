@@ -139,8 +139,9 @@ def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validatio
 
 # How long ``worker_done`` waits for a worker's records still on their way.
 _ARRIVAL_TIMEOUT_S = 30.0
-# How long a failure waits for the other ranks' records of rounds the failed rank completed.
-_GRACE_S = 2.0
+# How long a failure waits for the other ranks' records of rounds the failed rank completed
+# (they come unless a rank died too: a rank that finishes or fails ends the wait).
+_GRACE_S = _ARRIVAL_TIMEOUT_S
 # How long a rank waits for the others to say whether a round carries a checkpoint.
 _VOTE_TIMEOUT_S = 60.0
 _V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
@@ -186,6 +187,7 @@ class RunLedger:
         self._failures: dict[int, dict[int, BaseException]] = {}
         self._failures_fired: set[int] = set()
         self._starts: dict[int, int] = {}
+        self._finished: dict[int, set[int]] = {}  # attempt -> ranks that called worker_done
         self._callback_failures: list[CallbackFailure] = []
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
@@ -323,6 +325,9 @@ class RunLedger:
         follows every round of the attempt, and ``close()`` misses nothing."""
         with self._lock:
             self._arrived.wait_for(lambda: self._counts.get((attempt, rank), 0) >= sent, timeout=_ARRIVAL_TIMEOUT_S)
+            finished = self._finished.setdefault(attempt, set())
+            finished.add(rank)
+            self._arrived.notify_all()  # a failure waiting for this rank's records stops waiting
             if rank == 0:
                 self._return_value = return_value
             self._usage.merge(usages)
@@ -330,9 +335,15 @@ class RunLedger:
                 self._worker_errors[rank] = error
                 self._failures.setdefault(attempt, {})[rank] = error
                 # The other ranks' records of the rounds this rank completed may still be on
-                # their way: give them a moment, so after_exception follows those rounds.
+                # their way (a loaded machine delays them by seconds): wait for them, or for
+                # the ranks that did not send them to finish, so after_exception follows those
+                # rounds. Those ranks are still running: the engine learns of this failure
+                # only when this call returns.
                 self._arrived.wait_for(
-                    lambda: not any((attempt, i) in self._pending for i in range(sent)), timeout=_GRACE_S
+                    lambda: (
+                        not any((attempt, i) in self._pending for i in range(sent)) or len(finished) >= self.world_size
+                    ),
+                    timeout=_GRACE_S,
                 )
         if error is not None and self._callbacks:
             self._fire_after_exception(attempt)

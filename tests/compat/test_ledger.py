@@ -197,6 +197,47 @@ def test_worker_done_waits_for_records_still_on_their_way() -> None:
     assert order == ["report", "exception"]
 
 
+def test_a_failure_waits_for_the_other_ranks_records_of_the_rounds_it_completed() -> None:
+    # Rank 1 sent two rounds and failed; rank 0's record of the second round comes seconds
+    # later (CI's loaded machine). after_exception follows that round, as under raw V2.
+    import threading
+    import time
+
+    order = []
+
+    class Log(UserCallback):
+        def after_report(self, run_context, metrics, checkpoint):
+            order.append(metrics[0]["step"])
+
+        def after_exception(self, run_context, worker_exceptions):
+            order.append("exception")
+
+    ledger = RunLedger(2, callbacks=[Log()])
+    for rank in (0, 1):
+        ledger.record(rec(rank, 0, step=0))
+    ledger.record(rec(1, 1, step=1))
+    failed = threading.Thread(target=ledger.worker_done, args=(1, None, [], RuntimeError("x"), 0, 2))
+    failed.start()
+    time.sleep(2.5)  # longer than the fixed grace the ledger used to give
+    ledger.record(rec(0, 1, step=1))
+    failed.join()
+    assert order == [0, 1, "exception"]
+
+
+def test_a_failure_stops_waiting_when_the_rank_that_owes_a_record_finishes() -> None:
+    import threading
+
+    ledger = RunLedger(2, callbacks=[Recorder()])
+    ledger.record(rec(1, 0, step=0))
+    failed = threading.Thread(target=ledger.worker_done, args=(1, None, [], RuntimeError("x"), 0, 1))
+    failed.start()
+    ledger.worker_done(0, None, [], RuntimeError("died before reporting"), 0, 0)
+    failed.join(timeout=5)
+    assert not failed.is_alive()  # not the 30 s arrival timeout
+    [failures] = ledger.close().failures
+    assert sorted(failures) == [0, 1]
+
+
 # -- retention, as get_all_reported_checkpoints sees it under v1 -----------------------------
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
