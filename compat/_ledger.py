@@ -9,6 +9,7 @@ a time. Everything but the Ray task launch is plain code, tested without a clust
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import threading
@@ -483,8 +484,6 @@ def ray_validation_runner(
 
     ``switch_value``: the ``RAY_TRAIN_V2_ENABLED`` the task must see (the backend's, from
     :func:`compat._switch.outside_training_value`), whatever the cluster was started with."""
-    import os
-
     import ray
 
     options = task_options(remote_kwargs, switch_value, os.environ.get(_switch.ENV_VAR))
