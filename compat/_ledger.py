@@ -1,8 +1,9 @@
 """The run ledger: every worker's reports, gathered in one actor while a run goes on.
 
-Workers send each ``report()`` here (fire-and-forget). The ledger gives the driver what
-Ray itself drops (other ranks' metrics, rank 0's return value under V1, V1-only usage
-seen on workers) and, under v1, plays the part of V2's controller: it calls
+Workers send each ``report()`` here (written to the socket of compat._channel, or as
+fire-and-forget actor calls). The ledger gives the driver what Ray itself drops (other
+ranks' metrics, rank 0's return value under V1, V1-only usage seen on workers) and,
+under v1, plays the part of V2's controller: it calls
 ``UserCallback.after_report`` once per complete round and runs async validations one at
 a time. Everything but the Ray task launch is plain code, tested without a cluster.
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat import _messages, _ray, _switch
+from compat import _channel, _messages, _ray, _switch
 from compat._model import (
     CheckpointStatus,
     ReportRound,
@@ -206,6 +207,19 @@ class RunLedger:
         self._delivered: list[dict[int, Record]] = []
         self._votes: dict[RoundKey, dict[int, bool]] = {}
         self._voted = threading.Condition()
+        self._seen: set[tuple[int, int, int]] = set()  # (attempt, rank, index) of each record
+        self._listener: _channel.Listener | None = None
+
+    def open_channel(self, host: str | None = None) -> _channel.Address:
+        """Listen for records written by the workers (compat._channel); returns the address
+        and key they connect with. ``host`` defaults to this node's IP as Ray knows it."""
+        if self._listener is None:
+            if host is None:
+                import ray
+
+                host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
+            self._listener = _channel.Listener(host, lambda message: self.record(*message))
+        return self._listener.address
 
     # -- called by workers -------------------------------------------------
     def worker_started(self, rank: int) -> int:
@@ -229,8 +243,13 @@ class RunLedger:
         return max(numbers) + 1 if numbers else 0
 
     def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
-        """Store one report; ``validation`` is ``(persisted checkpoint, request)`` under v1."""
+        """Store one report; ``validation`` is ``(persisted checkpoint, request)`` under v1.
+        A record already stored (sent again after the channel broke) is ignored."""
         with self._lock:
+            seen = (record.attempt, record.rank, record.index)
+            if seen in self._seen:
+                return
+            self._seen.add(seen)
             self._records.append(record)
             self._usage.merge(record.usages)
             worker = (record.attempt, record.rank)
@@ -363,6 +382,9 @@ class RunLedger:
 
     def close(self) -> LedgerSnapshot:
         """Wait for pending validations and hand everything over."""
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if self._validator is not None:
             self._queue.put(None)
             self._validator.join()

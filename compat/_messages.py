@@ -22,6 +22,14 @@ def invalid_engine_value(var: str, value: str) -> str:
     )
 
 
+def invalid_record_channel(var: str, value: str) -> str:
+    return (
+        f"{var}={value!r} is not a record channel compat knows. Unset it (or set {var}=socket) to "
+        f"send report records to the run ledger over its socket, or set {var}=actor to send each as "
+        "a Ray actor call (slower; for clusters whose nodes cannot open connections to each other)."
+    )
+
+
 def validation_failed(error: str, *, device_needs_worker: bool) -> str:
     """A validation task's failure, with the way out when it is Ray 2.50's ``get_device``."""
     if device_needs_worker and "TrainFnUtils has not been initialized" in error:

@@ -12,10 +12,10 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from compat import _switch, _usage
+from compat import _channel, _switch, _usage
 from compat._backend import EngineReport, WorkerSide
 from compat._patch import rebind
 
@@ -33,6 +33,7 @@ class WorkerSettings:
     has_validation_config: bool
     keep_v1_logs: bool
     engine: _switch.Engine = "v1"  # the Ray engine running the backend (v1 may run on V2's)
+    channel: _channel.Address | None = None  # where workers write their records (else actor calls)
 
 
 @dataclass
@@ -52,6 +53,9 @@ class WorkerSession:
     attempt: int = 0
     next_index: int = 0
     compat_call: CompatCall | None = None
+    sender: _channel.Sender | None = None
+    pid: int = field(default_factory=os.getpid)
+    hostname: str = field(default_factory=socket.gethostname)
 
     @property
     def backend(self) -> _switch.Backend:
@@ -84,14 +88,15 @@ class WorkerSession:
             attempt=self.attempt,
             source="compat" if call else "ray",
             usages=_usage.take(),
-            pid=os.getpid(),
-            hostname=socket.gethostname(),
+            pid=self.pid,
+            hostname=self.hostname,
         )
         self.next_index += 1
         job = None
         if call is not None and call.ledger_validation and report.checkpoint is not None:
             job = (report.checkpoint, call.ledger_validation)
-        self.settings.ledger.record.remote(record, job)
+        if job is not None or self.sender is None or not self.sender.send((record, None)):
+            self.settings.ledger.record.remote(record, job)
 
 
 _session: WorkerSession | None = None
@@ -109,9 +114,12 @@ def driver_settings(
     has_validation_config: bool,
     keep_v1_logs: bool,
 ) -> WorkerSettings:
+    import ray
+
     env = {name: os.environ[name] for name in _PROPAGATED if name in os.environ}
     env[_switch.ENV_VAR] = _switch.env_value(engine)  # what Ray's own functions must see
-    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine)
+    channel = ray.get(ledger.open_channel.remote()) if _channel.wanted() else None
+    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine, channel)
 
 
 def _route_air_session() -> Callable[[], None]:
@@ -132,7 +140,7 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     side = _switch.worker_side(settings.backend, settings.engine)
     rank, size = side.rank_and_size()
     attempt = ray.get(settings.ledger.worker_started.remote(rank))
-    session = _session = WorkerSession(settings, side, rank, size, attempt)
+    session = _session = WorkerSession(settings, side, rank, size, attempt, sender=_channel.connect(settings.channel))
     if hasattr(side, "round_vote"):
         side.round_vote = session.vote_free_round
     if getattr(side, "v1_semantics", False):  # V1 numbers checkpoints across attempts
@@ -156,6 +164,8 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
         returned = value if rank == 0 else None
         usages = _usage.take()
         sent = session.next_index
+        if session.sender is not None:
+            session.sender.close()  # worker_done below waits until the ledger has read every record
         try:
             # Blocking: every earlier record from this worker is in before fit() returns.
             ray.get(settings.ledger.worker_done.remote(rank, returned, usages, error, attempt, sent))

@@ -8,6 +8,7 @@ session object, so each report is recorded once, after Ray persisted its checkpo
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +32,6 @@ class V1WorkerSide:
 
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
-        from ray.train import Checkpoint
         from ray.train import context as v1_context
         from ray.train._internal import session as v1_session
 
@@ -39,13 +39,13 @@ class V1WorkerSide:
         original = session.report
 
         def report(metrics: dict[str, Any], checkpoint: Any = None) -> None:
-            submitted = dict(metrics)  # V1 adds its auto-filled keys to the dict it is given
+            submitted = dict(metrics)  # what the caller passed, before V1's auto-filled keys
             original(metrics, checkpoint=checkpoint)
             persisted, dir_name = None, None
             if checkpoint is not None:
-                storage = session.storage
-                persisted = Checkpoint(path=storage.checkpoint_fs_path, filesystem=storage.storage_filesystem)
-                dir_name = storage.checkpoint_dir_name
+                # V1's report hands the checkpoint it persisted to the session, for get_checkpoint().
+                persisted = session.loaded_checkpoint
+                dir_name = posixpath.basename(persisted.path.rstrip("/"))
             sink(EngineReport(submitted, checkpoint is not None, persisted, dir_name))
 
         unwrap = override_method(session, "report", report)

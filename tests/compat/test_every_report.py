@@ -64,7 +64,11 @@ def through_every_door(config):
 
 
 @pytest.mark.one_pass
-def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_report(backend, storage) -> None:
+@pytest.mark.parametrize("channel", ["socket", "actor"])  # how records reach the ledger (§20)
+def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_report(
+    backend, storage, monkeypatch, channel
+) -> None:
+    monkeypatch.setenv("COMPAT_RECORD_CHANNEL", channel)
     log = os.path.join(storage, "calls.jsonl")
     result = TorchTrainer(
         through_every_door,

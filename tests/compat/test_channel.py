@@ -1,0 +1,142 @@
+"""The record channel from workers to the run ledger, as plain processes and sockets."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from compat import _channel
+from compat._ledger import Record, RunLedger
+from compat.callbacks import UserCallback
+from compat.errors import InvalidSwitchValueError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def rec(rank, index, **metrics):
+    return Record(rank, index, metrics, False, False, 0.0)
+
+
+class Recorder(UserCallback):
+    def __init__(self):
+        self.metrics = []
+
+    def after_report(self, run_context, metrics, checkpoint):
+        self.metrics.append(metrics)
+
+
+def test_records_written_by_each_rank_reach_the_ledger_in_order() -> None:
+    cb = Recorder()
+    ledger = RunLedger(2, callbacks=[cb])
+    address = ledger.open_channel("127.0.0.1")
+    senders = [_channel.connect(address), _channel.connect(address)]
+    for index in range(20):
+        for rank, sender in enumerate(senders):
+            assert sender.send((rec(rank, index, step=index, worker=rank), None))
+    for rank, sender in enumerate(senders):
+        sender.close()
+        ledger.worker_done(rank, None, [], sent=20)  # waits until the 20 records are read
+    snapshot = ledger.close()
+    assert [m[0]["step"] for m in cb.metrics] == list(range(20))
+    assert [[w["worker"] for w in m] for m in cb.metrics] == [[0, 1]] * 20
+    assert len(snapshot.records) == 40
+
+
+def test_a_wrong_key_is_refused_and_the_right_one_still_gets_in() -> None:
+    ledger = RunLedger(1)
+    host, port, key = ledger.open_channel("127.0.0.1")
+    assert _channel.connect((host, port, b"x" * len(key))) is None  # the caller falls back to actor calls
+    sender = _channel.connect((host, port, key))
+    assert sender is not None and sender.send((rec(0, 0, a=1), None))
+    sender.close()
+    ledger.worker_done(0, None, [], sent=1)
+    assert [r.metrics for r in ledger.close().records] == [{"a": 1}]
+
+
+def test_an_address_nobody_listens_on_means_actor_calls() -> None:
+    ledger = RunLedger(1)
+    address = ledger.open_channel("127.0.0.1")
+    ledger.close()  # stops listening
+    assert _channel.connect(address) is None
+
+
+def test_a_record_that_cannot_be_pickled_is_left_to_the_actor_call_and_the_channel_goes_on() -> None:
+    ledger = RunLedger(1)
+    sender = _channel.connect(ledger.open_channel("127.0.0.1"))
+    assert sender.send((rec(0, 0, lock=threading.Lock()), None)) is False
+    assert sender.send((rec(0, 1, a=1), None))
+    sender.close()
+    ledger.record(rec(0, 0, lock="sent by actor call"))
+    ledger.worker_done(0, None, [], sent=2)
+    records = {r.index: r.metrics for r in ledger.close().records}
+    assert records == {0: {"lock": "sent by actor call"}, 1: {"a": 1}}
+
+
+def test_a_record_sent_twice_is_stored_once() -> None:
+    ledger = RunLedger(1)
+    ledger.record(rec(0, 0, a=1))
+    ledger.record(rec(0, 0, a=1))  # the channel broke after writing it; the actor call resends
+    assert len(ledger.close().records) == 1
+
+
+def test_records_written_just_before_the_worker_is_killed_still_arrive() -> None:
+    ledger = RunLedger(1)
+    address = ledger.open_channel("127.0.0.1")
+    script = (
+        "import os, signal, sys\n"
+        "from compat import _channel\n"
+        "from compat._ledger import Record\n"
+        f"sender = _channel.connect({address!r})\n"
+        "for i in range(50):\n"
+        "    assert sender.send((Record(0, i, {'step': i}, False, False, 0.0), None))\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    died = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+    assert died.returncode == -9
+    ledger.worker_done(0, None, [], sent=50)
+    assert [r.metrics["step"] for r in ledger.close().records] == list(range(50))
+
+
+def test_a_slow_callback_never_blocks_a_worker_writing_records() -> None:
+    release = threading.Event()
+
+    class Slow(UserCallback):
+        def after_report(self, run_context, metrics, checkpoint):
+            release.wait()
+
+    cb = Recorder()
+    ledger = RunLedger(1, callbacks=[Slow(), cb])
+    sender = _channel.connect(ledger.open_channel("127.0.0.1"))
+    big = "x" * 10_000  # 2,000 records of 10 kB: far more than a socket buffer holds
+    sent = []
+
+    def write() -> None:
+        sent.extend(sender.send((rec(0, index, pad=big), None)) for index in range(2000))
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(timeout=60)  # a writer blocked by the stuck callback would never finish
+    finished = not writer.is_alive()
+    release.set()
+    assert finished and sent == [True] * 2000
+    sender.close()
+    ledger.worker_done(0, None, [], sent=2000)
+    ledger.close()
+    assert len(cb.metrics) == 2000
+
+
+@pytest.mark.parametrize("value,wanted", [(None, True), ("socket", True), ("actor", False), (" Actor ", False)])
+def test_the_channel_setting(monkeypatch, value, wanted) -> None:
+    if value is None:
+        monkeypatch.delenv(_channel.ENV_VAR, raising=False)
+    else:
+        monkeypatch.setenv(_channel.ENV_VAR, value)
+    assert _channel.wanted() is wanted
+
+
+def test_an_unknown_channel_setting_says_what_to_set(monkeypatch) -> None:
+    monkeypatch.setenv(_channel.ENV_VAR, "grpc")
+    with pytest.raises(InvalidSwitchValueError, match="COMPAT_RECORD_CHANNEL=actor"):
+        _channel.wanted()
