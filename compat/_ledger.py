@@ -212,14 +212,16 @@ class RunLedger:
 
     def open_channel(self, host: str | None = None) -> _channel.Address:
         """Listen for records written by the workers (compat._channel); returns the address
-        and key they connect with. ``host`` defaults to this node's IP as Ray knows it."""
-        if self._listener is None:
-            if host is None:
-                import ray
+        and key they connect with (each worker asks; the first call opens it). ``host``
+        defaults to this node's IP as Ray knows it."""
+        with self._lock:
+            if self._listener is None:
+                if host is None:
+                    import ray
 
-                host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
-            self._listener = _channel.Listener(host, lambda message: self.record(*message))
-        return self._listener.address
+                    host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
+                self._listener = _channel.Listener(host, lambda message: self.record(*message))
+            return self._listener.address
 
     # -- called by workers -------------------------------------------------
     def worker_started(self, rank: int) -> int:

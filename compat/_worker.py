@@ -33,7 +33,7 @@ class WorkerSettings:
     has_validation_config: bool
     keep_v1_logs: bool
     engine: _switch.Engine = "v1"  # the Ray engine running the backend (v1 may run on V2's)
-    channel: _channel.Address | None = None  # where workers write their records (else actor calls)
+    use_channel: bool = True  # workers write their records to the ledger's socket (else actor calls)
 
 
 @dataclass
@@ -114,12 +114,9 @@ def driver_settings(
     has_validation_config: bool,
     keep_v1_logs: bool,
 ) -> WorkerSettings:
-    import ray
-
     env = {name: os.environ[name] for name in _PROPAGATED if name in os.environ}
     env[_switch.ENV_VAR] = _switch.env_value(engine)  # what Ray's own functions must see
-    channel = ray.get(ledger.open_channel.remote()) if _channel.wanted() else None
-    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine, channel)
+    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine, _channel.wanted())
 
 
 def _route_air_session() -> Callable[[], None]:
@@ -140,7 +137,8 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     side = _switch.worker_side(settings.backend, settings.engine)
     rank, size = side.rank_and_size()
     attempt = ray.get(settings.ledger.worker_started.remote(rank))
-    session = _session = WorkerSession(settings, side, rank, size, attempt, sender=_channel.connect(settings.channel))
+    address = ray.get(settings.ledger.open_channel.remote()) if settings.use_channel else None
+    session = _session = WorkerSession(settings, side, rank, size, attempt, sender=_channel.connect(address))
     if hasattr(side, "round_vote"):
         side.round_vote = session.vote_free_round
     if getattr(side, "v1_semantics", False):  # V1 numbers checkpoints across attempts
