@@ -6,6 +6,10 @@
 ``--engines`` compares compat's v1 backend (V1 semantics) on Ray's V1 engine with the same
 on Ray's V2 engine (``COMPAT_V1_ENGINE=v2``), in turns, instead.
 
+``--records`` measures compat's own work per report, isolated from the engine: a worker's
+``on_report`` (building the record and sending it to a run ledger actor) over the socket
+channel and as an actor call, timed in a Ray actor (wall and CPU), with the ledger's CPU.
+
 All numbers come from one run on one local cluster (2 CPUs), so the ratios compare like
 with like. Per-report cost is timed inside the training function on rank 0, from the
 first to the last of N reports of 2 workers, for free-floating rounds and for checkpoint
@@ -176,11 +180,58 @@ def compare_engines(reports: int, repeat: int) -> None:
         print(f"| {label} | {on_v2[key]:.2f} {unit} / {on_v1[key]:.2f} {unit} = {on_v2[key] / on_v1[key]:.2f}x |")
 
 
+def record_cost(records: int, repeat: int) -> None:
+    """compat's own work per report, socket channel vs actor call, in turns; medians."""
+    import psutil
+    import ray
+
+    from compat._ledger import remote_ledger_class
+
+    @ray.remote(num_cpus=0)
+    class Worker:
+        def send(self, ledger: Any, channel: bool, records: int) -> tuple[float, float]:
+            from compat import _channel, _worker
+            from compat._backend import EngineReport
+
+            address = ray.get(ledger.open_channel.remote()) if channel else None
+            settings = _worker.WorkerSettings("v1", ledger, {}, False, False, use_channel=channel)
+            session = _worker.WorkerSession(settings, None, 0, 1, sender=_channel.connect(address))
+            wall, cpu = time.perf_counter(), time.process_time()
+            for step in range(records):
+                session.on_report(EngineReport({"step": step, "loss": 1.0 / (step + 1)}, False))
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            if session.sender is not None:
+                session.sender.close()
+            ray.get(ledger.worker_done.remote(0, None, [], None, 0, records))  # all stored
+            return wall / records, cpu / records
+
+    worker = Worker.remote()
+    samples: dict[str, dict[str, list[float]]] = {
+        how: {"wall": [], "cpu": [], "ledger_cpu": []} for how in ("socket", "actor")
+    }
+    for i in range(repeat):
+        for how in ("socket", "actor") if i % 2 == 0 else ("actor", "socket"):
+            ledger = remote_ledger_class().remote(1)
+            process = psutil.Process(ray.get(ledger.__ray_call__.remote(lambda self: os.getpid())))
+            before = sum(process.cpu_times()[:2])
+            wall, cpu = ray.get(worker.send.remote(ledger, how == "socket", records))
+            ledger_cpu = (sum(process.cpu_times()[:2]) - before) / records
+            ray.kill(ledger)
+            for key, value in (("wall", wall), ("cpu", cpu), ("ledger_cpu", ledger_cpu)):
+                samples[how][key].append(1e6 * value)
+    print("\n| record sent | worker wall per report | worker CPU per report | ledger CPU per report |")
+    print("| --- | --- | --- | --- |")
+    for how, label in (("socket", "socket channel (default)"), ("actor", "actor call (COMPAT_RECORD_CHANNEL=actor)")):
+        row = {key: statistics.median(values) for key, values in samples[how].items()}
+        print(f"| {label} | {row['wall']:.0f} us | {row['cpu']:.0f} us | {row['ledger_cpu']:.0f} us |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reports", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=4)
     parser.add_argument("--engines", action="store_true", help="compare compat v1 on Ray's V1 and V2 engines")
+    parser.add_argument("--records", action="store_true", help="compat's own work per report, socket vs actor")
     parser.add_argument("--modes", nargs="+", choices=("v1", "v2"), default=["v1", "v2"], help="modes to compare")
     args = parser.parse_args()
     import ray
@@ -188,6 +239,12 @@ def main() -> None:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    if args.records:
+        try:
+            record_cost(2000, args.repeat)
+        finally:
+            ray.shutdown()
+        return
     if args.engines:
         try:
             compare_engines(args.reports, args.repeat)

@@ -3,6 +3,8 @@
 ``import compat as train`` and use it as ``ray.train``. See docs/compatibility.md.
 """
 
+from typing import Any
+
 from compat import _version
 
 RAY_VERSION = _version.check()  # fail with the fix before importing Ray's internals
@@ -23,7 +25,7 @@ from compat._ray import (
     ValidationTaskConfig,
 )
 
-from compat import _ray, session, torch
+from compat import _ray, session
 from compat._api import (
     get_all_reported_checkpoints,
     get_checkpoint,
@@ -112,3 +114,14 @@ __all__ = [
 
 # Names this (older) Ray's ray.train still exports and newer releases removed (compat/_ray.py).
 __all__ = _ray.export_retired(globals(), "ray.train", __all__)
+
+
+def __getattr__(name: str) -> Any:
+    """``compat.torch`` is imported when first used, as ``ray.train.torch`` is: importing
+    torch takes a second, which the run ledger's process and a user of the XGBoost or
+    LightGBM trainers never need to pay."""
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module("compat.torch")
+    raise AttributeError(f"module 'compat' has no attribute {name!r}")
