@@ -6,6 +6,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compat import _channel
 from compat._ledger import Record, RunLedger
@@ -140,3 +142,32 @@ def test_an_unknown_channel_setting_says_what_to_set(monkeypatch) -> None:
     monkeypatch.setenv(_channel.ENV_VAR, "grpc")
     with pytest.raises(InvalidSwitchValueError, match="COMPAT_RECORD_CHANNEL=actor"):
         _channel.wanted()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    reports=st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=3),
+    resent=st.sets(st.tuples(st.integers(0, 2), st.integers(0, 5)), max_size=6),
+)
+def test_every_record_is_stored_once_in_each_ranks_order_however_sent(reports, resent) -> None:
+    """Each rank writes its reports to the channel; some are also resent as actor calls
+    would (after a broken channel): the ledger holds each report once, and those only the
+    channel carried in the order their rank wrote them."""
+    ledger = RunLedger(len(reports))
+    address = ledger.open_channel("127.0.0.1")
+    senders = [_channel.connect(address) for _ in reports]
+    for index in range(max(reports)):
+        for rank, count in enumerate(reports):
+            if index < count:
+                assert senders[rank].send((rec(rank, index, step=index), None))
+                if (rank, index) in resent:
+                    ledger.record(rec(rank, index, step=index))
+    for rank, sender in enumerate(senders):
+        sender.close()
+        ledger.worker_done(rank, None, [], sent=reports[rank])
+    records = ledger.close().records
+    for rank, count in enumerate(reports):
+        steps = [r.metrics["step"] for r in records if r.rank == rank]
+        assert sorted(steps) == list(range(count))
+        written_only = [step for step in steps if (rank, step) not in resent]
+        assert written_only == sorted(written_only)
