@@ -8,10 +8,10 @@ microseconds a record, in report order, and, once written, delivered by the kern
 Ray kills the worker right after (an actor call's submission is asynchronous and may not be).
 
 The socket is a ``multiprocessing.connection`` with its HMAC challenge: only a holder of the
-run's random key (shipped inside the training function's settings) can send. A worker that
-cannot reach the ledger's address (a firewall between nodes), a record that cannot be
-pickled, a broken connection, or ``COMPAT_RECORD_CHANNEL=actor`` falls back to actor calls;
-the ledger ignores a record it already has, so a resend never counts twice.
+run's random key (the ledger hands it to the run's workers, through Ray) can send. A ledger
+that cannot listen, a worker that cannot reach its address (a firewall between nodes), a
+record that cannot be pickled, a broken connection, or ``COMPAT_RECORD_CHANNEL=actor`` means
+actor calls; the ledger ignores a record it already has, so a resend never counts twice.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ class Listener:
 
     def __init__(self, host: str, deliver: Callable[[Any], None]) -> None:
         self._key = secrets.token_bytes(32)
-        self._server = socket.create_server((host, 0))
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._server = socket.create_server((host, 0), family=family)
         self._host = host
         self._deliver = deliver
         self._inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()

@@ -210,17 +210,22 @@ class RunLedger:
         self._seen: set[tuple[int, int, int]] = set()  # (attempt, rank, index) of each record
         self._listener: _channel.Listener | None = None
 
-    def open_channel(self, host: str | None = None) -> _channel.Address:
+    def open_channel(self, host: str | None = None) -> _channel.Address | None:
         """Listen for records written by the workers (compat._channel); returns the address
-        and key they connect with (each worker asks; the first call opens it). ``host``
-        defaults to this node's IP as Ray knows it."""
+        and key they connect with (each worker asks; the first call opens it), or None when
+        this process cannot listen (the workers then make actor calls). ``host`` defaults to
+        this node's IP as Ray knows it."""
         with self._lock:
             if self._listener is None:
                 if host is None:
                     import ray
 
                     host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
-                self._listener = _channel.Listener(host, lambda message: self.record(*message))
+                try:
+                    self._listener = _channel.Listener(host, lambda message: self.record(*message))
+                except OSError as exc:
+                    _channel.logger.warning("compat's run ledger cannot listen on %s (%s): actor calls", host, exc)
+                    return None
             return self._listener.address
 
     # -- called by workers -------------------------------------------------

@@ -1,6 +1,7 @@
 """The record channel from workers to the run ledger, as plain processes and sockets."""
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -29,10 +30,22 @@ class Recorder(UserCallback):
         self.metrics.append(metrics)
 
 
-def test_records_written_by_each_rank_reach_the_ledger_in_order() -> None:
+def _has_ipv6() -> bool:
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", pytest.param("::1", marks=pytest.mark.skipif(not _has_ipv6(), reason="no IPv6 here"))],
+)
+def test_records_written_by_each_rank_reach_the_ledger_in_order(host) -> None:
     cb = Recorder()
     ledger = RunLedger(2, callbacks=[cb])
-    address = ledger.open_channel("127.0.0.1")
+    address = ledger.open_channel(host)
     senders = [_channel.connect(address), _channel.connect(address)]
     for index in range(20):
         for rank, sender in enumerate(senders):
@@ -171,3 +184,11 @@ def test_every_record_is_stored_once_in_each_ranks_order_however_sent(reports, r
         assert sorted(steps) == list(range(count))
         written_only = [step for step in steps if (rank, step) not in resent]
         assert written_only == sorted(written_only)
+
+
+def test_a_ledger_that_cannot_listen_sends_its_workers_to_actor_calls() -> None:
+    ledger = RunLedger(1)
+    assert ledger.open_channel("192.0.2.1") is None  # an address of no interface here (TEST-NET-1)
+    assert _channel.connect(None) is None
+    ledger.record(rec(0, 0, a=1))
+    assert len(ledger.close().records) == 1
