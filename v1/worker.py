@@ -41,6 +41,8 @@ class V1WorkerSide:
         def report(metrics: dict[str, Any], checkpoint: Any = None) -> None:
             submitted = dict(metrics)  # what the caller passed, before V1's auto-filled keys
             original(metrics, checkpoint=checkpoint)
+            if getattr(session, "ignore_report", False):
+                return  # reporting was paused: Ray dropped this report, so there is nothing to record
             persisted, dir_name = None, None
             if checkpoint is not None:
                 # V1's report hands the checkpoint it persisted to the session, for get_checkpoint().
