@@ -218,9 +218,7 @@ class RunLedger:
         with self._lock:
             if self._listener is None:
                 if host is None:
-                    import ray
-
-                    host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
+                    host = node_ip()
                 try:
                     self._listener = _channel.Listener(host, lambda message: self.record(*message))
                 except OSError as exc:
@@ -557,6 +555,16 @@ def _reads_as(value: str | None) -> str | None:
 def _run_validation(fn: Callable[..., Any], checkpoint: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = fn(checkpoint, **kwargs)
     return result
+
+
+def node_ip() -> str:
+    """This process's node IP as Ray knows it (loopback outside Ray)."""
+    try:
+        import ray
+
+        return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
+    except Exception:
+        return "127.0.0.1"
 
 
 def remote_ledger_class() -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from compat._ledger import Record, round_dir_name
+from compat._ledger import Record, node_ip, round_dir_name
 from compat._storage import RunStorage
 
 PROGRESS_CSV = "progress.csv"
@@ -112,7 +112,7 @@ class V1Rows:
         self.start_time = start_time
         self.config = dict(config)
         self.trial_id = trial_id
-        self.node_ip = _node_ip()
+        self.node_ip = node_ip()
         self._iteration = 0
         self._previous = start_time
         self._attempt: int | None = None
@@ -219,15 +219,6 @@ def auto_filled(
         maker.row(Record(0, i, dict(m), d is not None, False, ts), d)
         for i, (m, ts, d) in enumerate(zip(metrics_rows, timestamps, checkpoint_dir_names, strict=True))
     ]
-
-
-def _node_ip() -> str:
-    try:
-        import ray
-
-        return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
-    except Exception:
-        return "127.0.0.1"
 
 
 def _event_writer(storage: RunStorage) -> Any:

@@ -8,12 +8,12 @@ session object, so each report is recorded once, after Ray persisted its checkpo
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable
 from typing import Any
 
 from compat._backend import EngineReport, ReportSink
 from compat._patch import override_method, rebind, undo_all
+from compat._storage import checkpoint_dir_name
 from compat._worker import ledger_reported_checkpoints
 
 
@@ -47,7 +47,7 @@ class V1WorkerSide:
             if checkpoint is not None:
                 # V1's report hands the checkpoint it persisted to the session, for get_checkpoint().
                 persisted = session.loaded_checkpoint
-                dir_name = posixpath.basename(persisted.path.rstrip("/"))
+                dir_name = checkpoint_dir_name(persisted)
             sink(EngineReport(submitted, checkpoint is not None, persisted, dir_name))
 
         unwrap = override_method(session, "report", report)
