@@ -289,7 +289,7 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     try:
         if path.endswith(".ipynb"):
             new_text, result.diagnostics = notebooks.migrate_notebook(
-                text, lambda s: migrate_source(s, rules, context, lines_of=lines_of)
+                text, lambda s: migrate_source(s, rules, context, lines_of=lines_of), lines_of=lines_of
             )
         else:
             new_text, result.diagnostics = migrate_source(text, rules, context, lines_of=lines_of)
@@ -298,7 +298,7 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
         result.error = f"does not parse (line {line}, col {col - 1}): {exc.msg}; skipped"
         result.error_line, result.error_col = line, col
         return result
-    except RuleCrash as exc:
+    except (RuleCrash, notebooks.CellBoundaryLost) as exc:
         result.error = f"{exc}; file skipped, nothing written"
         result.internal = True
         return result
