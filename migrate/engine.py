@@ -14,6 +14,7 @@ import re
 import stat
 import tempfile
 import tokenize
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
@@ -102,8 +103,19 @@ def _migrate_source(
     if any(r.triggered(text) and r.could_apply(index) for r in rewriters):
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
+    if current != text:
+        # What the rewrites wrote is flagged too: a rewrite can make a use recognisable that the
+        # input hid (compat's names become ray.train's under --target native), and a write must
+        # report everything a `--check` of its output will find. Findings already made on the
+        # input at the same line are not repeated.
+        flags = [r for r in rules if issubclass(r, FlagRule) and not r.after_rewrites]
+        after += [r(context) for r in flags if r.triggered(current)]
     if after:
-        stages.append((current, _flag(after, index if index.text == current else _index.build(current))))
+        output_index = index if index.text == current else _index.build(current)
+        found = _flag(after, output_index)
+        if current != text:
+            found = _not_yet_found(found, stages[0][1], line_map(text, current))
+        stages.append((current, found))
     reference = text if lines_of == "input" else current
     diagnostics: list[Diagnostic] = []
     maps: dict[str, list[int]] = {}
@@ -117,6 +129,19 @@ def _migrate_source(
         diagnostics.extend(replace(d, line=mapping[min(d.line, len(mapping)) - 1] + 1) for d in found)
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))  # file order, as ruff reports
     return current, diagnostics
+
+
+def _not_yet_found(output: list[Diagnostic], input_: list[Diagnostic], mapping: list[int]) -> list[Diagnostic]:
+    """The findings on the output that the input's findings (moved to the output's lines) do
+    not already make, counted per code and line."""
+    seen = Counter((d.code, mapping[min(d.line, len(mapping)) - 1] + 1) for d in input_)
+    new = []
+    for d in output:
+        if seen[(d.code, d.line)] > 0:
+            seen[(d.code, d.line)] -= 1
+        else:
+            new.append(d)
+    return new
 
 
 def _flag(rules: list[FlagRule], index: _index.Index) -> list[Diagnostic]:

@@ -11,7 +11,9 @@ TUNE_REPORT = {"ray.tune.report", "ray.air.session.report_tune", "ray.tune.train
 
 class TuneReport(FlagRule):
     """## What it does
-    Flags ``tune.report(...)`` called inside a function.
+    Flags ``tune.report(...)`` called inside a function that the module does not hand to
+    Ray Tune (``tune.Tuner``, ``tune.run``, ...) as a function trainable, where it is right
+    (and what RTM005 writes).
 
     ## Why is this bad?
     In a Ray Train training function it reports nothing under V2; in a Tune function it is
@@ -49,5 +51,7 @@ class TuneReport(FlagRule):
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         if item.function_depth > 0 and index.qualified(item.node.func) & TUNE_REPORT:
+            if index.roles.of(item.functions) == "tune":
+                return None  # a Tune function trainable: where tune.report belongs
             return "`tune.report` in a function"
         return None

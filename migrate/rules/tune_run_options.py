@@ -12,7 +12,8 @@ OPTIONS = ("sync_config", "stop", "verbose", "progress_reporter", "log_to_file")
 class TuneRunOptions(FlagRule):
     """## What it does
     Flags ``SyncConfig`` and ``RunConfig(sync_config=, stop=, verbose=,
-    progress_reporter=, log_to_file=)``.
+    progress_reporter=, log_to_file=)`` of ``ray.train`` and ``ray.air`` (Tune's own
+    ``tune.RunConfig`` and ``tune.SyncConfig`` take them and are not flagged).
 
     ## Why is this bad?
     They configure Ray Tune's trial runner, which V2 does not use; V2 raises on them.
@@ -45,7 +46,7 @@ class TuneRunOptions(FlagRule):
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node
-        names = index.qualified(node.func)
+        names = {n for n in index.qualified(node.func) if not n.startswith("ray.tune.")}  # Tune takes them
         if is_ray_class(names, "SyncConfig"):
             return "`SyncConfig` is not used by V2"
         if is_ray_class(names, "RunConfig"):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 
 import pytest
 
@@ -32,3 +33,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/migrate/" in item.nodeid and item.get_closest_marker("ray") is None:
             item.add_marker(pytest.mark.one_pass)
+
+
+# The road a team takes: each target alone, and compat followed by native.
+ROADS = (("ray",), ("compat",), ("native",), ("compat", "native"))
+
+
+def unreported_after_write(source: str, road: tuple[str, ...]) -> list[str]:
+    """Write ``source`` along ``road`` (each target's rules in turn, as ``python -m migrate
+    --target T`` would), then check the output with the last target's rules: what the check
+    finds that the last write did not report at that line (the write's findings point at the
+    written text). Also asserts that each write reaches its fixed point."""
+    text, reported = textwrap.dedent(source), []
+    for target in road:
+        rules, context = engine.select_rules(target=target), Context(target=target)  # type: ignore[arg-type]
+        text, reported = engine.migrate_source(text, rules, context, lines_of="output")
+        again, found = engine.migrate_source(text, rules, context)
+        assert again == text, f"--target {target}: a second run changed the output of the first:\n{text}"
+    left = Counter((d.code, d.line) for d in found if not d.fixed)
+    left.subtract(Counter((d.code, d.line) for d in reported if not d.fixed))
+    return [f"{code} at line {line}" for (code, line), n in sorted(left.items()) if n > 0]

@@ -27,6 +27,11 @@ CASES = [
      "import ray.train\nrc = ray.train.RunConfig(name='a')\n"),
     ("RTM108", "from ray.train import SyncConfig\ns = SyncConfig()\n",
      "import ray\nclass SyncConfig: ...\ns = SyncConfig()\n"),
+    # Tune's own RunConfig and SyncConfig take these options under V2.
+    ("RTM108", "import ray.train\nrc = ray.train.RunConfig(verbose=0)\n",
+     "from ray import tune\nrc = tune.RunConfig(stop={'x': 1}, verbose=0)\ns = tune.SyncConfig(sync_period=5)\n"),
+    ("RTM108", "from ray.air import RunConfig\nrc = RunConfig(progress_reporter=r)\n",
+     "from ray.tune import RunConfig, SyncConfig\nrc = RunConfig(sync_config=SyncConfig(), log_to_file=True)\n"),
     ("RTM109", "from ray import train\nf = train.FailureConfig(fail_fast=True)\n",
      "from ray import train\nf = train.FailureConfig(max_failures=1)\n"),
     ("RTM110", "from ray.air import CheckpointConfig as CC\nc = CC(checkpoint_at_end=True)\n",
@@ -39,6 +44,10 @@ CASES = [
      "from ray.train.torch import TorchTrainer\nt = TorchTrainer(f, train_loop_config={'c': c})\n"),
     ("RTM114", "from ray import tune\ndef f():\n    tune.report({'a': 1})\n",
      "from ray import tune\ntune.report({'a': 1})\n"),
+    # A Tune function trainable is where tune.report belongs (what RTM005 writes there).
+    ("RTM114", "from ray import tune\nfrom ray.train.torch import TorchTrainer\ndef f(c):\n    tune.report({'a': 1})\n"
+     "TorchTrainer(f)\n",
+     "from ray import tune\ndef f(c):\n    tune.report({'a': 1})\ntune.Tuner(tune.with_parameters(f, d=1)).fit()\n"),
     ("RTM115", "from ray import train\ntrain.report(m, checkpoint=c, validate_fn=v)\n",
      "from ray import train\ntrain.report(m, checkpoint=c, validation=True)\n"),
     ("RTM117", "from ray import tune\nfrom ray.train.torch import TorchTrainer as TT\nt = TT(f)\ntune.Tuner(t).fit()\n",

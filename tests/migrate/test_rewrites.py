@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tests.migrate.conftest import migrate
+from tests.migrate.conftest import ROADS, migrate, unreported_after_write
 
 
 def check(before: str, after: str, *codes: str, target: str = "ray") -> list:
@@ -16,6 +16,8 @@ def check(before: str, after: str, *codes: str, target: str = "ray") -> list:
     again, refound = migrate(out, *codes, target=target)
     assert again == out, "a second run must change nothing"
     assert not [d for d in refound if d.fixed]
+    for road in ROADS:  # every before/after case is a case of the self-consistency property
+        assert unreported_after_write(before, road) == [], f"--target {' then '.join(road)}"
     return found
 
 

@@ -9,10 +9,12 @@ import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from migrate import engine
 from migrate.rules import Context
+from tests.migrate.conftest import ROADS, unreported_after_write
 from tests.properties.programs import v1_programs
 
 pytestmark = pytest.mark.one_pass  # the codemod does not depend on RAY_TRAIN_V2_ENABLED
@@ -111,3 +113,11 @@ def test_code_without_ray_is_never_parsed_or_changed(tmp_path_factory, source: s
     result = engine.process_file(str(path), [r.code for r in RULES], "ray", write=True)
     assert not result.parsed and not result.changed and result.error is None
     assert path.read_bytes() == before
+
+
+@EXAMPLES
+@given(v1_programs(), st.sampled_from(ROADS))
+def test_a_write_reports_everything_its_check_finds(program, road) -> None:
+    """Self-consistency: after a write (along each target's road), ``--check`` on the output
+    finds nothing the write did not report at that line, and a second run changes nothing."""
+    assert unreported_after_write(program.source, road) == []
