@@ -1,7 +1,8 @@
 """``python -m migrate PATH...``: rewrite V1-era Ray Train code and report what remains.
 
-Exit codes, as ruff's: 0 clean; 1 something would change, was flagged or could not be
-processed (a write: could not be processed); 2 a usage error or a bug of the tool.
+Exit codes, as ruff's: 0 clean; 1 a flagged finding remains (after a write too), something
+would change (``--diff``/``--check``) or a file could not be processed; 2 a usage or
+configuration error, or a bug of the tool. ``--exit-zero``: 0 instead of 1.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from migrate import engine, formats
+from migrate import config, engine, formats
 from migrate.rules import RULES
 from migrate.tables import GUIDE
 
@@ -37,8 +38,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--target",
-        choices=["ray", "compat", "native"],
-        default="ray",
+        choices=config.TARGETS,
+        default=None,
         help="rewrite V1-era code onto ray.train (default) or onto compat; native: take compat back out",
     )
     parser.add_argument(
@@ -48,10 +49,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="findings as text (default), json, github (Actions annotations) or sarif (code scanning)",
     )
     parser.add_argument("--report", choices=["text", "json"], default=None, help=argparse.SUPPRESS)  # older name
-    parser.add_argument("--select", metavar="CODES", default="", help="comma-separated rule codes or prefixes to run")
-    parser.add_argument("--ignore", metavar="CODES", default="", help="comma-separated rule codes or prefixes to skip")
+    parser.add_argument("--select", metavar="CODES", help="comma-separated rule codes or prefixes to run")
+    parser.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to skip")
     parser.add_argument(
-        "--exclude", metavar="GLOB", action="append", default=[], help="skip paths matching GLOB (repeatable)"
+        "--exclude", metavar="GLOB", action="append", default=None, help="skip paths matching GLOB (repeatable)"
+    )
+    parser.add_argument(
+        "--force-exclude", action="store_true",
+        help="apply the exclusions to files named on the command line too (for pre-commit)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when findings remain (2 still means an error)"
+    )
+    parser.add_argument(
+        "--isolated", action="store_true", help=f"ignore every pyproject.toml's [tool.{config.TABLE}] table"
     )
     parser.add_argument(
         "--jobs", "-j", type=int, default=1, metavar="N", help="files processed in parallel (default 1)"
@@ -77,7 +88,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.report and args.output_format and args.report != args.output_format:
         print("error: --report is the older name of --output-format; give one of them", file=sys.stderr)
         return 2
-    args.output_format = args.output_format or args.report or "text"
     if args.list_rules:
         print(list_rules())
         return 0
@@ -87,40 +97,78 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.jobs < 1:
         print("error: --jobs must be 1 or more", file=sys.stderr)
         return 2
-    known = {r.code for r in RULES}
-    for code in _codes(args.select) + _codes(args.ignore):
+    known = [r.code for r in RULES]
+    for code in _codes(args.select or "") + _codes(args.ignore or ""):
         if not any(k.startswith(code) for k in known):
             print(f"error: unknown rule code {code!r}; see --list-rules", file=sys.stderr)
             return 2
-    rules = engine.select_rules(_codes(args.select), _codes(args.ignore), args.target)
+    finder = config.Finder(known) if not args.isolated else None
     try:
-        files = list(engine.iter_files(args.paths, args.exclude))
+        plan = _plan(args, finder)
+    except config.ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except FileNotFoundError as exc:
         print(f"error: no such file or directory: {exc}", file=sys.stderr)
         return 2
     write = not (args.diff or args.check)
-    results = run(files, [r.code for r in rules], args.target, write, args.jobs)
+    results = run(plan, write, args.jobs)
     return report(results, args, write)
 
 
-def run(files: list[str], codes: list[str], target: str, write: bool, jobs: int) -> list[engine.FileResult]:
-    progress = _Progress(len(files))
+def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[str, tuple[str, ...], str]]:
+    """Each file with the rule codes and the target it runs with: the command line's, else its
+    pyproject.toml's. Sets ``args.output_format`` the same way (the configuration nearest the
+    working directory, else the first path's)."""
+
+    def settings(path: str) -> config.Settings:
+        return finder.for_path(path) if finder else config.Settings()
+
+    top = settings(os.getcwd())
+    if top.path is None and args.paths:
+        top = settings(args.paths[0])
+    args.output_format = args.output_format or args.report or top.output_format or "text"
+    cli_exclude = args.exclude or []
+
+    def excluded(path: str) -> bool:
+        return args.exclude is None and settings(path).excludes(path)
+
+    files = list(engine.iter_files(args.paths, cli_exclude, excluded))
+    if args.force_exclude:
+        files = [f for f in files if not (excluded(f) or engine._excluded(f, cli_exclude))]
+    plan = []
+    for path in files:
+        found = settings(path)
+        target = args.target or found.target or "ray"
+        select = _codes(args.select) if args.select is not None else found.select
+        ignore = [*(_codes(args.ignore) if args.ignore is not None else found.ignore), *found.ignored_for(path)]
+        plan.append((path, tuple(r.code for r in engine.select_rules(select, ignore, target)), target))
+    return plan
+
+
+def run(plan: list[tuple[str, tuple[str, ...], str]], write: bool, jobs: int) -> list[engine.FileResult]:
+    progress = _Progress(len(plan))
     results: list[engine.FileResult] = []
     if jobs == 1:
-        for path in files:
+        for path, codes, target in plan:
             results.append(engine.process_file(path, codes, target, write))
             progress.step()
     else:
         # Files go out in chunks: most take well under a millisecond, less than sending
         # one task to a worker process costs.
-        chunk = max(1, min(64, len(files) // (jobs * 8)))
-        work = functools.partial(engine.process_file, rule_codes=codes, target=target, write=write)
+        chunk = max(1, min(64, len(plan) // (jobs * 8)))
+        work = functools.partial(_process, write=write)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for result in pool.map(work, files, chunksize=chunk):
+            for result in pool.map(work, plan, chunksize=chunk):
                 results.append(result)
                 progress.step()
     progress.done()
     return results
+
+
+def _process(job: tuple[str, tuple[str, ...], str], write: bool) -> engine.FileResult:
+    path, codes, target = job
+    return engine.process_file(path, codes, target, write)
 
 
 def _diff_name(side: str, path: str) -> str:
@@ -173,17 +221,23 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
             by_code = Counter(d.code for _, d in flags)
             summary = ", ".join(f"{c}: {n}" for c, n in sorted(by_code.items())) or "none"
             parsed = sum(r.parsed for r in results)
+            suppressed = sum(r.suppressed for r in results)
+            silenced = f", {suppressed} suppressed by noqa" if suppressed else ""
             print(
                 f"{len(results)} files scanned, {parsed} parsed; {len(changed)} {verb} ({len(fixes)} rewrites); "
-                f"{len(flags)} flagged ({summary}); {len(errors)} skipped with errors",
+                f"{len(flags)} flagged ({summary}){silenced}; {len(errors)} skipped with errors",
                 file=sys.stderr,
             )
     # As ruff: 2 only for a bug of the tool; a file that cannot be read or parsed is a finding.
+    # A write exits 1 while flagged findings remain (as `ruff check --fix` while violations
+    # remain): a hook can tell "done" from "manual work left".
     if any(r.internal for r in errors):
         return 2
-    if errors:
+    if args.exit_zero:
+        return 0
+    if errors or flags:
         return 1
-    if (args.diff or args.check) and (changed or flags):
+    if (args.diff or args.check) and changed:
         return 1
     return 0
 

@@ -15,13 +15,13 @@ import stat
 import tempfile
 import tokenize
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate import _deep, _index, notebooks
+from migrate import _deep, _index, noqa, notebooks
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # imported when a file needs a libcst form: most runs never p
 _ANCHORS = ("ray.air", "ray.train", "ray.tune")
 _SUBMODULES = re.compile(r"\b(?:air|train|tune)\b")
 _RAY = re.compile(r"\bray\b")
+_NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)  # PEP 263
 _UNQUALIFIED = tuple(sorted({w for r in RULES if issubclass(r, FlagRule) for w in r.unqualified_words}))
 SKIP_DIRS = frozenset(
@@ -50,6 +51,7 @@ class FileResult:
     error_line: int = 1  # where the error is (a parse error's own line; 1 for a file-level error)
     error_col: int = 1
     internal: bool = False  # the error is a bug of the tool (a rule crashed), not of the file
+    suppressed: int = 0  # findings a `noqa` comment silenced (counted in the summary, not reported)
     new_text: str | None = None
     old_text: str | None = None
     parsed: bool = False
@@ -127,6 +129,8 @@ def _migrate_source(
             continue
         mapping = maps.get(seen) or maps.setdefault(seen, line_map(seen, reference))
         diagnostics.extend(replace(d, line=mapping[min(d.line, len(mapping)) - 1] + 1) for d in found)
+    if _NOQA_WORD.search(reference):
+        diagnostics = noqa.apply(diagnostics, reference, {r.code for r in rules})
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))  # file order, as ruff reports
     return current, diagnostics
 
@@ -330,6 +334,9 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     except (ValueError, KeyError) as exc:  # malformed notebook JSON
         result.error = f"cannot read notebook: {exc}; skipped"
         return result
+    result.suppressed = sum(d.suppressed for d in result.diagnostics)
+    if result.suppressed:
+        result.diagnostics = [d for d in result.diagnostics if not d.suppressed]
     result.changed = new_text != text
     result.old_text, result.new_text = text, new_text
     if result.changed and write:
@@ -359,8 +366,13 @@ def atomic_write(path: str, data: bytes, *, bom: bool = False) -> None:
         raise
 
 
-def iter_files(paths: Iterable[str], exclude: Sequence[str] = ()) -> Iterator[str]:
-    """Python files and notebooks under ``paths``, skipping VCS dirs, venvs, site-packages."""
+def iter_files(
+    paths: Iterable[str], exclude: Sequence[str] = (), excluded: Callable[[str], bool] | None = None
+) -> Iterator[str]:
+    """Python files and notebooks under ``paths``, skipping VCS dirs, venvs, site-packages, and
+    what ``exclude`` (globs) or ``excluded`` (a test) rule out. A file named in ``paths`` is
+    yielded whatever they say (the caller applies ``--force-exclude``, as ruff does)."""
+    skip = excluded or (lambda path: False)
     for root in paths:
         if os.path.isfile(root):
             yield root
@@ -370,11 +382,11 @@ def iter_files(paths: Iterable[str], exclude: Sequence[str] = ()) -> Iterator[st
         for directory, dirs, files in os.walk(root):
             dirs[:] = sorted(
                 d for d in dirs if d not in SKIP_DIRS and not _is_venv(os.path.join(directory, d))
-                and not _excluded(os.path.join(directory, d), exclude)
+                and not _excluded(os.path.join(directory, d), exclude) and not skip(os.path.join(directory, d))
             )  # fmt: skip
             for name in sorted(files):
                 full = os.path.join(directory, name)
-                if name.endswith((".py", ".pyi", ".ipynb")) and not _excluded(full, exclude):
+                if name.endswith((".py", ".pyi", ".ipynb")) and not _excluded(full, exclude) and not skip(full):
                     yield full
 
 

@@ -11,10 +11,12 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from migrate.config import FORMATS
 from migrate.engine import FileResult, rule_url, to_json
 from migrate.rules import BY_CODE
 
-FORMATS = ("text", "json", "github", "sarif")
+__all__ = ["FORMATS", "github", "render", "sarif"]
+
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 PROJECT_URL = "https://github.com/ray-train-compat/ray-train-compat"
 

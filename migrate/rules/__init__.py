@@ -9,7 +9,8 @@
    trainables) before RTM003: rewritten ``session.report`` calls then get their
    checkpoint keyword too.
 4. RTM004 (compat target) after every rule that produces ``ray.train`` code.
-5. RTM100 (leftovers) last: it reports what every other rule left behind.
+5. RTM100 (leftovers) last: it reports what every other rule left behind; then RTM900
+   (unused ``noqa`` codes), over every rule's findings.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from migrate.rules.tune_run_options import TuneRunOptions
 from migrate.rules.tune_trainable_api import TuneTrainableApi
 from migrate.rules.tuner_with_trainer import TunerWithTrainer
 from migrate.rules.undecided_trainable import UndecidedTrainable
+from migrate.rules.unused_noqa import UnusedNoqa
 from migrate.rules.unused_v1_imports import UnusedV1Imports
 from migrate.rules.v1_failure_class import V1FailureClass
 
@@ -71,6 +73,7 @@ RULES: tuple[type[Rule], ...] = (
     CompatTarget,
     NativeTarget,
     LeftoverOldApi,
+    UnusedNoqa,
 )
 
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in RULES}

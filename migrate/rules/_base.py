@@ -25,6 +25,7 @@ class Diagnostic:
     col: int
     message: str
     fixed: bool
+    suppressed: bool = False  # by a `noqa` comment on its line (counted, not reported)
 
 
 @dataclass(frozen=True)
