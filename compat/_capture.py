@@ -134,6 +134,6 @@ def capture(result: Result | None, seconds: float, error: BaseException | None) 
             json.dump(fit_record(result, seconds, error), f, default=str)
         os.replace(path + ".tmp", path)
     except Exception as exc:  # a comparison aid must not break the user's run
-        import warnings
+        from compat import _where
 
-        warnings.warn(f"compat could not record this fit for `compat compare`: {exc}", stacklevel=2)
+        _where.warn(f"compat could not record this fit for `compat compare`: {exc}", UserWarning)

@@ -248,6 +248,14 @@ def unknown_param_space_keys(trainer: str, keys: list[str], known: tuple[str, ..
     )
 
 
+def missing_ray(spec: str) -> str:
+    return (
+        "ray-train-compat's runtime (import compat) needs Ray Train, which is not installed. "
+        f'Install the runtime: pip install "ray-train-compat[runtime]" (or pip install "ray[train]{spec}"). '
+        "The codemod (python -m migrate) needs only the base install."
+    )
+
+
 def unsupported_ray(version: str, spec: str) -> str:
     return (
         f"ray-train-compat supports ray{spec}, but ray {version} is installed. "

@@ -6,11 +6,10 @@ import dataclasses
 import functools
 import os
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-from compat import _capture, _checks, _messages, _ray, _switch, _tune, _usage, _worker
+from compat import _capture, _checks, _messages, _ray, _switch, _tune, _usage, _where, _worker
 from compat._backend import Backend, TrainJob
 from compat._frameworks import DATA_PARALLEL, TORCH, Framework
 from compat._ledger import LedgerSnapshot, ledger_concurrency, ray_validation_runner, remote_ledger_class
@@ -295,4 +294,4 @@ def _warn_non_finite(snapshot: LedgerSnapshot) -> None:
             count, first = seen.get(key, (0, f"worker {record.rank}, report {record.index}"))
             seen[key] = (count + 1, first)
     for key, (count, first) in seen.items():
-        warnings.warn(_messages.non_finite_metric(key, count, first), _usage.NonFiniteMetricWarning, stacklevel=3)
+        _where.warn(_messages.non_finite_metric(key, count, first), _usage.NonFiniteMetricWarning)

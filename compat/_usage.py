@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from compat import _messages, _switch
+from compat._where import user_call_site, warn
 
 STRICT_ENV_VAR = "COMPAT_STRICT"
 
@@ -39,32 +38,10 @@ class NonFiniteMetricWarning(UserWarning):
 if not sys.warnoptions:
     warnings.filterwarnings("default", category=CompatDeprecationWarning)
 
-_PACKAGE_DIRS = tuple(str(Path(__file__).resolve().parent.parent / name) + os.sep for name in ("compat", "v1", "v2"))
-
 
 def strict_enabled() -> bool:
     """``COMPAT_STRICT=1`` turns every V1-only warning into an error."""
     return os.environ.get(STRICT_ENV_VAR, "").lower() in ("1", "true")
-
-
-_TESTING_DIR = str(Path(__file__).resolve().parent / "testing") + os.sep
-
-
-def _is_library(filename: str) -> bool:
-    if filename.startswith(_TESTING_DIR):  # compat.testing replays user schedules: user code
-        return False
-    return filename.startswith(_PACKAGE_DIRS) or f"{os.sep}ray{os.sep}" in filename or filename == threading.__file__
-
-
-def user_call_site() -> str:
-    """``file:line`` of the first frame outside compat, v1, v2, ray and threading."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not _is_library(filename):
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back  # type: ignore[assignment]  # f_back is Optional
-    return "<unknown>"
 
 
 @dataclass
@@ -117,24 +94,24 @@ def relied_on(kind: str, detail: str = "", *, backend: _switch.Backend | None = 
     selected = backend if backend is not None else _switch.backend()
     if selected != "v2":
         return
-    _warn_once(kind, _messages.v1_only(kind, detail), stacklevel=3)
+    _warn_once(kind, _messages.v1_only(kind, detail))
 
 
 def dropped_by_v2_engine(kind: str, detail: str = "") -> None:
     """Under v1 on Ray's V2 engine: warn once per option kind that the run ignores it (V2's
     engine has nowhere to apply it); in strict mode, raise."""
     message = _messages.dropped_by_v2_engine(kind, detail)
-    _warn_once(f"engine:{kind}:{detail}", message, stacklevel=5)  # the caller of fit()
+    _warn_once(f"engine:{kind}:{detail}", message)  # at the user's line: the call of fit()
 
 
-def _warn_once(key: str, message: str, *, stacklevel: int) -> None:
-    """Strict mode: raise ``message``. Otherwise warn once per ``key`` in this process;
-    ``stacklevel`` as the caller would pass it to ``warnings.warn``."""
+def _warn_once(key: str, message: str) -> None:
+    """Strict mode: raise ``message``. Otherwise warn once per ``key`` in this process, at
+    the user's line (the first frame outside compat and Ray)."""
     if strict_enabled():
         raise V1OnlyWarning(message + f" (strict mode: {STRICT_ENV_VAR}=1)")
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, V1OnlyWarning, stacklevel=stacklevel + 1)
+        warn(message, V1OnlyWarning)
 
 
 def warn_for_workers(usages: Iterable[Usage]) -> None:
@@ -143,7 +120,7 @@ def warn_for_workers(usages: Iterable[Usage]) -> None:
         if usage.kind not in _warned:
             _warned.add(usage.kind)
             message = _messages.v1_only(usage.kind, f"first at {usage.first_site}, {usage.count}x")
-            warnings.warn(message, V1OnlyWarning, stacklevel=3)
+            warn(message, V1OnlyWarning, site=usage.first_site)  # the worker's line that did it
 
 
 def take() -> list[Usage]:

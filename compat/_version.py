@@ -6,13 +6,12 @@ compat warns once and does its best: a Ray upgrade must never break ``import com
 
 from __future__ import annotations
 
-import warnings
 from importlib import metadata
 
 from packaging.version import Version
 
-from compat import _messages
-from compat.errors import UnsupportedRayError
+from compat import _messages, _where
+from compat.errors import MissingRayError, UnsupportedRayError
 
 OLDEST = Version("2.44.0")
 NEWEST_TESTED = Version("2.60.0")  # the newest release the test suite ran on
@@ -25,10 +24,15 @@ class UntestedRayWarning(UserWarning):
 def check(installed: str | None = None) -> str:
     """The installed Ray version, after refusing one that is too old and warning (once)
     about one newer than :data:`NEWEST_TESTED`."""
-    version = installed if installed is not None else metadata.version("ray")
+    if installed is None:
+        try:
+            installed = metadata.version("ray")
+        except metadata.PackageNotFoundError:
+            raise MissingRayError(_messages.missing_ray(f">={OLDEST}"), name="ray") from None
+    version = installed
     parsed = Version(version)
     if parsed < OLDEST:
         raise UnsupportedRayError(_messages.unsupported_ray(version, f">={OLDEST}"))
     if parsed.release[:2] > NEWEST_TESTED.release[:2]:
-        warnings.warn(_messages.untested_ray(version, str(NEWEST_TESTED)), UntestedRayWarning, stacklevel=3)
+        _where.warn(_messages.untested_ray(version, str(NEWEST_TESTED)), UntestedRayWarning)  # at `import compat`
     return version

@@ -47,6 +47,10 @@ class UnsupportedRayError(CompatError, ImportError):
     """The installed ray is outside the range compat supports."""
 
 
+class MissingRayError(CompatError, ModuleNotFoundError):
+    """Ray is not installed: the base install is the codemod's; the runtime is an extra."""
+
+
 class InvalidSwitchValueError(CompatError, ValueError):
     """``RAY_TRAIN_V2_ENABLED`` holds a value Ray would not read as intended."""
 

@@ -82,10 +82,26 @@ def _numeric_keys(fit: FitComparison) -> list[str]:
     return list(keys)
 
 
+PLOTS_UNAVAILABLE = (
+    "No plots: matplotlib is not installed. Install it to draw one plot per metric: "
+    'pip install "ray-train-compat[plot]" (or pip install matplotlib).'
+)
+
+
+class PlotsUnavailable(RuntimeError):
+    """matplotlib is not installed: the report is written without plots, and says so."""
+
+
 def plots(fit: FitComparison) -> list[tuple[str, str]]:
     """One SVG per numeric metric: V1's rank-0 reports as a line, V2's checkpointed reports
-    as points, validated values marked."""
-    import matplotlib
+    as points, validated values marked. matplotlib is imported only here, when a fit has a
+    numeric metric to draw (raises :class:`PlotsUnavailable` without it)."""
+    if not _numeric_keys(fit):
+        return []
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        raise PlotsUnavailable(PLOTS_UNAVAILABLE) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -172,7 +188,12 @@ def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: 
                 f"<td>{html.escape(value_text(v2))}</td><td>{label_html}</td></tr>"
             )
         parts.append("</table><div class='plots'>")
-        for key, svg in plots(fit):
+        try:
+            drawn = plots(fit)
+        except PlotsUnavailable as missing:
+            parts.append(f"<p class='note'>{html.escape(str(missing))}</p>")
+            drawn = []
+        for key, svg in drawn:
             parts.append(f"<figure data-metric='{html.escape(key)}'>{svg}</figure>")
         parts.append("</div>")
     parts.append("</body></html>")

@@ -74,3 +74,19 @@ def test_the_traceback_tail_ends_at_the_exception_line_even_when_ray_logs_after_
     )
     tail = traceback_tail(log)
     assert tail[0].startswith("Traceback") and tail[-1] == "TypeError: 'NoneType' object is not subscriptable"
+
+
+def test_the_html_report_needs_matplotlib_only_to_draw_and_says_how_to_get_the_plots(monkeypatch) -> None:
+    import sys
+
+    from compat.compare._render import html_report
+    from compat.compare._run import ScriptRun
+
+    fits = compare_runs([record("v1", True)], [record("v2", True)], rtol=1e-9)
+    runs = {b: ScriptRun(b, 0, f"/tmp/{b}.log", 9.0, fits=[record(b, True)]) for b in ("v1", "v2")}
+    drawn = html_report(runs, fits, "verdict", True, "python job.py")
+    assert "<figure" in drawn and "No plots" not in drawn
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # not installed
+    page = html_report(runs, fits, "verdict", True, "python job.py")
+    assert "<figure" not in page and "pip install &quot;ray-train-compat[plot]&quot;" in page
+    assert "result.metrics" in page  # the tables are all there

@@ -352,6 +352,43 @@ def test_strict_mode_turns_v1_only_usage_into_errors(v2, monkeypatch, storage) -
     assert type(info.value.__cause__).__name__ in families
 
 
+def v1_calls_on_a_worker(config):
+    train.get_context().get_trial_name()  # <- worker call
+    train.report({"x": 1})  # <- report
+
+
+def _line_of(marker: str) -> int:
+    return next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if line.endswith(marker))
+
+
+def test_every_warning_points_at_the_users_line(v2, storage, monkeypatch) -> None:
+    """Python's location of a warning (what IDEs, pytest's summary, ``-W error`` and
+    ``filterwarnings(module=...)`` use) is the user's line, not compat's: a trainer option at
+    the fit() call, a worker's report and a worker-side call at their lines in the training
+    function (repeated on the driver from the workers' records)."""
+    import warnings
+
+    monkeypatch.setattr(_usage, "_warned", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer = TorchTrainer(
+            v1_calls_on_a_worker,
+            scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0}),
+            run_config=train.RunConfig(storage_path=storage),
+        )
+        trainer.fit()  # <- fit
+    where = {
+        str(w.message).split("]")[0] + "]": (w.filename, w.lineno)
+        for w in caught
+        if issubclass(w.category, train.V1OnlyWarning)
+    }
+    assert where == {
+        "[trainer-resources]": (__file__, _line_of("# <- fit")),
+        "[trial-api]": (__file__, _line_of("# <- worker call")),
+        "[free-floating-report]": (__file__, _line_of("# <- report")),
+    }
+
+
 def test_v1_only_options_warn_once_per_kind_under_v2(v2, storage, monkeypatch) -> None:
     import warnings
 

@@ -1,0 +1,82 @@
+"""Where the user's code is: the first stack frame outside compat, Ray and Python's own
+machinery, for call sites in messages and for the location of every warning compat emits.
+
+A warning is attributed to the user's line, not to compat's (as Django does with
+``skip_file_prefixes`` on Python 3.12+): what IDEs, pytest's warning summary, ``-W error``
+tracebacks and ``warnings.filterwarnings(module=...)`` use is the user's file and module.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import warnings
+from pathlib import Path
+from types import FrameType
+
+_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE_DIRS = tuple(str(_ROOT / name) + os.sep for name in ("compat", "v1", "v2"))
+_TESTING_DIR = str(_ROOT / "compat" / "testing") + os.sep
+_RAY_DIR = f"{os.sep}ray{os.sep}"
+
+
+def is_library(filename: str) -> bool:
+    """compat, v1, v2, Ray, threading and the import machinery (``<frozen importlib...>``)."""
+    if filename.startswith(_TESTING_DIR):  # compat.testing replays user schedules: user code
+        return False
+    return (
+        filename.startswith(_PACKAGE_DIRS)
+        or _RAY_DIR in filename
+        or filename == threading.__file__
+        or filename.startswith("<frozen ")
+    )
+
+
+def user_frame() -> FrameType | None:
+    """The innermost frame of the caller's stack that is not library code."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and is_library(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def user_call_site() -> str:
+    """``file:line`` of the first frame outside compat, v1, v2, ray and threading."""
+    frame = user_frame()
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
+
+
+def warn(message: str, category: type[Warning], *, site: str | None = None) -> None:
+    """Warn at the user's line: ``site`` (``"file:line"``, a place recorded elsewhere, such as
+    a worker's report) when given, else the first frame outside compat and Ray. Filters,
+    ``-W error`` and the once-per-location registry work as for ``warnings.warn`` there."""
+    if site is not None and site.rpartition(":")[2].isdigit():
+        filename, _, line = site.rpartition(":")
+        module = _module_of(filename)
+        registry = vars(sys.modules[module]).setdefault("__warningregistry__", {}) if module in sys.modules else None
+        warnings.warn_explicit(message, category, filename, int(line), module=module, registry=registry)
+        return
+    frame = user_frame()
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    globals_ = frame.f_globals
+    warnings.warn_explicit(
+        message,
+        category,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=globals_.get("__name__", "<unknown>"),
+        registry=globals_.setdefault("__warningregistry__", {}),
+        module_globals=globals_,
+    )
+
+
+def _module_of(filename: str) -> str:
+    """The name of the loaded module whose file is ``filename`` (else the file's stem, as
+    ``warnings`` names a module it cannot find)."""
+    for name, module in list(sys.modules.items()):
+        if getattr(module, "__file__", None) == filename:
+            return name
+    return Path(filename).stem

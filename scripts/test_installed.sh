@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The package as users install it, not the editable checkout: the sdist and the wheel built from
+# it (python -m build), installed with pip into fresh virtualenvs, and tested from a directory
+# where the repository's sources are not importable (only tests/, docs/ and examples/ are copied
+# there: the tests read them as data).
+#
+#   1. The codemod install (what the pre-commit hooks install), on each Python of
+#      INSTALLED_CODEMOD_PYTHONS (default 3.10 and 3.13): no Ray, torch or pandas is installed;
+#      `python -m migrate` rewrites a file that needs libcst's forms; `import compat` says how
+#      to install the runtime; the codemod's test suite (tests/migrate) passes.
+#   2. The runtime on Python INSTALLED_RUNTIME_PYTHON (default 3.13) with Ray 2.60
+#      (`ray-train-compat[runtime]`, no torch): one fit in each mode, and `compare` on it.
+#
+# Needs pyenv's interpreters (`pyenv versions`) and the package registry. Run by scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+read -r -a codemod_pythons <<<"${INSTALLED_CODEMOD_PYTHONS:-3.10 3.13}"
+runtime_python=${INSTALLED_RUNTIME_PYTHON:-3.13}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+interpreter() {  # $1: a version such as 3.13; prints pyenv's newest interpreter of that version
+  local root found
+  root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+  found=$(ls -d "$root"/versions/"$1".*/bin/python 2>/dev/null | sort -V | tail -1)
+  [ -n "$found" ] || { echo "installed: no Python $1 (pyenv install $1)" >&2; exit 1; }
+  echo "$found"
+}
+
+quiet() {  # runs a command; shows its output only when it fails
+  local log=$work/step.log
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "installed: FAILED: $*" >&2
+    exit 1
+  fi
+}
+
+echo "== installed package: building the sdist and the wheel =="
+quiet .venv/bin/python -m build --outdir "$work/dist" .
+wheel=$(ls "$work"/dist/*.whl)
+run=$work/run
+mkdir -p "$run"
+cp -r tests docs examples pyproject.toml "$run/"
+find "$run" -name __pycache__ -prune -exec rm -rf {} +
+
+cat >"$work/needs_libcst.py" <<'EOF'
+def train_func(config):
+    from ray.air import session  # an import inside a function: libcst's form, not the fast one
+
+    session.report({"loss": 1.0}, checkpoint=config["checkpoint"])
+EOF
+
+for version in "${codemod_pythons[@]}"; do
+  echo "== installed package: the codemod install on Python $version =="
+  venv=$work/codemod-$version
+  quiet "$(interpreter "$version")" -m venv "$venv"
+  quiet "$venv/bin/python" -m pip install -q --upgrade pip
+  quiet "$venv/bin/python" -m pip install -q "$wheel"
+  if "$venv/bin/python" -m pip show ray torch pandas matplotlib >/dev/null 2>&1; then
+    echo "installed: the codemod install pulled in the runtime: $("$venv/bin/python" -m pip list)" >&2
+    exit 1
+  fi
+  cp "$work/needs_libcst.py" "$run/job.py"
+  (cd "$run" && "$venv/bin/ray-train-migrate" --exit-zero job.py)
+  grep -q "    from ray import train" "$run/job.py" && grep -q "    train.report(" "$run/job.py" || {
+    echo "installed: the libcst forms did not rewrite job.py:" >&2; cat "$run/job.py" >&2; exit 1
+  }
+  rm "$run/job.py"
+  if message=$(cd "$run" && "$venv/bin/python" -c "import compat" 2>&1); then
+    echo "installed: import compat succeeded without Ray" >&2; exit 1
+  fi
+  echo "$message" | grep -q 'pip install "ray-train-compat\[runtime\]"' || {
+    echo "installed: import compat without Ray does not say what to install:" >&2; echo "$message" >&2; exit 1
+  }
+  quiet "$venv/bin/python" -m pip install -q "pytest>=8" "hypothesis>=6.100" "hypothesmith>=0.3" "pyflakes>=3"
+  (cd "$run" && "$venv/bin/python" -c "import migrate, sys; assert migrate.__file__.startswith(sys.prefix), migrate.__file__")
+  (cd "$run" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not ray" tests/migrate)
+done
+
+echo "== installed package: the runtime on Python $runtime_python with Ray 2.60 =="
+venv=$work/runtime
+quiet "$(interpreter "$runtime_python")" -m venv "$venv"
+quiet "$venv/bin/python" -m pip install -q --upgrade pip
+quiet "$venv/bin/python" -m pip install -q "${wheel}[runtime]" "ray[train]==2.60.0"
+cp "$repo/scripts/smoke_fit.py" "$run/smoke_fit.py"
+cd "$run"
+for setting in 0 1; do
+  RAY_TRAIN_V2_ENABLED=$setting "$venv/bin/python" smoke_fit.py "$work/storage-$setting"
+done
+"$venv/bin/python" -m compat compare --json "$work/compare.json" --html "$work/compare.html" -- smoke_fit.py \
+  >"$work/compare.txt" 2>&1 || { cat "$work/compare.txt" >&2; echo "installed: compare failed" >&2; exit 1; }
+"$venv/bin/python" - "$work/compare.json" "$work/compare.html" <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert len(report["fits"]) == 1 and report["verdict"]["ok"], report["verdict"]
+assert "ray-train-compat[plot]" in open(sys.argv[2]).read()  # no matplotlib here: the page says how to get plots
+print(f"installed: compare ran the script under V1 and V2: {report['verdict']['text']}")
+EOF
+echo "installed: ok"
