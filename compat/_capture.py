@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from compat._storage import checkpoint_dir_name
@@ -75,7 +76,18 @@ def _run_files(result: Result) -> list[str]:
     return others + ([f"checkpoint_* ({len(checkpoints)})"] if checkpoints else [])
 
 
-def fit_record(result: Result, seconds: float, error: BaseException | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FitCall:
+    """Which fit() of the script a record is: the trainer, the run's name, the user's line."""
+
+    trainer: str = ""
+    run_name: str | None = None
+    call_site: str = ""
+
+
+def fit_record(
+    result: Result, seconds: float, error: BaseException | None, call: FitCall = FitCall()
+) -> dict[str, Any]:
     frame = result.metrics_dataframe
     rows = [] if frame is None else [user_metrics(r) for r in frame.to_dict("records")]
     by_dir = {checkpoint_dir_name(c.checkpoint): c for c in result.reported_checkpoints}
@@ -99,6 +111,9 @@ def fit_record(result: Result, seconds: float, error: BaseException | None) -> d
     )
     return {
         "backend": result.backend,
+        "trainer": call.trainer,
+        "run_name": call.run_name,
+        "call_site": call.call_site,
         "seconds": round(seconds, 2),
         "error": f"{type(error).__name__}: {error}" if error is not None else None,
         "metrics": user_metrics(result.metrics),
@@ -120,7 +135,7 @@ def fit_record(result: Result, seconds: float, error: BaseException | None) -> d
     }
 
 
-def capture(result: Result | None, seconds: float, error: BaseException | None) -> None:
+def capture(result: Result | None, seconds: float, error: BaseException | None, call: FitCall = FitCall()) -> None:
     """Write this fit's record when ``COMPAT_CAPTURE_DIR`` is set; never fails the fit."""
     global _count
     directory = os.environ.get(CAPTURE_ENV_VAR)
@@ -131,7 +146,7 @@ def capture(result: Result | None, seconds: float, error: BaseException | None) 
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, f"fit-{os.getpid()}-{_count:03d}.json")
         with open(path + ".tmp", "w") as f:
-            json.dump(fit_record(result, seconds, error), f, default=str)
+            json.dump(fit_record(result, seconds, error, call), f, default=str)
         os.replace(path + ".tmp", path)
     except Exception as exc:  # a comparison aid must not break the user's run
         from compat import _where

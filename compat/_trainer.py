@@ -143,6 +143,7 @@ class DataParallelTrainer:
         return self._run(in_trial=False)
 
     def _run(self, *, in_trial: bool) -> Result:
+        call_site = _where.user_call_site()
         name = _switch.backend()
         backend: Backend = _switch.driver_backend(name)
         ensure_ray()
@@ -221,7 +222,8 @@ class DataParallelTrainer:
         usage = UsageLog()
         usage.merge(driver_usages + _usage.take() + snapshot.usages)
         result.v1_usage = usage.as_list()
-        _capture.capture(result, time.time() - start_time, error)
+        call = _capture.FitCall(self._framework.trainer_name, run.name, call_site)
+        _capture.capture(result, time.time() - start_time, error, call)
         if backend.warns_v1_only:
             _usage.warn_for_workers(snapshot.usages)
         _warn_non_finite(snapshot)

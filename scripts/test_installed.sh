@@ -87,7 +87,11 @@ quiet "$venv/bin/python" -m pip install -q "${wheel}[runtime]" "ray[train]==2.60
 cp "$repo/scripts/smoke_fit.py" "$run/smoke_fit.py"
 cd "$run"
 for setting in 0 1; do
-  RAY_TRAIN_V2_ENABLED=$setting "$venv/bin/python" smoke_fit.py "$work/storage-$setting"
+  log=$work/fit-$setting.log
+  RAY_TRAIN_V2_ENABLED=$setting "$venv/bin/python" smoke_fit.py "$work/storage-$setting" >"$log" 2>&1 || {
+    cat "$log" >&2; echo "installed: the smoke fit failed with RAY_TRAIN_V2_ENABLED=$setting" >&2; exit 1
+  }
+  grep "^smoke:" "$log"
 done
 "$venv/bin/python" -m compat compare --json "$work/compare.json" --html "$work/compare.html" -- smoke_fit.py \
   >"$work/compare.txt" 2>&1 || { cat "$work/compare.txt" >&2; echo "installed: compare failed" >&2; exit 1; }

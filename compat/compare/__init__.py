@@ -1,6 +1,6 @@
 """``python -m compat compare``: run a script under V1 and V2 semantics and say what differs.
 
-    python -m compat compare [--html FILE] [--json FILE] [--timeout S] -- SCRIPT [ARGS...]
+    python -m compat compare [--html FILE] [--json FILE] [--timeout S] [--verbose] -- SCRIPT [ARGS...]
     python -m compat compare -- -m package.module [ARGS...]
 
 The script runs twice, unmodified, in child processes with ``RAY_TRAIN_V2_ENABLED=0`` and
@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--rtol", type=float, default=1e-9, help="relative tolerance for numbers (default 1e-9; raise it for "
         "scripts whose numbers vary between runs)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--verbose", "-v", action="store_true",
+        help="show every aspect's values in full in the terminal (default: differences, then a line per equal aspect)",
     )  # fmt: skip
     parser.add_argument("--workdir", metavar="DIR", help="where the logs and records go (default: a new temp dir)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- SCRIPT [ARGS...] or -- -m MODULE [ARGS...]")
@@ -90,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from compat.compare import _render
 
-    _render.terminal(runs, fits, verdict, ok)
+    _render.terminal(runs, fits, verdict, ok, verbose=args.verbose)
     if args.json:
         Path(args.json).write_text(json.dumps(_render.as_json(runs, fits, verdict, ok), indent=2, default=str))
         print(f"JSON: {args.json}")

@@ -31,22 +31,151 @@ def verdict_of(fit: FitComparison, aspect: str, v1: Any = None, v2: Any = None) 
     return ("same", "dim") if v1 == v2 else ("for reference (see the row above)", "dim")
 
 
-def terminal(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str, ok: bool) -> None:
+# What one item of an aspect's value is called, for the one-line summaries.
+_NOUNS = {
+    "after_report calls": "call",
+    "every worker's reports": "report",
+    "checkpoint metrics (validation merged)": "checkpoint",
+    "validation status": "checkpoint",
+    "V1-only usages": "usage",
+    "checkpoint directories": "directory",
+    "run directory": "entry",
+}
+_SHOWN_ROWS = 3  # rows of a list difference shown before "N more"
+
+
+def fit_title(fit: FitComparison) -> str:
+    """``fit 2: TorchTrainer "lr_sweep" at train.py:41``: which fit() call of the script it is."""
+    record = fit.v1 or fit.v2 or {}
+    parts = [f"fit {fit.index + 1}"]
+    trainer, name, site = record.get("trainer"), record.get("run_name"), record.get("call_site")
+    described = " ".join(p for p in (trainer or "", f'"{name}"' if name else "") if p)
+    if described:
+        parts.append(f": {described}")
+    if site:
+        parts.append(f" at {short_site(site)}")
+    return "".join(parts)
+
+
+def short_site(site: str) -> str:
+    """A call site relative to the working directory when it is under it."""
+    import os
+
+    path, _, line = site.rpartition(":")
+    if os.path.isabs(path):
+        relative = os.path.relpath(path)
+        if not relative.startswith(".."):
+            path = relative
+    return f"{path}:{line}"
+
+
+def summarize(aspect: str, value: Any) -> str:
+    """A one-line summary of an aspect's value ("4 calls", "3 keys: loss, epoch, lr")."""
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return _count(len(value), _NOUNS.get(aspect, "item"))
+    if isinstance(value, dict):
+        keys = list(value)
+        shown = ", ".join(keys[:5]) + (f", ... ({len(keys)} keys)" if len(keys) > 5 else "")
+        return f"{{{shown}}}" if keys else "{}"
+    return value_text(value)
+
+
+def compact_diff(v1: Any, v2: Any) -> tuple[str, str]:
+    """The two sides of a difference, compactly: for mappings only the keys that differ, for
+    lists the lengths and the rows that differ (the first few), anything else as it is."""
+    if isinstance(v1, dict) and isinstance(v2, dict):
+        keys = [k for k in dict.fromkeys([*v1, *v2]) if v1.get(k, _MISSING) != v2.get(k, _MISSING)]
+        same = len(set(v1) & set(v2)) - len([k for k in keys if k in v1 and k in v2])
+        tail = f" (+{same} equal)" if same else ""
+
+        def keyed(d: dict[str, Any]) -> str:
+            return "{" + ", ".join(f"{k}: {value_text(d[k])}" if k in d else f"{k}: -" for k in keys) + "}" + tail
+
+        return keyed(v1), keyed(v2)
+    if isinstance(v1, list) and isinstance(v2, list):
+        differing = [i for i in range(max(len(v1), len(v2))) if i >= len(v1) or i >= len(v2) or v1[i] != v2[i]]
+
+        def side(values: list[Any]) -> str:
+            lines = [f"[{i}] {value_text(values[i]) if i < len(values) else '-'}" for i in differing[:_SHOWN_ROWS]]
+            more = len(differing) - _SHOWN_ROWS
+            return "\n".join(
+                [f"{_count(len(values), 'row')}; differing:", *lines] + ([f"... {more} more"] if more > 0 else [])
+            )
+
+        return side(v1), side(v2)
+    return value_text(v1), value_text(v2)
+
+
+_MISSING = object()
+
+
+def _count(n: int, noun: str) -> str:
+    if n != 1:
+        noun = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n} {noun}"
+
+
+def _aspects(fit: FitComparison) -> tuple[list[tuple[str, Any, Any]], list[tuple[str, Any, Any]]]:
+    """The fit's rows split: the differing aspects first, then those equal under both."""
+    rows = fit.rows or [(d.aspect, d.v1, d.v2) for d in fit.differences]
+    differing = {d.aspect for d in fit.differences}
+    return [r for r in rows if r[0] in differing], [r for r in rows if r[0] not in differing]
+
+
+def _fit_verdict(fit: FitComparison) -> tuple[str, str]:
+    if fit.unexplained:
+        return f"{len(fit.unexplained)} UNEXPLAINED", "bold red"
+    if fit.differences:
+        return "explained", "yellow"
+    return "identical", "green"
+
+
+def terminal(
+    runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str, ok: bool, *, verbose: bool = False
+) -> None:
+    """A summary of every fit, then each fit: its differences (compact, with the section that
+    explains them), then one line per aspect equal under both (``verbose``: every value in full)."""
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
+    summary = Table(title="fits")
+    for column, ratio in (("fit", 1), ("trainer", 3), ("run name", 3), ("fit() call", 5), ("differences", 2)):
+        summary.add_column(column, overflow="fold", ratio=ratio)
+    summary.add_column("verdict", overflow="fold", ratio=3)
     for fit in fits:
-        table = Table(title=f"fit {fit.index + 1}", show_lines=True, expand=True)
-        table.add_column("aspect", overflow="fold", ratio=2)
-        table.add_column("V1 (RAY_TRAIN_V2_ENABLED=0)", overflow="fold", ratio=4)
-        table.add_column("V2 (RAY_TRAIN_V2_ENABLED=1)", overflow="fold", ratio=4)
-        table.add_column("verdict", overflow="fold", ratio=3)
-        rows = fit.rows or [(d.aspect, d.v1, d.v2) for d in fit.differences]
-        for aspect, v1, v2 in rows:
-            label, style = verdict_of(fit, aspect, v1, v2)
-            table.add_row(aspect, value_text(v1), value_text(v2), f"[{style}]{label}[/]", style=None)
-        console.print(table)
+        record = fit.v1 or fit.v2 or {}
+        label, style = _fit_verdict(fit)
+        site = record.get("call_site")
+        summary.add_row(
+            str(fit.index + 1), record.get("trainer") or "", record.get("run_name") or "",
+            short_site(site) if site else "", str(len(fit.differences)), f"[{style}]{label}[/]",
+        )  # fmt: skip
+    console.print(summary)
+    for fit in fits:
+        differing, equal = _aspects(fit)
+        label, style = _fit_verdict(fit)
+        console.rule(f"[bold]{fit_title(fit)}[/] [{style}]({label})[/]", align="left")
+        if verbose:
+            differing, equal = differing + equal, []
+        if differing:
+            table = Table(show_lines=True, expand=True)
+            table.add_column("aspect", overflow="fold", ratio=2)
+            table.add_column("V1 (RAY_TRAIN_V2_ENABLED=0)", overflow="fold", ratio=4)
+            table.add_column("V2 (RAY_TRAIN_V2_ENABLED=1)", overflow="fold", ratio=4)
+            table.add_column("verdict", overflow="fold", ratio=3)
+            for aspect, v1, v2 in differing:
+                label, style = verdict_of(fit, aspect, v1, v2)
+                a, b = (value_text(v1), value_text(v2)) if verbose else compact_diff(v1, v2)
+                table.add_row(aspect, a, b, f"[{style}]{label}[/]")
+            console.print(table)
+        for aspect, v1, v2 in equal:
+            if aspect == "fit seconds":
+                console.print(f"  [dim]{aspect}: V1 {value_text(v1)}, V2 {value_text(v2)}[/]", highlight=False)
+            else:
+                console.print(f"  [dim]{aspect}: {summarize(aspect, v1)}, identical[/]", highlight=False)
     for run in runs.values():
         status = "timed out" if run.exit_status is None else f"exit {run.exit_status}"
         console.print(f"{run.backend}: {status}, {len(run.fits)} fit(s), {run.seconds:.0f} s, log: {run.log}")
@@ -63,9 +192,15 @@ def as_json(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str,
         "fits": [
             {
                 "index": fit.index,
+                "title": fit_title(fit),
+                "trainer": (fit.v1 or fit.v2 or {}).get("trainer"),
+                "run_name": (fit.v1 or fit.v2 or {}).get("run_name"),
+                "call_site": (fit.v1 or fit.v2 or {}).get("call_site"),
+                "verdict": _fit_verdict(fit)[0],
                 "v1": fit.v1,
                 "v2": fit.v2,
                 "differences": [d.as_json() for d in fit.differences],
+                "identical": [aspect for aspect, _, _ in _aspects(fit)[1] if aspect != "fit seconds"],
             }
             for fit in fits
         ],
@@ -148,53 +283,100 @@ th { background: #f3f3f3; font-family: system-ui, sans-serif; }
 .same { color: #888; } .explained { background: #fff7d6; } .unexplained { background: #ffd9d9; font-weight: bold; }
 .ok { color: #176f2c; } .bad { color: #b00020; }
 .plots { display: flex; flex-wrap: wrap; gap: 1em; } .plots figure { margin: 0; }
+details summary { cursor: pointer; } details pre { white-space: pre-wrap; font-size: 11px; margin: 4px 0; }
+.equal p, .equal details { margin: 2px 0; font-size: 13px; } .note { color: #666; }
 """
 
 
 def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str, ok: bool, command: str) -> str:
-    """One self-contained page: no script, no stylesheet or image fetched from anywhere."""
+    """One self-contained page: no script, no stylesheet or image fetched from anywhere. A
+    summary of the fits first; per fit, its differences (compact, each value in full behind
+    ``<details>``), then one line per aspect equal under both (its value behind ``<details>``)."""
+    esc = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>compat compare</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>V1 vs V2: what flipping RAY_TRAIN_V2_ENABLED changes</h1>",
-        f"<p><code>{html.escape(command)}</code></p>",
-        f"<h2 class='{'ok' if ok else 'bad'}'>{html.escape(verdict)}</h2>",
-        "<table><tr><th>setting</th><th>exit</th><th>fits</th><th>seconds</th><th>log</th>"
-        "<th>last traceback lines</th></tr>",
+        f"<p><code>{esc(command)}</code></p>",
+        f"<h2 class='{'ok' if ok else 'bad'}'>{esc(verdict)}</h2>",
+        "<table class='summary'><tr><th style='width:5%'>fit</th><th>trainer</th><th>run name</th>"
+        "<th>fit() call</th><th style='width:10%'>differences</th><th>verdict</th></tr>",
     ]
+    for fit in fits:
+        record = fit.v1 or fit.v2 or {}
+        label, style = _fit_verdict(fit)
+        css = "unexplained" if fit.unexplained else ("explained" if fit.differences else "same")
+        site = record.get("call_site")
+        parts.append(
+            f"<tr class='{css}'><td><a href='#fit-{fit.index + 1}'>{fit.index + 1}</a></td>"
+            f"<td>{esc(record.get('trainer') or '')}</td><td>{esc(record.get('run_name') or '')}</td>"
+            f"<td>{esc(short_site(site) if site else '')}</td><td>{len(fit.differences)}</td><td>{esc(label)}</td></tr>"
+        )
+    parts.append("</table>")
+    parts.append(
+        "<table><tr><th>setting</th><th>exit</th><th>fits</th><th>seconds</th><th>log</th>"
+        "<th>last traceback lines</th></tr>"
+    )
     for run in runs.values():
         status = "timed out" if run.exit_status is None else str(run.exit_status)
-        tail = "<br>".join(html.escape(line) for line in run.traceback_tail)
+        tail = "<br>".join(esc(line) for line in run.traceback_tail)
         parts.append(
             f"<tr><td>{run.backend}</td><td>{status}</td><td>{len(run.fits)}</td><td>{run.seconds:.0f}</td>"
-            f"<td>{html.escape(run.log)}</td><td>{tail}</td></tr>"
+            f"<td>{esc(run.log)}</td><td>{tail}</td></tr>"
         )
     parts.append("</table>")
     for fit in fits:
-        parts.append(f"<h2>fit {fit.index + 1}</h2><table>")
-        parts.append(
-            "<tr><th style='width:16%'>aspect</th><th>V1</th><th>V2</th><th style='width:22%'>verdict</th></tr>"
-        )
-        for aspect, v1, v2 in fit.rows or [(d.aspect, d.v1, d.v2) for d in fit.differences]:
+        differing, equal = _aspects(fit)
+        label, _ = _fit_verdict(fit)
+        parts.append(f"<h2 id='fit-{fit.index + 1}'>{esc(fit_title(fit))} ({esc(label)})</h2>")
+        if differing:
+            parts.append(
+                "<table><tr><th style='width:16%'>aspect</th><th>V1</th><th>V2</th>"
+                "<th style='width:22%'>verdict</th></tr>"
+            )
+        for aspect, v1, v2 in differing:
             label, style = verdict_of(fit, aspect, v1, v2)
-            css = "unexplained" if style == "bold red" else ("explained" if style == "yellow" else "same")
+            css = "unexplained" if style == "bold red" else "explained"
             difference = next((d for d in fit.differences if d.aspect == aspect and d.section), None)
             if difference is not None:
-                label_html = f"<a href='{html.escape(link(difference.section or 0))}'>{html.escape(label)}</a>"
+                label_html = f"<a href='{esc(link(difference.section or 0))}'>{esc(label)}</a>"
             else:
-                label_html = html.escape(label)
+                label_html = esc(label)
+            a, b = compact_diff(v1, v2)
             parts.append(
-                f"<tr class='{css}'><td>{html.escape(aspect)}</td><td>{html.escape(value_text(v1))}</td>"
-                f"<td>{html.escape(value_text(v2))}</td><td>{label_html}</td></tr>"
+                f"<tr class='{css}'><td>{esc(aspect)}</td><td>{_with_full(a, v1)}</td>"
+                f"<td>{_with_full(b, v2)}</td><td>{label_html}</td></tr>"
             )
-        parts.append("</table><div class='plots'>")
+        if differing:
+            parts.append("</table>")
+        parts.append("<div class='equal'>")
+        for aspect, v1, v2 in equal:
+            if aspect == "fit seconds":
+                parts.append(f"<p class='same'>{esc(aspect)}: V1 {esc(value_text(v1))}, V2 {esc(value_text(v2))}</p>")
+                continue
+            parts.append(
+                f"<details class='same'><summary>{esc(aspect)}: {esc(summarize(aspect, v1))}, identical</summary>"
+                f"<pre>{esc(json.dumps(v1, indent=1, default=str))}</pre></details>"
+            )
+        parts.append("</div><div class='plots'>")
         try:
             drawn = plots(fit)
         except PlotsUnavailable as missing:
-            parts.append(f"<p class='note'>{html.escape(str(missing))}</p>")
+            parts.append(f"<p class='note'>{esc(str(missing))}</p>")
             drawn = []
         for key, svg in drawn:
-            parts.append(f"<figure data-metric='{html.escape(key)}'>{svg}</figure>")
+            parts.append(f"<figure data-metric='{esc(key)}'>{svg}</figure>")
         parts.append("</div>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _with_full(compact: str, value: Any) -> str:
+    """A compact value, and the value in full behind ``<details>`` when the compact one leaves
+    something out."""
+    full = value_text(value)
+    shown = html.escape(compact).replace("\n", "<br>")
+    if full == compact:
+        return shown
+    dumped = html.escape(json.dumps(value, indent=1, default=str))
+    return f"{shown}<details><summary>in full</summary><pre>{dumped}</pre></details>"

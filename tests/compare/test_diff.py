@@ -90,3 +90,74 @@ def test_the_html_report_needs_matplotlib_only_to_draw_and_says_how_to_get_the_p
     page = html_report(runs, fits, "verdict", True, "python job.py")
     assert "<figure" not in page and "pip install &quot;ray-train-compat[plot]&quot;" in page
     assert "result.metrics" in page  # the tables are all there
+
+
+def _named(record_: dict, index: int) -> dict:
+    return {
+        **record_,
+        "trainer": "TorchTrainer",
+        "run_name": f"run_{index}",
+        "call_site": f"/somewhere/job.py:{40 + index}",
+    }
+
+
+def test_the_terminal_reads_at_a_glance(capsys, monkeypatch) -> None:
+    """A summary of the fits first (each named by its fit() call), then per fit its differences,
+    compact, and one line per aspect equal under both; --verbose prints every value."""
+    monkeypatch.setenv("COLUMNS", "160")  # a terminal's width (rich folds long cells at 80)
+    from compat.compare._render import terminal
+    from compat.compare._run import ScriptRun
+
+    v2 = record("v2", False)
+    v2["worker_reports"][1] = {"loss": 2.0}  # one row differs: an unexplained difference
+    fits = compare_runs(
+        [_named(record("v1", True), 0), _named(record("v1", False), 1)],
+        [_named(record("v2", True), 0), _named(v2, 1)],
+        rtol=1e-9,
+    )
+    runs = {b: ScriptRun(b, 0, f"/tmp/{b}.log", 9.0) for b in ("v1", "v2")}
+    terminal(runs, fits, "the verdict", False)
+    out = capsys.readouterr().out
+    summary, first, second = out.split("fit 1:")[0], out.split("fit 1:")[1].split("fit 2:")[0], out.split("fit 2:")[1]
+    assert "TorchTrainer" in summary and "run_0" in summary and "job.py:40" in summary and "UNEXPLAINED" in summary
+    assert 'TorchTrainer "run_0" at /somewhere/job.py:40 (explained)' in first
+    # Differences first, then the equal aspects, one line each.
+    assert first.index("result.metrics") < first.index("after_report calls: 2 calls, identical")
+    assert "every worker's reports: 4 reports, identical" in first
+    assert "V1-only usages: 1 usage, identical" in first
+    # The differing row of the second fit: which row, not the whole list.
+    assert "4 rows; differing:" in second and '[1] {"loss": 2.0}' in second and '[0] {"loss": 1.0}' not in second
+    assert len(out.splitlines()) < 60
+    terminal(runs, fits, "the verdict", False, verbose=True)
+    verbose = capsys.readouterr().out
+    assert "identical" not in verbose and '[{"loss": 1.0}, {"loss": 1.0}' in verbose.replace("\n", "")
+
+
+def test_compact_diffs_name_the_keys_and_rows_that_differ() -> None:
+    from compat.compare._render import compact_diff, summarize
+
+    assert compact_diff({"loss": 1.0, "epoch": 2, "lr": 0.1}, {"loss": 1.5, "epoch": 2}) == (
+        "{loss: 1.0, lr: 0.1} (+1 equal)",
+        "{loss: 1.5, lr: -} (+1 equal)",
+    )
+    v1, v2 = compact_diff(["a", "b", "c"], ["a", "x"])
+    assert v1 == "3 rows; differing:\n[1] b\n[2] c" and v2 == "2 rows; differing:\n[1] x\n[2] -"
+    assert compact_diff(3, None) == ("3", "null")
+    assert summarize("checkpoint directories", ["a", "b"]) == "2 directories"
+    assert summarize("run directory", ["x"]) == "1 entry"
+    assert summarize("result.metrics", {"loss": 1}) == "{loss}"
+
+
+def test_the_json_names_each_fit_and_lists_the_identical_aspects() -> None:
+    from compat.compare._render import as_json
+    from compat.compare._run import ScriptRun
+
+    fits = compare_runs([_named(record("v1", True), 0)], [_named(record("v2", True), 0)], rtol=1e-9)
+    runs = {b: ScriptRun(b, 0, f"/tmp/{b}.log", 9.0) for b in ("v1", "v2")}
+    (fit,) = as_json(runs, fits, "v", True)["fits"]
+    assert fit["title"] == 'fit 1: TorchTrainer "run_0" at /somewhere/job.py:40'
+    assert (fit["trainer"], fit["run_name"], fit["call_site"], fit["verdict"]) == (
+        "TorchTrainer", "run_0", "/somewhere/job.py:40", "explained"
+    )  # fmt: skip
+    assert "after_report calls" in fit["identical"] and "result.metrics" not in fit["identical"]
+    assert {d["aspect"] for d in fit["differences"]} == {"result.metrics", "metrics_dataframe rows", "run directory"}
