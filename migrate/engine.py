@@ -6,6 +6,7 @@ libcst where a rewrite needs it.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import json
@@ -104,6 +105,8 @@ def _migrate_source(
     rewriters = [r for r in rules if not issubclass(r, FlagRule)]
     if any(r.triggered(text) and r.could_apply(index) for r in rewriters):
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
+        current = _without_added_duplicates(text, current)
+        current = _guards_bind_alike(text, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if current != text:
         # What the rewrites wrote is flagged too: a rewrite can make a use recognisable that the
@@ -133,6 +136,119 @@ def _migrate_source(
         diagnostics = noqa.apply(diagnostics, reference, {r.code for r in rules})
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))  # file order, as ruff reports
     return current, diagnostics
+
+
+def _without_added_duplicates(before: str, after: str) -> str:
+    """``after`` without the plain module-level ``import X`` lines the rewrites added where
+    the module already had one (``import ray.air`` becomes ``import ray`` beside an
+    ``import ray``: pyflakes' "redefinition of unused"). Duplicates the input had stay."""
+    lines = after.splitlines(keepends=True)
+    plain = [i for i, line in enumerate(lines) if line.startswith("import ") and _PLAIN_IMPORT.match(line)]
+    seen: dict[str, int] = {}
+    for i in plain:
+        seen[lines[i].strip()] = seen.get(lines[i].strip(), 0) + 1
+    duplicated = {statement for statement, n in seen.items() if n > 1}
+    if not duplicated:
+        return after
+    old = [line.strip() for line in before.splitlines() if line.startswith("import ")]
+    had = {statement: old.count(statement) for statement in duplicated}
+    top_level = {node.lineno - 1 for node in ast.parse(after).body if isinstance(node, ast.Import)}
+    drop: set[int] = set()
+    for statement in duplicated:
+        at = [i for i in plain if lines[i].strip() == statement and i in top_level]
+        extra = len(at) - max(had[statement], 1)
+        drop |= set(at[len(at) - extra :]) if extra > 0 else set()
+    return "".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+def _guards_bind_alike(before: str, after: str) -> str:
+    """Each branch of a module-level ``try``/``except`` or ``if``/``else`` import guard binds
+    the module name the rewritten code uses. A rewrite that turned one branch's
+    ``from ray.air import session`` into ``from ray import train`` (and ``session.report``
+    into ``train.report``) leaves ``train`` unbound on the other branch (``from ray.train
+    import report``, or ``session = None``): that branch gets the same import, or
+    ``train = None`` beside its ``= None`` fallback. Names the input already bound at module
+    level are the user's: left alone."""
+    if "try:" not in after and "if " not in after:
+        return after
+    tree = ast.parse(after)
+    old = _module_bindings(ast.parse(before))
+    lines = after.splitlines(keepends=True)
+    inserts: list[tuple[int, str]] = []  # (after this 0-based line, text)
+    for node in tree.body:
+        branches = _branches(node)
+        if len(branches) < 2:
+            continue
+        bound = [{name: statement for statement in branch for name in _bound_by(statement)} for branch in branches]
+        for name, statement in {n: s for b in bound for n, s in b.items()}.items():
+            if name in old or not _is_api_module_import(statement):
+                continue
+            source = ast.get_source_segment(after, statement)
+            for branch, names in zip(branches, bound, strict=True):
+                if name in names or isinstance(branch[-1], ast.Raise):  # a branch that raises binds nothing
+                    continue
+                indent = " " * branch[0].col_offset
+                fallback = any(_assigns_none(s) for s in branch) and not any(
+                    isinstance(s, (ast.Import, ast.ImportFrom)) for s in branch
+                )
+                text = f"{name} = None" if fallback else source
+                inserts.append((branch[-1].end_lineno - 1, f"{indent}{text}\n"))  # type: ignore[operator]
+    for line, text in sorted(inserts, reverse=True):
+        if not lines[line].endswith("\n"):
+            lines[line] += "\n"
+        lines.insert(line + 1, text)
+    return "".join(lines)
+
+
+def _branches(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists of a ``try`` (body, handlers, else) or an ``if`` chain."""
+    if isinstance(node, ast.Try):
+        return [b for b in [node.body, *(h.body for h in node.handlers), node.orelse] if b]
+    if isinstance(node, ast.If):
+        out = [node.body]
+        rest = node.orelse
+        while len(rest) == 1 and isinstance(rest[0], ast.If):  # elif
+            out.append(rest[0].body)
+            rest = rest[0].orelse
+        return out + ([rest] if rest else [])
+    return []
+
+
+def _bound_by(statement: ast.stmt) -> list[str]:
+    if isinstance(statement, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in statement.names]
+    if isinstance(statement, ast.ImportFrom):
+        return [a.asname or a.name for a in statement.names if a.name != "*"]
+    if isinstance(statement, ast.Assign):
+        return [t.id for t in statement.targets if isinstance(t, ast.Name)]
+    return []
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        for branch in _branches(node) or [[node]]:
+            for statement in branch:
+                names.update(_bound_by(statement))
+    return names
+
+
+def _is_api_module_import(statement: ast.stmt) -> bool:
+    """What the rewrites write for the API module: ``from ray import train``, ``from ray import
+    tune``, ``import compat as train``."""
+    if isinstance(statement, ast.ImportFrom):
+        return statement.module == "ray" and all(a.name in ("train", "tune") for a in statement.names)
+    if isinstance(statement, ast.Import):
+        return all(a.name == "compat" for a in statement.names)
+    return False
+
+
+def _assigns_none(statement: ast.stmt) -> bool:
+    value = getattr(statement, "value", None)
+    return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
+
+
+_PLAIN_IMPORT = re.compile(r"import [\w.]+[ \t]*\r?\n?$")
 
 
 def _not_yet_found(output: list[Diagnostic], input_: list[Diagnostic], mapping: list[int]) -> list[Diagnostic]:
@@ -175,7 +291,12 @@ def _rewrite(
     current, first = text, index
     module: cst.Module | None = None  # libcst's tree of `current`, once a rule needed it
     wrapper: MetadataWrapper | None = None  # reused while the module is unchanged
-    for rule_class in rules:
+    ran_on: dict[type[Rule], str] = {}  # the text each rule last ran on
+    cleanups = [r for r in rules if r.cleanup]
+    for rule_class in [*rules, *cleanups]:
+        if ran_on.get(rule_class) == current:
+            continue  # a cleanup rule on the text it already saw: nothing new to do
+        ran_on[rule_class] = current
         if not rule_class.triggered(current):
             continue
         if index.text != current:

@@ -50,6 +50,9 @@ class Rule:
     # Qualified-name prefixes a file must import or refer to for a rewriting rule to have
     # anything to do: files without any are never handed to libcst.
     wants: ClassVar[tuple[str, ...]] = ()
+    # Runs again after the other rewrites when they changed the text: what they left unused
+    # is removed in the same run, so one write reaches the fixed point (RTM006).
+    cleanup: ClassVar[bool] = False
 
     @classmethod
     def triggered(cls, text: str) -> bool:

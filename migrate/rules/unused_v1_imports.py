@@ -58,6 +58,7 @@ class UnusedV1Imports(Rule):
     """
 
     code = "RTM006"
+    cleanup = True  # again at the end: an import the other rewrites left unused
     name = "unused-v1-import"
     trigger = re.compile(r"\bair\b|session")
     summary = "Remove imports of ray.air / V1 session modules that nothing uses"

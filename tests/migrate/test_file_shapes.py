@@ -213,3 +213,161 @@ def test_a_name_re_exported_in_all_keeps_its_import_and_is_flagged() -> None:
     assert "train.report({})" in out
     flag = next(d for d in found if d.code == "RTM100")
     assert flag.line == 3 and "re-exports `session`" in flag.message
+
+
+def test_one_write_removes_what_the_rewrites_left_unused() -> None:
+    """`import ray.air as air` whose every use the rewrites replaced goes in the same run (a
+    second run, or a --check right after the write, finds nothing)."""
+    check(
+        """\
+        import ray.air as air
+        from ray import tune
+
+
+        def f(config):
+            air.session.report({"a": 1})
+
+
+        cfg = air.ScalingConfig(num_workers=2)
+        """,
+        """\
+        from ray import tune
+        from ray import train
+
+
+        def f(config):
+            train.report({"a": 1})
+
+
+        cfg = train.ScalingConfig(num_workers=2)
+        """,
+    )
+
+
+def test_the_rewrite_adds_no_duplicate_import() -> None:
+    check(
+        """\
+        import ray
+        import ray.air
+        from ray.air import session
+
+
+        def f(config):
+            session.report({"a": 1})
+
+
+        cfg = ray.air.RunConfig(name="x")
+        """,
+        """\
+        import ray
+        from ray import train
+
+
+        def f(config):
+            train.report({"a": 1})
+
+
+        cfg = train.RunConfig(name="x")
+        """,
+    )
+    # A duplicate the file already had is the file's own: left as it is.
+    source = "import ray\nimport ray\nimport ray.air\n\nx = ray.air.RunConfig()\n"
+    assert migrate(source)[0] == "import ray\nimport ray\nfrom ray import train\n\nx = train.RunConfig()\n"
+
+
+def test_every_branch_of_a_version_guard_binds_what_the_rewritten_code_uses() -> None:
+    check(
+        """\
+        try:
+            from ray.train import report
+        except ImportError:
+            from ray.air.session import report
+
+
+        def f(config):
+            report({"a": 1})
+        """,
+        """\
+        try:
+            from ray.train import report
+            from ray import train
+        except ImportError:
+            from ray import train
+
+
+        def f(config):
+            train.report({"a": 1})
+        """,
+    )
+    check(
+        """\
+        import ray
+
+        if ray.__version__ >= "2.7":
+            from ray.train import report, get_checkpoint
+        else:
+            from ray.air import session
+
+
+        def f(config):
+            session.report({"a": 1})
+        """,
+        """\
+        import ray
+
+        if ray.__version__ >= "2.7":
+            from ray.train import report, get_checkpoint
+            from ray import train
+        else:
+            from ray import train
+
+
+        def f(config):
+            train.report({"a": 1})
+        """,
+    )
+
+
+def test_a_none_fallback_gets_the_new_name_too() -> None:
+    check(
+        """\
+        try:
+            from ray.air import session
+        except ImportError:
+            session = None
+
+
+        def f(config):
+            session.report({"a": 1})
+        """,
+        """\
+        try:
+            from ray import train
+        except ImportError:
+            session = None
+            train = None
+
+
+        def f(config):
+            train.report({"a": 1})
+        """,
+    )
+    # A branch that raises binds nothing: nothing is added to it.
+    check(
+        """\
+        try:
+            from ray.air import session
+        except ImportError:
+            raise SystemExit("pip install ray[air]")
+
+        session.report({"a": 1})
+        """,
+        """\
+        try:
+            from ray import train
+        except ImportError:
+            raise SystemExit("pip install ray[air]")
+
+        train.report({"a": 1})
+        """,
+    )
