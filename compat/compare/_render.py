@@ -150,7 +150,7 @@ def terminal(
         label, style = _fit_verdict(fit)
         site = record.get("call_site")
         summary.add_row(
-            str(fit.index + 1), record.get("trainer") or "", record.get("run_name") or "",
+            str(fit.index + 1), record.get("trainer") or "", record.get("run_name") or "(unnamed)",
             short_site(site) if site else "", str(len(fit.differences)), f"[{style}]{label}[/]",
         )  # fmt: skip
     console.print(summary)
