@@ -160,7 +160,7 @@ def generated(tmp: Path, count: int, share: float, jobs: int, repeat: int) -> No
     def codemod_parallel() -> None:
         from migrate.__main__ import run
 
-        run(paths, codes, "ray", False, jobs)
+        run([(p, tuple(codes), "ray") for p in paths], False, jobs)
 
     scan(), parse(ast.parse)()  # warm the page cache and imports
     rows = [

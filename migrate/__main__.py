@@ -121,8 +121,8 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
     pyproject.toml's. Sets ``args.output_format`` the same way (the configuration nearest the
     working directory, else the first path's)."""
 
-    def settings(path: str) -> config.Settings:
-        return finder.for_path(path) if finder else config.Settings()
+    def settings(path: str, is_file: bool = False) -> config.Settings:
+        return finder.for_path(path, is_file=is_file) if finder else config.Settings()
 
     top = settings(os.getcwd())
     if top.path is None and args.paths:
@@ -137,12 +137,16 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
     if args.force_exclude:
         files = [f for f in files if not (excluded(f) or engine._excluded(f, cli_exclude))]
     plan = []
+    chosen: dict[tuple[object, ...], tuple[str, ...]] = {}  # rule selections, computed once each
     for path in files:
-        found = settings(path)
+        found = settings(path, is_file=True)
         target = args.target or found.target or "ray"
         select = _codes(args.select) if args.select is not None else found.select
-        ignore = [*(_codes(args.ignore) if args.ignore is not None else found.ignore), *found.ignored_for(path)]
-        plan.append((path, tuple(r.code for r in engine.select_rules(select, ignore, target)), target))
+        ignore = (*(_codes(args.ignore) if args.ignore is not None else found.ignore), *found.ignored_for(path))
+        key = (tuple(select) if select is not None else None, ignore, target)
+        if key not in chosen:
+            chosen[key] = tuple(r.code for r in engine.select_rules(select, ignore, target))
+        plan.append((path, chosen[key], target))
     return plan
 
 

@@ -70,6 +70,9 @@ class Settings:
 
 def _matches(path: str, patterns: Iterable[str], root: Path) -> bool:
     """``path`` relative to ``root``, or its file name, matches one of the globs."""
+    patterns = tuple(patterns)
+    if not patterns:
+        return False
     absolute = os.path.abspath(path)
     relative = os.path.relpath(absolute, root).replace(os.sep, "/")
     name = os.path.basename(absolute)
@@ -144,9 +147,11 @@ class Finder:
         self._load = load_file
         self._by_dir: dict[Path, Settings] = {}
 
-    def for_path(self, path: str) -> Settings:
-        absolute = Path(os.path.abspath(path))
-        return self.for_directory(absolute if absolute.is_dir() else absolute.parent)
+    def for_path(self, path: str, *, is_file: bool = False) -> Settings:
+        """The settings for ``path`` (a file's are its directory's; ``is_file`` spares a stat)."""
+        absolute = os.path.abspath(path)
+        directory = os.path.dirname(absolute) if is_file or not os.path.isdir(absolute) else absolute
+        return self.for_directory(Path(directory))
 
     def for_directory(self, directory: Path) -> Settings:
         found = self._by_dir.get(directory)

@@ -293,17 +293,18 @@ def _rewrite(
     wrapper: MetadataWrapper | None = None  # reused while the module is unchanged
     ran_on: dict[type[Rule], str] = {}  # the text each rule last ran on
     cleanups = [r for r in rules if r.cleanup]
-    for rule_class in [*rules, *cleanups]:
+    for position, rule_class in enumerate([*rules, *cleanups]):
+        again = position >= len(rules)
         if ran_on.get(rule_class) == current:
             continue  # a cleanup rule on the text it already saw: nothing new to do
         ran_on[rule_class] = current
         if not rule_class.triggered(current):
             continue
         if index.text != current:
-            if not rule_class.may_apply_after_rewrites(first):
+            if not again and not rule_class.may_apply_after_rewrites(first):
                 continue
             index = _index.build(current)
-        if not rule_class.could_apply(index):
+        if not rule_class.could_apply(index) or (again and not rule_class.cleanup_needed(first, index)):
             continue
         rule = rule_class(context, index)
         try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from migrate.rules import Diagnostic
@@ -34,40 +34,41 @@ class Directive:
     codes: tuple[str, ...] | None  # None: no codes (every finding on the line)
 
 
-def directives(source: str) -> dict[int, Directive]:
-    """The ``# noqa`` comments of ``source`` by line (comments only, not text in strings)."""
-    if "noqa" not in source.lower():
-        return {}
+def directives(source: str, lines: Iterable[int] | None = None) -> dict[int, Directive]:
+    """The ``# noqa`` comments of ``source`` by line, on ``lines`` only when given (1-based).
+    A match must be a comment, not text in a string (each candidate line is tokenized alone:
+    tokenizing whole files cost more than the rules on a large tree)."""
+    all_lines = source.splitlines()
+    numbers = range(1, len(all_lines) + 1) if lines is None else sorted(set(lines))
     found: dict[int, Directive] = {}
+    for number in numbers:
+        if not 0 < number <= len(all_lines):
+            continue
+        line = all_lines[number - 1]
+        match = _NOQA.search(line) if "noqa" in line.lower() else None
+        if match is None or not _in_comment(line, match.start()):
+            continue
+        codes = tuple(_CODE.findall(match.group("codes"))) if match.group("codes") else None
+        found[number] = Directive(number, match.start() + 1, codes)
+    return found
+
+
+def _in_comment(line: str, col: int) -> bool:
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return _directives_by_line(source)
-    for token in tokens:
-        if token.type == tokenize.COMMENT:
-            match = _NOQA.search(token.string)
-            if match:
-                line, col = token.start[0], token.start[1] + match.start() + 1
-                codes = tuple(_CODE.findall(match.group("codes"))) if match.group("codes") else None
-                found[line] = Directive(line, col, codes)
-    return found
-
-
-def _directives_by_line(source: str) -> dict[int, Directive]:
-    found = {}
-    for number, line in enumerate(source.splitlines(), start=1):
-        match = _NOQA.search(line)
-        if match:
-            codes = tuple(_CODE.findall(match.group("codes"))) if match.group("codes") else None
-            found[number] = Directive(number, match.start() + 1, codes)
-    return found
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type == tokenize.COMMENT:
+                return token.start[1] <= col
+    except (tokenize.TokenError, SyntaxError, IndentationError):  # a line of a larger construct
+        return True
+    return False
 
 
 def apply(diagnostics: Sequence[Diagnostic], text: str, ran: Collection[str]) -> list[Diagnostic]:
     """``diagnostics`` (lines of ``text``) with the flags a ``# noqa`` on their line suppresses
     marked ``suppressed``, and RTM900 for each listed code that suppressed nothing, when RTM900
     is among ``ran`` (the codes of the rules that ran) and so is that code."""
-    table = directives(text)
+    unused_wanted = UNUSED_NOQA in ran and "RTM" in text
+    table = directives(text, None if unused_wanted else [d.line for d in diagnostics if not d.fixed])
     if not table:
         return list(diagnostics)
     out: list[Diagnostic] = []

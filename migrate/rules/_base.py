@@ -75,6 +75,12 @@ class Rule:
         return index.refers_to(cls.wants)
 
     @classmethod
+    def cleanup_needed(cls, first: Index, current: Index) -> bool:
+        """For a ``cleanup`` rule: whether the rewrites that made the text ``current`` indexes
+        from the text ``first`` indexes may have left it something new to do."""
+        return True
+
+    @classmethod
     def may_apply_after_rewrites(cls, first: Index) -> bool:
         """Whether this rule may have anything to do in a text that the rewriting rules
         before it made from the text ``first`` indexes. True unless the rule can tell from

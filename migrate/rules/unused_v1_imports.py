@@ -66,8 +66,12 @@ class UnusedV1Imports(Rule):
 
     @classmethod
     def could_apply(cls, index: Index) -> bool:
-        exported = _exported(index)
-        return any(is_v1(q) and name not in index.loaded and name not in exported for name, q in index.imports)
+        return bool(_candidates(index))
+
+    @classmethod
+    def cleanup_needed(cls, first: Index, current: Index) -> bool:
+        """Only when the rewrites left a V1 import unread that was read before them."""
+        return bool(_candidates(current) - _candidates(first))
 
     def fast(self, index: Index) -> str | None:
         """Decided on the index when each V1 import's name is either spelled nowhere else
@@ -121,6 +125,12 @@ class UnusedV1Imports(Rule):
         from migrate.rules._cst import unused_v1_imports
 
         return unused_v1_imports.apply(self, wrapper)
+
+
+def _candidates(index: Index) -> set[tuple[str, str]]:
+    """The V1 imports (name, qualified name) that nothing in the module reads."""
+    exported = _exported(index)
+    return {(name, q) for name, q in index.imports if is_v1(q) and name not in index.loaded and name not in exported}
 
 
 def _v1_aliases(node: ast.Import | ast.ImportFrom) -> list[tuple[ast.alias, str]]:
