@@ -15,8 +15,7 @@ AIR_TO_TRAIN = {
     "FailureConfig": "FailureConfig",
     "Checkpoint": "Checkpoint",
     "Result": "Result",
-    "DatasetConfig": "DataConfig",
-}
+}  # not DatasetConfig: ray.train.DataConfig takes other arguments (RTM125 flags it with the mapping)
 
 SESSION_MODULES = ("ray.air.session", "ray.train.session", "ray.train._internal.session")
 

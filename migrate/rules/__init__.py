@@ -21,6 +21,8 @@ from migrate.rules.checkpoint_frequency import CheckpointFrequency
 from migrate.rules.checkpoint_methods import CheckpointMethods
 from migrate.rules.compat_only import CompatOnly
 from migrate.rules.compat_target import CompatTarget
+from migrate.rules.context_metadata import ContextMetadata
+from migrate.rules.dataset_config import DatasetConfigUse
 from migrate.rules.fail_fast import FailFast
 from migrate.rules.framework_checkpoints import FrameworkCheckpoints
 from migrate.rules.free_floating_report import FreeFloatingReport
@@ -29,11 +31,14 @@ from migrate.rules.log_dir import LogDir
 from migrate.rules.metrics_dataframe import MetricsDataframe
 from migrate.rules.native_target import NativeTarget
 from migrate.rules.old_validation_form import OldValidationForm
+from migrate.rules.removed_trainers import RemovedTrainers
 from migrate.rules.report_checkpoint_keyword import ReportCheckpointKeyword
 from migrate.rules.resume_from_checkpoint import ResumeFromCheckpoint
 from migrate.rules.session_calls import SessionCalls
+from migrate.rules.torch_amp import TorchAmp
 from migrate.rules.trainer_resources import TrainerResources
 from migrate.rules.trainer_restore import TrainerRestore
+from migrate.rules.tree_trainer_v1_form import TreeTrainerV1Form
 from migrate.rules.trial_api import TrialApi
 from migrate.rules.tune_callbacks import TuneCallbacks
 from migrate.rules.tune_report import TuneReport
@@ -44,6 +49,7 @@ from migrate.rules.undecided_trainable import UndecidedTrainable
 from migrate.rules.unused_noqa import UnusedNoqa
 from migrate.rules.unused_v1_imports import UnusedV1Imports
 from migrate.rules.v1_failure_class import V1FailureClass
+from migrate.rules.v1_result_keys import V1ResultKeys
 
 RULES: tuple[type[Rule], ...] = (
     FreeFloatingReport,
@@ -65,6 +71,12 @@ RULES: tuple[type[Rule], ...] = (
     TunerWithTrainer,
     V1FailureClass,
     CompatOnly,
+    ContextMetadata,
+    V1ResultKeys,
+    TreeTrainerV1Form,
+    RemovedTrainers,
+    TorchAmp,
+    DatasetConfigUse,
     UnusedV1Imports,
     AirImports,
     SessionCalls,

@@ -7,7 +7,7 @@ import re
 
 from migrate._index import Index
 from migrate.rules._flags import FlagRule
-from migrate.tables import AIR_TO_TRAIN
+from migrate.tables import AIR_TO_TRAIN, SESSION_FUNCTIONS, SESSION_MODULES
 
 OLD_PREFIXES = ("ray.air", "ray.train.session")
 
@@ -54,6 +54,16 @@ class LeftoverOldApi(FlagRule):
         imported = {name for name, _ in index.imports}
         for node in index.star_imports:
             if node.level or not node.module or not node.module.startswith(OLD_PREFIXES):
+                continue
+            if node.module in SESSION_MODULES:  # the session's functions, called by their bare names
+                called = sorted(set(SESSION_FUNCTIONS) & index.loaded - imported)
+                moves = ", ".join(f"`{n}(...)` -> `train.{SESSION_FUNCTIONS[n]}(...)`" for n in called)
+                hint = (
+                    f"names used here: {', '.join(called)}; import instead: `from ray import train` and {moves}"
+                    if called
+                    else "no name it brings is used here: remove it"
+                )
+                found.append((node, f"`from {node.module} import *` hides which old names this module uses; {hint}"))
                 continue
             used = sorted((set(AIR_TO_TRAIN) | {"session"}) & index.loaded - imported)
             instead = [f"`from ray.train import {', '.join(AIR_TO_TRAIN[n] for n in used if n != 'session')}`"]

@@ -87,6 +87,15 @@ def test_star_import_from_ray_air_is_flagged_with_the_names_to_import() -> None:
     assert quiet == []
 
 
+def test_star_import_from_the_session_names_the_session_functions_it_calls() -> None:
+    source = "from ray.air.session import *\n\n\ndef f(config):\n    report({'a': 1})\n    c = get_checkpoint()\n"
+    out, found = migrate(source)
+    assert out == source
+    (flag,) = [d for d in found if d.code == "RTM100"]
+    assert "names used here: get_checkpoint, report" in flag.message
+    assert "`report(...)` -> `train.report(...)`" in flag.message and "no name it brings" not in flag.message
+
+
 NOTEBOOK = (
     '{\n "cells": [\n  {\n   "cell_type": "markdown",\n   "metadata": {},\n'
     '   "source": [\n    "# Caf\\u00e9 training \\u2014 notes\\n",\n    "session.report is old"\n   ]\n  },\n'

@@ -60,6 +60,29 @@ CASES = [
      "from ray import tune\nt = t\ntune.Tuner(t).fit()\n"),  # a name bound to itself: no endless lookup
     ("RTM118", "from ray.train.base_trainer import TrainingFailedError as E\ntry:\n    t.fit()\nexcept E:\n    pass\n",
      "import ray.train\ntry:\n    t.fit()\nexcept ray.train.TrainingFailedError:\n    pass\n"),
+    ("RTM120", "from ray import train\ndef f(c):\n    ctx = train.get_context()\n    m = ctx.get_metadata()\n",
+     "import ray\nimport mlflow\nm = mlflow.get_run(r).get_metadata()\n"),
+    ("RTM121", "from ray.train.torch import TorchTrainer\nr = TorchTrainer(f).fit()\n"
+     "n = r.metrics['training_iteration']\n",
+     "from ray.train.torch import TorchTrainer\nr = TorchTrainer(f).fit()\nn = r.metrics['epoch']\n"),
+    ("RTM121", "import ray\nt = result.metrics.get('time_total_s')\n",
+     "import ray\nt = result.metrics.get('loss')\nd = config.get('time_total_s')\n"),
+    ("RTM121", "import ray.train\nframe = result.metrics_dataframe['timesteps_total']\n",
+     "import ray.train\nframe = result.metrics_dataframe['loss']\n"),
+    ("RTM122", "from ray.train.xgboost import XGBoostTrainer as X\nX(params={}, label_column='y', datasets=d)\n",
+     "from ray.train.xgboost import XGBoostTrainer\nXGBoostTrainer(train_func, datasets=d)\n"),
+    ("RTM122", "from ray.train.lightgbm import LightGBMTrainer\nLightGBMTrainer(num_boost_round=5, datasets=d)\n",
+     "import ray\nimport lightgbm\nlightgbm.train(params={}, train_set=s, num_boost_round=5)\n"),
+    ("RTM123", "from ray.train.horovod import HorovodTrainer as H\nt = H(f)\n",
+     "from ray.train.torch import TorchTrainer\nt = TorchTrainer(f)\n"),
+    ("RTM123", "import ray.train.tensorflow\nt = ray.train.tensorflow.TensorflowTrainer(f)\n",
+     "import ray\nimport tensorflow as tf\nm = tf.keras.Model()\n"),
+    ("RTM123", "from ray.train.huggingface import TransformersTrainer\nt = TransformersTrainer(f)\n",
+     "from ray.train.huggingface.transformers import prepare_trainer\nt = prepare_trainer(t)\n"),
+    ("RTM124", "from ray.train.torch import accelerate\ndef f(c):\n    accelerate(amp=True)\n",
+     "import ray\nfrom accelerate import Accelerator\na = Accelerator()\n"),
+    ("RTM125", "from ray.air import DatasetConfig as DC\nd = {'train': DC(split=True)}\n",
+     "from ray.train import DataConfig\nd = DataConfig(datasets_to_split=['train'])\n"),
 ]  # fmt: skip
 
 
@@ -79,3 +102,17 @@ def test_checkpoint_flags_name_the_directory_based_replacement() -> None:
     assert "ckpt.path" in found[1].message
     _, found = migrate("from ray.train.torch import TorchCheckpoint\nTorchCheckpoint.from_model(m)\n", "RTM104")
     assert "torch.save(model.state_dict()" in found[0].message and "model.load_state_dict" in found[0].message
+
+
+def test_v1_tree_trainer_form_is_not_flagged_for_compat_which_runs_it() -> None:
+    source = "from compat.xgboost import XGBoostTrainer\nXGBoostTrainer(params={}, label_column='y')\n"
+    assert [d.code for d in migrate(source, target="native")[1] if d.code == "RTM122"] == ["RTM122"]
+    assert [d.code for d in migrate(source, target="compat")[1] if d.code == "RTM122"] == []
+
+
+def test_dataset_config_is_flagged_with_the_mapping_not_renamed() -> None:
+    source = "from ray.air import DatasetConfig\n\nconfig = {'train': DatasetConfig(split=True)}\n"
+    out, found = migrate(source)
+    assert out == source  # DataConfig takes other arguments: a rename would not run
+    (flag,) = [d for d in found if d.code == "RTM125"]
+    assert "datasets_to_split" in flag.message and "random_shuffle" in flag.message

@@ -1,0 +1,78 @@
+"""RTM123: trainers and frameworks that V2 removed."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from migrate.rules._flags import FlagRule
+from migrate.tables import GUIDE
+
+# What to do instead, by the removed name's module.
+REMOVED = {
+    "ray.train.horovod": (
+        "HorovodTrainer was removed with V2",
+        "Port the training function to TorchTrainer (torch.distributed) or another supported framework.",
+    ),
+    "ray.train.tensorflow": (
+        "TensorflowTrainer and ray.train.tensorflow are deprecated under V2 and removed from V2's API",
+        "Port to TorchTrainer, or run tf.distribute.MultiWorkerMirroredStrategy in your own process group.",
+    ),
+    "ray.train.huggingface.TransformersTrainer": (
+        "TransformersTrainer (V1's Hugging Face trainer) was removed",
+        "Use TorchTrainer with a training function that builds transformers.Trainer, calls "
+        "ray.train.huggingface.transformers.prepare_trainer(trainer) and adds RayTrainReportCallback.",
+    ),
+    "ray.train.huggingface.AccelerateTrainer": (
+        "AccelerateTrainer was removed",
+        "Use TorchTrainer with a training function that uses accelerate.Accelerator directly.",
+    ),
+}
+
+
+class RemovedTrainers(FlagRule):
+    """## What it does
+    Flags uses of ``HorovodTrainer`` (``ray.train.horovod``), ``TensorflowTrainer`` and
+    anything else from ``ray.train.tensorflow``, and V1's Hugging Face trainers
+    (``TransformersTrainer``, ``AccelerateTrainer``), naming what to use instead.
+
+    ## Why is this bad?
+    V2 has none of them: the import fails or the trainer raises when V2 is on.
+
+    ## Example
+    ```python
+    from ray.train.horovod import HorovodTrainer
+
+    trainer = HorovodTrainer(train_func)
+    ```
+
+    ## Use instead
+    ```python
+    from ray.train.torch import TorchTrainer
+
+    trainer = TorchTrainer(train_func)  # torch.distributed instead of Horovod
+    ```
+
+    ## Fix safety
+    No fix: the training function changes framework.
+    """
+
+    code = "RTM123"
+    name = "removed-trainer"
+    trigger = re.compile(r"horovod|tensorflow|Transformers|Accelerate")
+    summary = "HorovodTrainer, TensorflowTrainer and V1's Hugging Face trainers are removed in V2"
+    advice = ""
+
+    refs = True
+
+    def check(self, index, item):  # type: ignore[no-untyped-def]
+        if isinstance(item.parent, ast.Attribute) and item.parent.value is item.node:
+            return None  # `ray.train.tensorflow` inside `ray.train.tensorflow.X`: X is the finding
+        for name in sorted(index.qualified(item.node)):
+            for prefix, (what, instead) in REMOVED.items():
+                if name == prefix or name.startswith(prefix + "."):
+                    return f"`{name.rsplit('.', 1)[-1]}`: {what}. {instead}"
+        return None
+
+    def message(self, what: str) -> str:
+        return f"{what} See {GUIDE}"
