@@ -19,10 +19,12 @@ from migrate.rules._base import Context, Diagnostic, Rule
 from migrate.rules.air_imports import AirImports
 from migrate.rules.checkpoint_frequency import CheckpointFrequency
 from migrate.rules.checkpoint_methods import CheckpointMethods
+from migrate.rules.checkpoint_model_methods import CheckpointModelMethods
 from migrate.rules.compat_only import CompatOnly
 from migrate.rules.compat_target import CompatTarget
 from migrate.rules.context_metadata import ContextMetadata
 from migrate.rules.dataset_config import DatasetConfigUse
+from migrate.rules.deprecated_module_paths import DeprecatedModulePaths
 from migrate.rules.fail_fast import FailFast
 from migrate.rules.framework_checkpoints import FrameworkCheckpoints
 from migrate.rules.free_floating_report import FreeFloatingReport
@@ -36,6 +38,7 @@ from migrate.rules.report_checkpoint_keyword import ReportCheckpointKeyword
 from migrate.rules.resume_from_checkpoint import ResumeFromCheckpoint
 from migrate.rules.session_calls import SessionCalls
 from migrate.rules.torch_amp import TorchAmp
+from migrate.rules.trainer_preprocessor import TrainerPreprocessor
 from migrate.rules.trainer_resources import TrainerResources
 from migrate.rules.trainer_restore import TrainerRestore
 from migrate.rules.tree_trainer_v1_form import TreeTrainerV1Form
@@ -77,7 +80,10 @@ RULES: tuple[type[Rule], ...] = (
     RemovedTrainers,
     TorchAmp,
     DatasetConfigUse,
+    TrainerPreprocessor,
+    CheckpointModelMethods,
     UnusedV1Imports,
+    DeprecatedModulePaths,
     AirImports,
     SessionCalls,
     TuneTrainableApi,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from migrate._roles import resolve
 from migrate.rules._flags import FlagRule, is_ray_class, keyword
 from migrate.tables import TUNE_CALLBACK_PREFIXES
 
@@ -53,9 +54,10 @@ class TuneCallbacks(FlagRule):
         if not is_ray_class(index.qualified(node.func), "RunConfig"):
             return None
         arg = keyword(node, "callbacks")
-        if arg is None or not isinstance(arg.value, (ast.List, ast.Tuple)):
+        given = resolve(index, arg.value) if arg is not None else None  # also a list bound to a module name
+        if not isinstance(given, (ast.List, ast.Tuple)):
             return None
-        for value in arg.value.elts:
+        for value in given.elts:
             target = value.func if isinstance(value, ast.Call) else value
             if any(n.startswith(TUNE_CALLBACK_PREFIXES) for n in index.qualified(target)):
                 return f"`{index.source(target)}` is a Ray Tune callback"

@@ -60,6 +60,16 @@ CASES = [
      "from ray import tune\nt = t\ntune.Tuner(t).fit()\n"),  # a name bound to itself: no endless lookup
     ("RTM118", "from ray.train.base_trainer import TrainingFailedError as E\ntry:\n    t.fit()\nexcept E:\n    pass\n",
      "import ray.train\ntry:\n    t.fit()\nexcept ray.train.TrainingFailedError:\n    pass\n"),
+    # Every trainer built with a list of Tune callbacks held in a module-level name.
+    ("RTM106", "from ray.train import RunConfig\nfrom ray.tune.logger import CSVLoggerCallback\n"
+     "callbacks = [CSVLoggerCallback()]\nrc = RunConfig(callbacks=callbacks)\n",
+     "from ray.train import RunConfig\ncallbacks = [MyUserCallback()]\nrc = RunConfig(callbacks=callbacks)\n"),
+    ("RTM126", "from ray.train.torch import TorchTrainer as T\nt = T(f, preprocessor=p)\n",
+     "import ray\nfrom sklearn.pipeline import Pipeline\nPipeline(steps, preprocessor=p)\n"),
+    ("RTM127", "import ray\nmodel = result.checkpoint.get_model()\n",
+     "from ray.train.xgboost import RayTrainReportCallback\nm = RayTrainReportCallback.get_model(result.checkpoint)\n"),
+    ("RTM127", "import ray\ndef f(ckpt):\n    return ckpt.get_preprocessor()\n",
+     "import ray\nfrom transformers import AutoConfig\nm = registry.get_model('bert')\n"),
     ("RTM120", "from ray import train\ndef f(c):\n    ctx = train.get_context()\n    m = ctx.get_metadata()\n",
      "import ray\nimport mlflow\nm = mlflow.get_run(r).get_metadata()\n"),
     ("RTM121", "from ray.train.torch import TorchTrainer\nr = TorchTrainer(f).fit()\n"

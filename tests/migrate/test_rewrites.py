@@ -504,3 +504,41 @@ def test_output_never_has_unbound_names(source: str) -> None:
         n for line in out.splitlines() for n in line.replace(",", " ").split() if line.startswith(("import", "from"))
     }
     assert {"train"} & names <= bound | set(namespace)
+
+
+# --- RTM008 deprecated module paths -------------------------------------------------------
+
+
+def test_trainers_are_imported_from_their_public_modules() -> None:
+    found = check(
+        """\
+        from ray.train.torch.torch_trainer import TorchTrainer  # the trainer
+        from ray.train.data_parallel_trainer import DataParallelTrainer
+        from ray.train.xgboost.xgboost_trainer import XGBoostTrainer as XT
+        from ray.train.torch.train_loop_utils import (
+            prepare_model,  # wraps DDP
+            get_device,
+        )
+        """,
+        """\
+        from ray.train.torch import TorchTrainer  # the trainer
+        from ray.train import DataParallelTrainer
+        from ray.train.xgboost import XGBoostTrainer as XT
+        from ray.train.torch import (
+            prepare_model,  # wraps DDP
+            get_device,
+        )
+        """,
+        "RTM008",
+    )
+    assert [(d.line, d.message) for d in found][:2] == [
+        (1, "`ray.train.torch.torch_trainer` -> `ray.train.torch`"),
+        (2, "`ray.train.data_parallel_trainer` -> `ray.train`"),
+    ]
+
+
+def test_private_names_of_those_modules_stay_where_they_are() -> None:
+    source = "from ray.train.torch.train_loop_utils import _TorchAccelerator, prepare_model\n"
+    assert migrate(source, "RTM008") == (source, [])
+    source = "from ray.train.torch.torch_trainer import *\n"
+    assert migrate(source, "RTM008") == (source, [])
