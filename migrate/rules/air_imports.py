@@ -87,9 +87,15 @@ class AirImports(Rule):
                 for a in node.names
                 if a.name in AIR_TO_TRAIN
             ]
-            if kept and node.lineno != node.end_lineno:
-                return None  # libcst keeps the parentheses and their line breaks on what stays
-            edits.replace(node, _fast.from_import("ray.train", moved))
+            start = index.offset(node.lineno, node.col_offset)
+            parenthesized = index.text.startswith(f"from {node.module} import (", start)
+            if kept and parenthesized:
+                return None  # libcst keeps the parentheses and their line breaks on what moves
+            if parenthesized:  # every name moves, under its own name: the layout stays, as libcst keeps it
+                module_start = start + len("from ")
+                edits.replace_range(module_start, module_start + len(node.module or ""), "ray.train")
+            else:
+                edits.replace(node, _fast.from_import("ray.train", moved))
             if kept:  # the moved names keep the line (and its comment); the rest go below
                 edits.add_line_after(line, line.indent + _fast.from_import(node.module or "", kept))
             line_number, column = index.position(node)

@@ -380,3 +380,58 @@ def test_a_none_fallback_gets_the_new_name_too() -> None:
         train.report({"a": 1})
         """,
     )
+
+
+def test_comments_inside_a_parenthesised_import_are_kept() -> None:
+    check(
+        """\
+        from ray.air import (  # configs
+            ScalingConfig,  # workers
+            RunConfig  # storage
+        )
+
+        s = ScalingConfig(num_workers=1)
+        r = RunConfig()
+        """,
+        """\
+        from ray.train import (  # configs
+            ScalingConfig,  # workers
+            RunConfig  # storage
+        )
+
+        s = ScalingConfig(num_workers=1)
+        r = RunConfig()
+        """,
+    )
+    check(
+        """\
+        from ray.air import (  # configs
+            ScalingConfig,  # workers
+            RunConfig,  # storage
+            session,
+        )
+
+
+        def f(config):
+            session.report({"a": 1})
+
+
+        s = ScalingConfig(num_workers=1)
+        r = RunConfig()
+        """,
+        """\
+        from ray.train import (  # configs
+            ScalingConfig,  # workers
+            RunConfig,  # storage
+        )
+        from ray import train
+
+
+        def f(config):
+            train.report({"a": 1})
+
+
+        s = ScalingConfig(num_workers=1)
+        r = RunConfig()
+        """,
+    )

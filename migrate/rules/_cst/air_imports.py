@@ -168,7 +168,16 @@ class _Rewrite(RuleVisitor):
                     fixed=True,
                 )
                 changed = True
-                if kept:  # moved names keep the line (and its comment); the rest go below
+                if isinstance(small, cst.ImportFrom) and small.lpar is not None:
+                    # In parentheses: the moved names keep the statement's layout and the comments
+                    # beside them (a trailing comma is valid there); the rest go below, on one line.
+                    last = list(small.names)[-1]  # type: ignore[arg-type]
+                    names = [*moved[:-1], _closing(moved[-1], last)] if kept else moved
+                    out.append(small.with_changes(module=_dotted("ray.train"), names=names))
+                    if kept:
+                        plain = small.with_changes(names=_imports.with_commas(kept), lpar=None, rpar=None)
+                        extra.append(cst.SimpleStatementLine([plain]))
+                elif kept:  # moved names keep the line (and its comment); the rest go below
                     out.append(_from_train(moved))
                     extra.append(cst.SimpleStatementLine([small.with_changes(names=_imports.with_commas(kept))]))
                 else:
@@ -236,6 +245,20 @@ def _without_air(
     if not kept:
         return None
     return small.with_changes(names=_imports.with_commas(kept))
+
+
+def _closing(alias: cst.ImportAlias, last: cst.ImportAlias) -> cst.ImportAlias:
+    """``alias``, now the last name in the parentheses, ending as the statement's last name
+    ended (its own comment kept): the closing parenthesis stays where it was."""
+    comma = alias.comma
+    if not isinstance(comma, cst.Comma) or not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        return alias
+    ending = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+    if isinstance(ending, cst.ParenthesizedWhitespace):
+        whitespace = comma.whitespace_after.with_changes(indent=ending.indent, last_line=ending.last_line)
+    else:
+        whitespace = comma.whitespace_after.with_changes(indent=False, last_line=cst.SimpleWhitespace(""))
+    return alias.with_changes(comma=comma.with_changes(whitespace_after=whitespace))
 
 
 def _from_train(aliases: list[cst.ImportAlias]) -> cst.ImportFrom:
