@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 import tokenize
 from collections import Counter
@@ -352,6 +353,19 @@ def _wrap(module: cst.Module) -> MetadataWrapper:
     return MetadataWrapper(module, unsafe_skip_copy=True)
 
 
+def _newer_python(text: str) -> bool:
+    """Whether ``text``, which this interpreter's ``ast`` refuses, is valid in a newer Python
+    (libcst's parser reads the grammar of newer releases: a 3.12 ``type`` statement, nested
+    f-string quotes)."""
+    import libcst as cst
+
+    try:
+        cst.parse_module(text)
+    except Exception:
+        return False
+    return True
+
+
 class LibcstSyntaxError(SyntaxError):
     """Source ``ast`` parses and libcst's parser does not (``offset`` 1-based, as ``SyntaxError``'s)."""
 
@@ -447,6 +461,13 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     except SyntaxError as exc:
         line, col = exc.lineno or 1, exc.offset or 1
         result.error = f"does not parse (line {line}, col {col - 1}): {exc.msg}; skipped"
+        if not isinstance(exc, LibcstSyntaxError) and not path.endswith(".ipynb") and _newer_python(text):
+            version = f"{sys.version_info.major}.{sys.version_info.minor}"
+            result.error = (
+                f"uses syntax newer than Python {version}, which runs the codemod (line {line}, col {col - 1}: "
+                f"{exc.msg}); skipped. Run the codemod with the Python the file is written for "
+                "(e.g. python3.13 -m migrate)"
+            )
         result.error_line, result.error_col = line, col
         return result
     except (RuleCrash, notebooks.CellBoundaryLost) as exc:

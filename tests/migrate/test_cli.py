@@ -247,3 +247,17 @@ def test_a_notebook_cell_that_does_not_parse_is_reported_and_the_others_migrated
     after = json.loads(notebook.read_text())["cells"]
     assert after[0]["source"] == ["pip install ray[air]==2.2.0\n"]  # untouched
     assert after[1]["source"] == ["from ray import train\n", "train.report({'a': 1})\n"]  # migrated
+
+
+def test_a_file_in_newer_syntax_says_which_python_to_run(tmp_path: Path, capsys) -> None:
+    """A 3.12 `type` statement: migrated by a codemod running on 3.12+; on an older Python the
+    file is skipped with an error that names the cause and what to do, not "does not parse"."""
+    path = tmp_path / "new.py"
+    path.write_text("from ray.air import session\n\ntype Metrics = dict[str, float]\n\nsession.report({})\n")
+    code = main(["--exit-zero", str(path)])
+    err = capsys.readouterr().err
+    if sys.version_info >= (3, 12):
+        assert code == 0 and "train.report({})" in path.read_text()
+    else:
+        assert "uses syntax newer than Python 3.1" in err and "python3.13 -m migrate" in err
+        assert "does not parse" not in err and "session.report" in path.read_text()
