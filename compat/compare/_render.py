@@ -309,7 +309,7 @@ def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: 
         site = record.get("call_site")
         parts.append(
             f"<tr class='{css}'><td><a href='#fit-{fit.index + 1}'>{fit.index + 1}</a></td>"
-            f"<td>{esc(record.get('trainer') or '')}</td><td>{esc(record.get('run_name') or '')}</td>"
+            f"<td>{esc(record.get('trainer') or '')}</td><td>{esc(record.get('run_name') or '(unnamed)')}</td>"
             f"<td>{esc(short_site(site) if site else '')}</td><td>{len(fit.differences)}</td><td>{esc(label)}</td></tr>"
         )
     parts.append("</table>")
