@@ -361,6 +361,7 @@ def _line_of(marker: str) -> int:
     return next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if line.endswith(marker))
 
 
+@pytest.mark.one_pass  # v2 only: the second pass (v1 on V2's engine) would run the same
 def test_every_warning_points_at_the_users_line(v2, storage, monkeypatch) -> None:
     """Python's location of a warning (what IDEs, pytest's summary, ``-W error`` and
     ``filterwarnings(module=...)`` use) is the user's line, not compat's: a trainer option at
