@@ -14,8 +14,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from migrate._index import Index
+if TYPE_CHECKING:  # the index asks for the roles (Index.roles): only a type here
+    from migrate._index import Index
 
 TUNE_RUNNERS = frozenset(
     {"ray.tune.Tuner", "ray.tune.tuner.Tuner", "ray.tune.run", "ray.tune.tune.run", "ray.tune.run_experiments"}

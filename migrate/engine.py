@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import difflib
 import io
-import json
 import os
 import re
 import stat
@@ -540,23 +539,3 @@ def _is_venv(directory: str) -> bool:
 def _excluded(path: str, patterns: Sequence[str]) -> bool:
     normalized = path.replace(os.sep, "/").removeprefix("./")
     return any(fnmatch(normalized, p) or fnmatch(os.path.basename(path), p) for p in patterns)
-
-
-def to_json(results: Sequence[FileResult]) -> str:
-    rows = []
-    for r in results:
-        for d in r.diagnostics:
-            rows.append({"code": d.code, "file": r.path, "line": d.line, "col": d.col, "message": d.message,
-                         "fixed": d.fixed, "url": rule_url(d.code)})  # fmt: skip
-        if r.error:
-            rows.append({"code": "ERROR", "file": r.path, "line": r.error_line, "col": r.error_col,
-                         "message": r.error, "fixed": False, "url": None})  # fmt: skip
-    return json.dumps(rows, indent=2)
-
-
-DOCS_URL = "docs/rules.md"
-
-
-def rule_url(code: str) -> str:
-    """Where a rule is documented (the generated rule reference, one anchor per code)."""
-    return f"{DOCS_URL}#{code.lower()}"

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from migrate.config import FORMATS
-from migrate.engine import FileResult, rule_url, to_json
+from migrate.engine import FileResult
 from migrate.rules import BY_CODE
 
 __all__ = ["FORMATS", "github", "render", "sarif"]
@@ -111,3 +111,23 @@ def sarif(found: list[Finding]) -> dict[str, object]:
 def _uri(path: str) -> str:
     relative = os.path.relpath(path) if os.path.isabs(path) else path
     return relative.replace(os.sep, "/").removeprefix("./")
+
+
+def to_json(results: Sequence[FileResult]) -> str:
+    rows = []
+    for r in results:
+        for d in r.diagnostics:
+            rows.append({"code": d.code, "file": r.path, "line": d.line, "col": d.col, "message": d.message,
+                         "fixed": d.fixed, "url": rule_url(d.code)})  # fmt: skip
+        if r.error:
+            rows.append({"code": "ERROR", "file": r.path, "line": r.error_line, "col": r.error_col,
+                         "message": r.error, "fixed": False, "url": None})  # fmt: skip
+    return json.dumps(rows, indent=2)
+
+
+DOCS_URL = "docs/rules.md"
+
+
+def rule_url(code: str) -> str:
+    """Where a rule is documented (the generated rule reference, one anchor per code)."""
+    return f"{DOCS_URL}#{code.lower()}"

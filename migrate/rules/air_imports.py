@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from migrate import _fast, _imports
 from migrate._index import Index
 from migrate.rules._base import Diagnostic, Rule
+from migrate.rules._names import STRING_PATH, air_name
 from migrate.tables import AIR_MODULES, AIR_TO_TRAIN
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
@@ -56,13 +57,13 @@ class AirImports(Rule):
     @classmethod
     def could_apply(cls, index: Index) -> bool:
         return _imports.member(index.names, AIR_MODULES, AIR_TO_TRAIN) is not None or bool(
-            _STRING_PATH.search(index.text)
+            STRING_PATH.search(index.text)
         )
 
     def fast(self, index: Index) -> str | None:
         """Moves of ``from ray.air... import`` statements, each alone on its line; libcst
         for attribute uses, imports of the air module itself and string annotations."""
-        if _STRING_PATH.search(index.text):
+        if STRING_PATH.search(index.text):
             return None
         moves: list[tuple[ast.ImportFrom, _fast.Line]] = []
         for node, _, _ in index.import_statements:
@@ -76,7 +77,7 @@ class AirImports(Rule):
             if line is None or not _fast.canonical(index, node):
                 return None
             moves.append((node, line))
-        if any(type(i.node) is ast.Attribute and _air_name(set(index.qualified(i.node))) for i in index.nodes):
+        if any(type(i.node) is ast.Attribute and air_name(set(index.qualified(i.node))) for i in index.nodes):
             return None
         edits = _fast.Edits(index)
         found = []
@@ -108,18 +109,3 @@ class AirImports(Rule):
         from migrate.rules._cst import air_imports
 
         return air_imports.apply(self, wrapper)
-
-
-def _air_name(qualified: set[str]) -> str | None:
-    return _imports.member(qualified, AIR_MODULES, AIR_TO_TRAIN)
-
-
-_STRING_PATH = re.compile(r"[\"']ray\.air(?:\.\w+)?\.\w+[\"']")
-
-
-def _string_path(value: str) -> str | None:
-    """``ray.air[.module].Name`` with a ray.train home -> ``ray.train.<new name>``."""
-    module, _, name = value.rpartition(".")
-    if module in AIR_MODULES and name in AIR_TO_TRAIN:
-        return f"ray.train.{AIR_TO_TRAIN[name]}"
-    return None

@@ -6,7 +6,7 @@ import ast
 import re
 
 from migrate.rules._flags import FlagRule, keyword
-from migrate.rules.native_target import NATIVE
+from migrate.rules._names import NATIVE
 
 # compat-only API -> what to do on native V2.
 INSTEAD = {

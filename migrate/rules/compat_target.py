@@ -6,7 +6,6 @@ import re
 from typing import TYPE_CHECKING
 
 from migrate.rules._base import Rule
-from migrate.tables import COMPAT_MODULES
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
     import libcst as cst
@@ -64,9 +63,3 @@ class CompatTarget(Rule):
         from migrate.rules._cst import compat_target
 
         return compat_target.apply(self, wrapper)
-
-
-def _compat_path(qualified: str) -> str | None:
-    module, _, name = qualified.rpartition(".")
-    target = COMPAT_MODULES.get(module)
-    return f"{target[0]}.{name}" if target is not None and name in target[1] else None

@@ -7,20 +7,10 @@ from typing import TYPE_CHECKING
 
 from migrate._index import Index
 from migrate.rules._base import Rule
-from migrate.tables import COMPAT_NAMES
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
     import libcst as cst
     from libcst.metadata import MetadataWrapper
-
-# compat name -> ray.train name (V2). What is not here is compat's own (RTM119 flags it).
-NATIVE = {name: name for name in COMPAT_NAMES - {"session", "torch"}} | {
-    "TrainContext": "TrainContext",
-    "ReportedCheckpoint": "ReportedCheckpoint",
-    "TrainingFailedError": "TrainingFailedError",
-    "WorkerGroupFailedError": "WorkerGroupError",
-    "ControllerFailedError": "ControllerError",
-}
 
 
 class NativeTarget(Rule):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from migrate._index import Index
 from migrate.rules._base import Rule
-from migrate.rules._flags import is_report
+from migrate.rules._names import is_any_report
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
     import libcst as cst
@@ -55,7 +55,9 @@ class ReportCheckpointKeyword(Rule):
     @classmethod
     def could_apply(cls, index: Index) -> bool:
         return any(
-            isinstance(item.node, ast.Call) and len(item.node.args) >= 2 and _is_report(index.qualified(item.node.func))
+            isinstance(item.node, ast.Call)
+            and len(item.node.args) >= 2
+            and is_any_report(index.qualified(item.node.func))
             for item in index.nodes
         )
 
@@ -74,11 +76,6 @@ class ReportCheckpointKeyword(Rule):
         from migrate.rules._cst import report_checkpoint_keyword
 
         return report_checkpoint_keyword.apply(self, wrapper)
-
-
-def _is_report(names: set[str] | frozenset[str]) -> bool:
-    """Ray Train's report, and Ray Tune's (whose checkpoint is keyword-only)."""
-    return is_report(names) or "ray.tune.report" in names
 
 
 def _named_report(index: Index, func: ast.expr) -> bool:

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING
 from migrate import _fast, _imports
 from migrate._index import Index
 from migrate.rules._base import Diagnostic, Rule
+from migrate.rules._names import session_function
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
     import libcst as cst
     from libcst.metadata import MetadataWrapper
-
-Stack = tuple[int, ...]  # ids of the enclosing function definitions
 
 
 class SessionCalls(Rule):
@@ -81,7 +80,7 @@ class SessionCalls(Rule):
         calls = []
         for item in index.nodes:
             if type(item.node) is ast.Call:
-                function = _session_function(set(index.qualified(item.node.func)))
+                function = session_function(set(index.qualified(item.node.func)))
                 if function is not None:
                     calls.append((item, function))
         if not calls:
@@ -134,10 +133,6 @@ class SessionCalls(Rule):
         from migrate.rules._cst import session_calls
 
         return session_calls.apply(self, wrapper)
-
-
-def _session_function(names: set[str]) -> str | None:
-    return _imports.member(names, SESSION_MODULES, SESSION_FUNCTIONS)
 
 
 def _base_id(call: ast.expr) -> str | None:

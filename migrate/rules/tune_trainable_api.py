@@ -9,27 +9,11 @@ from typing import TYPE_CHECKING
 from migrate import _roles
 from migrate._index import Index
 from migrate.rules._base import Rule
+from migrate.rules._names import TRAIN_TO_TUNE, TUNER_CONFIGS
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
     import libcst as cst
     from libcst.metadata import MetadataWrapper
-
-# ray.train names used inside a Tune function trainable -> their ray.tune names.
-TRAIN_TO_TUNE = {
-    "ray.train.report": "report",
-    "ray.train.get_checkpoint": "get_checkpoint",
-    "ray.train.get_context": "get_context",
-    "ray.train.Checkpoint": "Checkpoint",
-    "ray.air.Checkpoint": "Checkpoint",
-    "ray.air.checkpoint.Checkpoint": "Checkpoint",
-}
-
-# Config classes a Tuner must get from ray.tune (V2's ray.train.RunConfig breaks a Tuner).
-TUNER_CONFIGS = {
-    f"{module}.{name}": name
-    for module in ("ray.train", "ray.air", "ray.air.config")
-    for name in ("RunConfig", "CheckpointConfig", "FailureConfig")
-}
 
 
 class TuneTrainableApi(Rule):
@@ -103,6 +87,3 @@ class TuneTrainableApi(Rule):
         from migrate.rules._cst import tune_trainable_api
 
         return tune_trainable_api.apply(self, wrapper)
-
-
-_PRUNED_MODULES = frozenset({"ray.train", "ray.air", "ray.air.config", "ray.air.checkpoint"})

@@ -9,16 +9,12 @@ from typing import TYPE_CHECKING
 from migrate import _fast
 from migrate._index import Index
 from migrate.rules._base import Diagnostic, Rule
+from migrate.rules._names import exported as exported_names
+from migrate.rules._names import is_v1
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
     import libcst as cst
     from libcst.metadata import MetadataWrapper
-
-V1_MODULES = ("ray.air", "ray.train.session", "ray.train._internal.session")
-
-
-def is_v1(qualified: str) -> bool:
-    return any(qualified == m or qualified.startswith(m + ".") for m in V1_MODULES)
 
 
 class UnusedV1Imports(Rule):
@@ -81,7 +77,7 @@ class UnusedV1Imports(Rule):
         comments or blank lines that would move, blocks that would become empty)."""
         if self.context.path.endswith(("__init__.py", "__init__.pyi")):
             return index.text
-        exported = _exported(index)
+        exported = exported_names(index)
         annotated: set[str] | None = None
         edits = _fast.Edits(index)
         found = []
@@ -129,7 +125,7 @@ class UnusedV1Imports(Rule):
 
 def _candidates(index: Index) -> set[tuple[str, str]]:
     """The V1 imports (name, qualified name) that nothing in the module reads."""
-    exported = _exported(index)
+    exported = exported_names(index)
     return {(name, q) for name, q in index.imports if is_v1(q) and name not in index.loaded and name not in exported}
 
 
@@ -180,11 +176,3 @@ def _removable(index: Index, node: ast.ImportFrom, parent: ast.AST | None, line:
 
 def _blocks(parent: ast.AST) -> list[list[ast.stmt]]:
     return [getattr(parent, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(parent, f, None), list)]
-
-
-def _exported(index: Index) -> set[str]:
-    """Every string of a module that mentions ``__all__`` (wider than ``__all__`` itself, on
-    purpose: an ``__all__`` built from pieces still keeps its names)."""
-    if "__all__" not in index.text:
-        return set()
-    return {n.value for n in ast.walk(index.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}

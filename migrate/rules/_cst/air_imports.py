@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -18,14 +19,17 @@ from libcst.metadata import (
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor
 from migrate.rules._cst import imports as _imports
-from migrate.rules.air_imports import _STRING_PATH, AirImports, _air_name, _string_path
+from migrate.rules._names import STRING_PATH, air_name, string_path
 from migrate.tables import AIR_MODULES, AIR_TO_TRAIN
+
+if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
+    from migrate.rules.air_imports import AirImports
 
 
 def apply(rule: AirImports, wrapper: MetadataWrapper) -> cst.Module:
     plan = _Plan()
     wrapper.visit(_Collect(plan))
-    if not (plan.moves or plan.attributes or _STRING_PATH.search(wrapper.module.code)):
+    if not (plan.moves or plan.attributes or STRING_PATH.search(wrapper.module.code)):
         return wrapper.module
     counts = _imports.binding_counts(wrapper)
     alias = _imports.existing_train_alias(wrapper.module, counts)
@@ -67,7 +71,7 @@ class _Collect(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, node)}
-        if _air_name(names) is not None and not isinstance(
+        if air_name(names) is not None and not isinstance(
             self.get_metadata(ParentNodeProvider, node), (cst.ImportAlias, cst.ImportFrom)
         ):
             self.plan.attributes.add(node)
@@ -137,7 +141,7 @@ class _Rewrite(RuleVisitor):
         value = original_node.evaluated_value
         if not self.annotations or not isinstance(value, str):
             return updated_node
-        new = _string_path(value)
+        new = string_path(value)
         if new is None:
             return updated_node
         self.report(original_node, f"annotation `{value}` -> `{new}`", fixed=True)
@@ -147,7 +151,7 @@ class _Rewrite(RuleVisitor):
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         if original_node not in self.plan.attributes:
             return updated_node
-        name = _air_name({q.name for q in self.get_metadata(QualifiedNameProvider, original_node)})
+        name = air_name({q.name for q in self.get_metadata(QualifiedNameProvider, original_node)})
         assert name is not None
         new = AIR_TO_TRAIN[name]
         self.report(original_node, f"`{_code(original_node)}` -> `{self.plan.alias}.{new}`", fixed=True)

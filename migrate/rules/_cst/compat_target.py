@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
@@ -9,8 +11,11 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNamePr
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor
 from migrate.rules._cst import imports as _imports
-from migrate.rules.compat_target import CompatTarget, _compat_path
+from migrate.rules._names import compat_path
 from migrate.tables import COMPAT_MODULES, COMPAT_NAMES
+
+if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
+    from migrate.rules.compat_target import CompatTarget
 
 
 def apply(rule: CompatTarget, wrapper: MetadataWrapper) -> cst.Module:
@@ -57,7 +62,7 @@ class _Collect(cst.CSTVisitor):
             base = base.value  # type: ignore[assignment]
         if isinstance(base, cst.Name) and base.value == "ray":
             for q in self.get_metadata(QualifiedNameProvider, node):
-                target = _compat_path(q.name)
+                target = compat_path(q.name)
                 if target is not None:
                     self.attributes[node] = target
                     return False

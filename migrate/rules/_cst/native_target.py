@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -11,8 +12,11 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor
 from migrate.rules._cst import imports as _imports
-from migrate.rules.native_target import NATIVE, NativeTarget
+from migrate.rules._names import NATIVE
 from migrate.tables import COMPAT_TORCH_NAMES
+
+if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
+    from migrate.rules.native_target import NativeTarget
 
 
 def apply(rule: NativeTarget, wrapper: MetadataWrapper) -> cst.Module:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from migrate.rules._cst import RuleVisitor, qualified
-from migrate.rules.report_checkpoint_keyword import ReportCheckpointKeyword, _is_report
+from migrate.rules._names import is_any_report
+
+if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
+    from migrate.rules.report_checkpoint_keyword import ReportCheckpointKeyword
 
 
 def apply(rule: ReportCheckpointKeyword, wrapper: MetadataWrapper) -> cst.Module:
@@ -17,7 +22,7 @@ class _Rewrite(RuleVisitor):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not _is_report(qualified(self, original_node.func)):
+        if not is_any_report(qualified(self, original_node.func)):
             return updated_node
         positional = [i for i, a in enumerate(updated_node.args) if a.keyword is None and a.star == ""]
         if len(positional) < 2 or any(a.star for a in updated_node.args):

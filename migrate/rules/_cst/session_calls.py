@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -12,8 +13,11 @@ from migrate import _roles
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor
 from migrate.rules._cst import imports as _imports
-from migrate.rules.session_calls import SessionCalls, Stack, _session_function
+from migrate.rules._names import Stack, session_function
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
+
+if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
+    from migrate.rules.session_calls import SessionCalls
 
 
 def apply(rule: SessionCalls, wrapper: MetadataWrapper) -> cst.Module:
@@ -106,7 +110,7 @@ class _Collect(cst.CSTVisitor):
         self.stack.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = _session_function({q.name for q in self.get_metadata(QualifiedNameProvider, node.func)})
+        func = session_function({q.name for q in self.get_metadata(QualifiedNameProvider, node.func)})
         if func is not None:
             role = "tune" if self.plan.roles.of(self.names) == "tune" and func in TUNE_SESSION_FUNCTIONS else "train"
             self.plan.calls[node] = (func, tuple(self.stack), role)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
@@ -17,7 +19,10 @@ from migrate import _roles
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor, qualified
 from migrate.rules._cst import imports as _imports
-from migrate.rules.tune_trainable_api import _PRUNED_MODULES, TRAIN_TO_TUNE, TUNER_CONFIGS, TuneTrainableApi
+from migrate.rules._names import PRUNED_MODULES, TRAIN_TO_TUNE, TUNER_CONFIGS
+
+if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
+    from migrate.rules.tune_trainable_api import TuneTrainableApi
 
 
 def apply(rule: TuneTrainableApi, wrapper: MetadataWrapper) -> cst.Module:
@@ -47,7 +52,7 @@ def _now_unused(wrapper: MetadataWrapper, replaced: set[int]) -> set[str]:
         node = getattr(assignment, "node", None)
         if not isinstance(node, cst.ImportFrom) or node.relative or node.module is None:
             continue
-        if get_full_name_for_node(node.module) not in _PRUNED_MODULES:
+        if get_full_name_for_node(node.module) not in PRUNED_MODULES:
             continue
         references = list(assignment.references)
         if references and all(id(ref.node) in replaced for ref in references):
@@ -77,7 +82,7 @@ class _DropImports(cst.CSTTransformer):
                 isinstance(small, cst.ImportFrom)
                 and not small.relative
                 and small.module is not None
-                and get_full_name_for_node(small.module) in _PRUNED_MODULES
+                and get_full_name_for_node(small.module) in PRUNED_MODULES
                 and not isinstance(small.names, cst.ImportStar)
             ):
                 kept = [a for a in small.names if (a.evaluated_alias or a.evaluated_name) not in self.names]

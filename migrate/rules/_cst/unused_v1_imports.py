@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -10,17 +11,17 @@ from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
 from migrate.rules._base import Diagnostic, Rule
 from migrate.rules._cst import imports as _imports
-from migrate.rules.unused_v1_imports import (
-    UnusedV1Imports,
-    _exported,
-    is_v1,
-)
+from migrate.rules._names import exported as exported_names
+from migrate.rules._names import is_v1
+
+if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
+    from migrate.rules.unused_v1_imports import UnusedV1Imports
 
 
 def apply(rule: UnusedV1Imports, wrapper: MetadataWrapper) -> cst.Module:
     if rule.context.path.endswith(("__init__.py", "__init__.pyi")):
         return wrapper.module
-    exported = _exported(rule.index_of(wrapper))
+    exported = exported_names(rule.index_of(wrapper))
     unused: set[tuple[int, str]] = set()
     for scope in _imports.scopes(wrapper.resolve(ScopeProvider)):
         for assignment in scope.assignments:
