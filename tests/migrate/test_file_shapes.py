@@ -408,7 +408,7 @@ def test_comments_inside_a_parenthesised_import_are_kept() -> None:
         from ray.air import (  # configs
             ScalingConfig,  # workers
             RunConfig,  # storage
-            session,
+            session,  # the V1 session
         )
 
 
@@ -424,7 +424,7 @@ def test_comments_inside_a_parenthesised_import_are_kept() -> None:
             ScalingConfig,  # workers
             RunConfig,  # storage
         )
-        from ray import train
+        from ray import train  # the V1 session
 
 
         def f(config):

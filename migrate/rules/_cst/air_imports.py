@@ -178,9 +178,9 @@ class _Rewrite(RuleVisitor):
                     last = list(small.names)[-1]  # type: ignore[arg-type]
                     names = [*moved[:-1], _closing(moved[-1], last)] if kept else moved
                     out.append(small.with_changes(module=_dotted("ray.train"), names=names))
-                    if kept:
+                    if kept:  # on one line below, with the comments that stood beside those names
                         plain = small.with_changes(names=_imports.with_commas(kept), lpar=None, rpar=None)
-                        extra.append(cst.SimpleStatementLine([plain]))
+                        extra.append(cst.SimpleStatementLine([plain], trailing_whitespace=_comments_of(kept)))
                 elif kept:  # moved names keep the line (and its comment); the rest go below
                     out.append(_from_train(moved))
                     extra.append(cst.SimpleStatementLine([small.with_changes(names=_imports.with_commas(kept))]))
@@ -249,6 +249,21 @@ def _without_air(
     if not kept:
         return None
     return small.with_changes(names=_imports.with_commas(kept))
+
+
+def _comments_of(aliases: list[cst.ImportAlias]) -> cst.TrailingWhitespace:
+    """A line ending that carries the comments written beside ``aliases`` in parentheses."""
+    comments = [
+        a.comma.whitespace_after.first_line.comment.value
+        for a in aliases
+        if isinstance(a.comma, cst.Comma)
+        and isinstance(a.comma.whitespace_after, cst.ParenthesizedWhitespace)
+        and a.comma.whitespace_after.first_line.comment is not None
+    ]
+    if not comments:
+        return cst.TrailingWhitespace()
+    text = "# " + "; ".join(c.lstrip("#").strip() for c in comments)
+    return cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(text))
 
 
 def _closing(alias: cst.ImportAlias, last: cst.ImportAlias) -> cst.ImportAlias:
