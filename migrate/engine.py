@@ -469,6 +469,13 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
             )
         result.error_line, result.error_col = line, col
         return result
+    except RecursionError:  # Python 3.12 caps C-level recursion (libcst's tree) whatever the stack
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        result.error = (
+            f"nested too deeply for libcst on Python {version} (a generated expression?); skipped. "
+            "Python 3.11 and 3.13 process it"
+        )
+        return result
     except (RuleCrash, notebooks.CellBoundaryLost) as exc:
         result.error = f"{exc}; file skipped, nothing written"
         result.internal = True

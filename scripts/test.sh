@@ -20,7 +20,7 @@ RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovid
 echo "== pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases) =="
 RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
 # The package as users install it (the wheel, not the editable checkout), from outside the tree:
-# the codemod install on Python 3.10 and 3.13, the runtime on 3.13 (scripts/test_installed.sh).
+# the codemod install on Python 3.10, 3.12 and 3.13, the runtime on 3.13 (scripts/test_installed.sh).
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then  # not with a pytest selection
   bash scripts/test_installed.sh
 fi
