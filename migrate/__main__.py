@@ -128,14 +128,16 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
     if top.path is None and args.paths:
         top = settings(args.paths[0])
     args.output_format = args.output_format or args.report or top.output_format or "text"
-    cli_exclude = args.exclude or []
 
     def excluded(path: str) -> bool:
-        return args.exclude is None and settings(path).excludes(path)
+        """The command line's --exclude globs when given, else the file's configuration."""
+        if args.exclude is not None:
+            return engine.matches_globs(path, args.exclude)
+        return settings(path).excludes(path)
 
-    files = list(engine.iter_files(args.paths, cli_exclude, excluded))
+    files = list(engine.iter_files(args.paths, excluded=excluded))
     if args.force_exclude:
-        files = [f for f in files if not (excluded(f) or engine._excluded(f, cli_exclude))]
+        files = [f for f in files if not excluded(f)]
     plan = []
     chosen: dict[tuple[object, ...], tuple[str, ...]] = {}  # rule selections, computed once each
     for path in files:

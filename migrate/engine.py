@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # imported when a file needs a libcst form: most runs never p
 _ANCHORS = ("ray.air", "ray.train", "ray.tune")
 _SUBMODULES = re.compile(r"\b(?:air|train|tune)\b")
 _RAY = re.compile(r"\bray\b")
+_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # the interpreter running the codemod
 _NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)  # PEP 263
 _UNQUALIFIED = tuple(sorted({w for r in RULES if issubclass(r, FlagRule) for w in r.unqualified_words}))
@@ -104,9 +105,10 @@ def _migrate_source(
     current = text
     rewriters = [r for r in rules if not issubclass(r, FlagRule)]
     if any(r.triggered(text) and r.could_apply(index) for r in rewriters):
+        tree = index.tree  # the input's, parsed once
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
         current = _without_added_duplicates(text, current)
-        current = _guards_bind_alike(text, current)
+        current = _guards_bind_alike(tree, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if current != text:
         # What the rewrites wrote is flagged too: a rewrite can make a use recognisable that the
@@ -161,18 +163,19 @@ def _without_added_duplicates(before: str, after: str) -> str:
     return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
-def _guards_bind_alike(before: str, after: str) -> str:
+def _guards_bind_alike(before: ast.Module, after: str) -> str:
     """Each branch of a module-level ``try``/``except`` or ``if``/``else`` import guard binds
     the module name the rewritten code uses. A rewrite that turned one branch's
     ``from ray.air import session`` into ``from ray import train`` (and ``session.report``
     into ``train.report``) leaves ``train`` unbound on the other branch (``from ray.train
     import report``, or ``session = None``): that branch gets the same import, or
     ``train = None`` beside its ``= None`` fallback. Names the input already bound at module
-    level are the user's: left alone."""
-    if "try:" not in after and "if " not in after:
+    level are the user's: left alone. ``before`` is the input's tree: no rewrite adds a guard,
+    so a module without one at its top level is left as it is without parsing ``after``."""
+    if not any(isinstance(node, (ast.Try, ast.If)) for node in before.body):
         return after
     tree = ast.parse(after)
-    old = _module_bindings(ast.parse(before))
+    old = _module_bindings(before)
     lines = after.splitlines(keepends=True)
     inserts: list[tuple[int, str]] = []  # (after this 0-based line, text)
     for node in tree.body:
@@ -461,18 +464,16 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
         line, col = exc.lineno or 1, exc.offset or 1
         result.error = f"does not parse (line {line}, col {col - 1}): {exc.msg}; skipped"
         if not isinstance(exc, LibcstSyntaxError) and not path.endswith(".ipynb") and _newer_python(text):
-            version = f"{sys.version_info.major}.{sys.version_info.minor}"
             result.error = (
-                f"uses syntax newer than Python {version}, which runs the codemod (line {line}, col {col - 1}: "
+                f"uses syntax newer than Python {_PYTHON}, which runs the codemod (line {line}, col {col - 1}: "
                 f"{exc.msg}); skipped. Run the codemod with the Python the file is written for "
                 "(e.g. python3.13 -m migrate)"
             )
         result.error_line, result.error_col = line, col
         return result
     except RecursionError:  # Python 3.12 caps C-level recursion (libcst's tree) whatever the stack
-        version = f"{sys.version_info.major}.{sys.version_info.minor}"
         result.error = (
-            f"nested too deeply for libcst on Python {version} (a generated expression?); skipped. "
+            f"nested too deeply for libcst on Python {_PYTHON} (a generated expression?); skipped. "
             "Python 3.11 and 3.13 process it"
         )
         return result
@@ -515,12 +516,10 @@ def atomic_write(path: str, data: bytes, *, bom: bool = False) -> None:
         raise
 
 
-def iter_files(
-    paths: Iterable[str], exclude: Sequence[str] = (), excluded: Callable[[str], bool] | None = None
-) -> Iterator[str]:
+def iter_files(paths: Iterable[str], excluded: Callable[[str], bool] | None = None) -> Iterator[str]:
     """Python files and notebooks under ``paths``, skipping VCS dirs, venvs, site-packages, and
-    what ``exclude`` (globs) or ``excluded`` (a test) rule out. A file named in ``paths`` is
-    yielded whatever they say (the caller applies ``--force-exclude``, as ruff does)."""
+    the directories and files ``excluded`` rules out. A file named in ``paths`` is yielded
+    whatever it says (the caller applies ``--force-exclude``, as ruff does)."""
     skip = excluded or (lambda path: False)
     for root in paths:
         if os.path.isfile(root):
@@ -531,11 +530,11 @@ def iter_files(
         for directory, dirs, files in os.walk(root):
             dirs[:] = sorted(
                 d for d in dirs if d not in SKIP_DIRS and not _is_venv(os.path.join(directory, d))
-                and not _excluded(os.path.join(directory, d), exclude) and not skip(os.path.join(directory, d))
+                and not skip(os.path.join(directory, d))
             )  # fmt: skip
             for name in sorted(files):
                 full = os.path.join(directory, name)
-                if name.endswith((".py", ".pyi", ".ipynb")) and not _excluded(full, exclude) and not skip(full):
+                if name.endswith((".py", ".pyi", ".ipynb")) and not skip(full):
                     yield full
 
 
@@ -543,6 +542,7 @@ def _is_venv(directory: str) -> bool:
     return os.path.exists(os.path.join(directory, "pyvenv.cfg"))
 
 
-def _excluded(path: str, patterns: Sequence[str]) -> bool:
+def matches_globs(path: str, patterns: Sequence[str]) -> bool:
+    """``path`` (as given, ``./`` dropped) or its file name matches one of the globs."""
     normalized = path.replace(os.sep, "/").removeprefix("./")
     return any(fnmatch(normalized, p) or fnmatch(os.path.basename(path), p) for p in patterns)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 from typing import Any
 
 from compat.compare._diff import SECTIONS, FitComparison, link
@@ -44,9 +45,27 @@ _NOUNS = {
 _SHOWN_ROWS = 3  # rows of a list difference shown before "N more"
 
 
+def _record(fit: FitComparison) -> dict[str, Any]:
+    """The fit's record that names it (V1's; V2's when V1 had no such fit)."""
+    return fit.v1 or fit.v2 or {}
+
+
+def summary_row(fit: FitComparison) -> tuple[str, str, str, str, str]:
+    """The summary's cells for a fit: number, trainer, run name, fit() call site, differences."""
+    record = _record(fit)
+    site = record.get("call_site")
+    return (
+        str(fit.index + 1),
+        record.get("trainer") or "",
+        record.get("run_name") or "(unnamed)",
+        short_site(site) if site else "",
+        str(len(fit.differences)),
+    )
+
+
 def fit_title(fit: FitComparison) -> str:
     """``fit 2: TorchTrainer "lr_sweep" at train.py:41``: which fit() call of the script it is."""
-    record = fit.v1 or fit.v2 or {}
+    record = _record(fit)
     parts = [f"fit {fit.index + 1}"]
     trainer, name, site = record.get("trainer"), record.get("run_name"), record.get("call_site")
     described = " ".join(p for p in (trainer or "", f'"{name}"' if name else "") if p)
@@ -59,8 +78,6 @@ def fit_title(fit: FitComparison) -> str:
 
 def short_site(site: str) -> str:
     """A call site relative to the working directory when it is under it."""
-    import os
-
     path, _, line = site.rpartition(":")
     if os.path.isabs(path):
         relative = os.path.relpath(path)
@@ -146,13 +163,8 @@ def terminal(
         summary.add_column(column, overflow="fold", ratio=ratio)
     summary.add_column("verdict", overflow="fold", ratio=3)
     for fit in fits:
-        record = fit.v1 or fit.v2 or {}
         label, style = _fit_verdict(fit)
-        site = record.get("call_site")
-        summary.add_row(
-            str(fit.index + 1), record.get("trainer") or "", record.get("run_name") or "(unnamed)",
-            short_site(site) if site else "", str(len(fit.differences)), f"[{style}]{label}[/]",
-        )  # fmt: skip
+        summary.add_row(*summary_row(fit), f"[{style}]{label}[/]")
     console.print(summary)
     for fit in fits:
         differing, equal = _aspects(fit)
@@ -193,9 +205,9 @@ def as_json(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str,
             {
                 "index": fit.index,
                 "title": fit_title(fit),
-                "trainer": (fit.v1 or fit.v2 or {}).get("trainer"),
-                "run_name": (fit.v1 or fit.v2 or {}).get("run_name"),
-                "call_site": (fit.v1 or fit.v2 or {}).get("call_site"),
+                "trainer": _record(fit).get("trainer"),
+                "run_name": _record(fit).get("run_name"),
+                "call_site": _record(fit).get("call_site"),
                 "verdict": _fit_verdict(fit)[0],
                 "v1": fit.v1,
                 "v2": fit.v2,
@@ -303,14 +315,13 @@ def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: 
         "<th>fit() call</th><th style='width:10%'>differences</th><th>verdict</th></tr>",
     ]
     for fit in fits:
-        record = fit.v1 or fit.v2 or {}
-        label, style = _fit_verdict(fit)
+        label, _ = _fit_verdict(fit)
         css = "unexplained" if fit.unexplained else ("explained" if fit.differences else "same")
-        site = record.get("call_site")
+        number, *cells = summary_row(fit)
         parts.append(
-            f"<tr class='{css}'><td><a href='#fit-{fit.index + 1}'>{fit.index + 1}</a></td>"
-            f"<td>{esc(record.get('trainer') or '')}</td><td>{esc(record.get('run_name') or '(unnamed)')}</td>"
-            f"<td>{esc(short_site(site) if site else '')}</td><td>{len(fit.differences)}</td><td>{esc(label)}</td></tr>"
+            f"<tr class='{css}'><td><a href='#fit-{number}'>{number}</a></td>"
+            + "".join(f"<td>{esc(cell)}</td>" for cell in [*cells, label])
+            + "</tr>"
         )
     parts.append("</table>")
     parts.append(
