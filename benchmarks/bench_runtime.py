@@ -185,17 +185,17 @@ def record_cost(records: int, repeat: int) -> None:
     import psutil
     import ray
 
-    from compat._ledger import remote_ledger_class
+    from compat_core.ledger import remote_ledger_class
 
     @ray.remote(num_cpus=0)
     class Worker:
         def send(self, ledger: Any, channel: bool, records: int) -> tuple[float, float]:
-            from compat import _channel, _worker
-            from compat._backend import EngineReport
+            from compat_core import channel, worker
+            from compat_core.engine import EngineReport
 
             address = ray.get(ledger.open_channel.remote()) if channel else None
-            settings = _worker.WorkerSettings("v1", ledger, {}, False, False, use_channel=channel)
-            session = _worker.WorkerSession(settings, None, 0, 1, sender=_channel.connect(address))
+            settings = worker.WorkerSettings("v1", ledger, {}, False, False, use_channel=channel)
+            session = worker.WorkerSession(settings, None, 0, 1, sender=channel.connect(address))
             wall, cpu = time.perf_counter(), time.process_time()
             for step in range(records):
                 session.on_report(EngineReport({"step": step, "loss": 1.0 / (step + 1)}, False))

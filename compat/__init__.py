@@ -5,15 +5,15 @@
 
 from typing import Any
 
-from compat import _version
+from compat_core import version
 
-RAY_VERSION = _version.check()  # fail with the fix before importing Ray's internals
+RAY_VERSION = version.check()  # fail with the fix before importing Ray's internals
 
 # ruff: noqa: E402  (the version check must run before these imports)
 # isort: off
 from ray.train import BackendConfig, Checkpoint, DataConfig, SyncConfig
 from ray.train import TRAIN_DATASET_KEY
-from compat._ray import (
+from compat_core.releases import (
     CheckpointConsistencyMode,
     CheckpointUploadMode,
     LoggingConfig,
@@ -25,7 +25,8 @@ from compat._ray import (
     ValidationTaskConfig,
 )
 
-from compat import _ray, session
+from compat import session
+from compat_core import releases
 from compat._api import (
     get_all_reported_checkpoints,
     get_checkpoint,
@@ -35,13 +36,13 @@ from compat._api import (
     report,
 )
 from compat._context import TrainContext
-from compat._model import CheckpointStatus
-from compat._switch import backend
+from compat_core.model import CheckpointStatus
+from compat_core.switch import backend
 from compat._trainer import DataParallelTrainer
-from compat._usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
+from compat_core.usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
 from compat.callbacks import UserCallback
-from compat.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
-from compat.errors import (
+from compat_core.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
+from compat_core.errors import (
     CallbackError,
     CompatError,
     ControllerFailedError,
@@ -57,7 +58,7 @@ from compat.errors import (
 WorkerGroupError = WorkerGroupFailedError
 ControllerError = ControllerFailedError
 ReportedCheckpointStatus = CheckpointStatus
-from compat.result import ReportedCheckpoint, Result
+from compat_core.result import ReportedCheckpoint, Result
 # isort: on
 
 __all__ = [
@@ -112,8 +113,8 @@ __all__ = [
     "torch",
 ]
 
-# Names this (older) Ray's ray.train still exports and newer releases removed (compat/_ray.py).
-__all__ = _ray.export_retired(globals(), "ray.train", __all__)
+# Names this (older) Ray's ray.train still exports and newer releases removed (compat/releases.py).
+__all__ = releases.export_retired(globals(), "ray.train", __all__)
 
 
 def __getattr__(name: str) -> Any:

@@ -10,18 +10,19 @@ from typing import Any
 import ray
 from ray.train import Checkpoint
 
-from compat import _checks, _messages, _validation, _worker
 from compat._context import TrainContext
-from compat._model import CheckpointStatus
-from compat._ray import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
-from compat.errors import NotInTrainingFunctionError
-from compat.result import ReportedCheckpoint
+from compat_core import checks, messages, worker
+from compat_core.errors import NotInTrainingFunctionError
+from compat_core.model import CheckpointStatus
+from compat_core.releases import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
+from compat_core.result import ReportedCheckpoint
+from compat_core.validation import SeedValidation, request_from_report, seed_request
 
 
-def _session(name: str) -> _worker.WorkerSession:
-    session = _worker.current()
+def _session(name: str) -> worker.WorkerSession:
+    session = worker.current()
     if session is None:
-        raise NotInTrainingFunctionError(_messages.NOT_IN_TRAINING_FUNCTION.format(name=name))
+        raise NotInTrainingFunctionError(messages.NOT_IN_TRAINING_FUNCTION.format(name=name))
     return session
 
 
@@ -49,9 +50,9 @@ def report(
     """
     session = _session("report")
     if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
-        raise _checks.ReportError(_messages.bad_checkpoint(checkpoint))
-    metrics = _checks.check_metrics(metrics)
-    request = _validation.request_from_report(
+        raise checks.ReportError(messages.bad_checkpoint(checkpoint))
+    metrics = checks.check_metrics(metrics)
+    request = request_from_report(
         validation,
         validate_fn,
         validate_config,
@@ -62,14 +63,14 @@ def report(
         raise TypeError(
             f"report(checkpoint_upload_mode=...) takes a compat.CheckpointUploadMode, got {checkpoint_upload_mode!r}."
         )
-    if isinstance(request, _validation.SeedValidation):
+    if isinstance(request, SeedValidation):
         token = f"{session.attempt}-{session.rank}-{session.next_index}-{uuid.uuid4().hex}"
         # Blocking, so the function is stored before any validation task asks for it.
         ray.get(session.settings.ledger.store_seed_validation.remote(token, request))
-        request = _validation.seed_request(token)
+        request = seed_request(token)
     # V2 validates in its controller; under v1 the ledger runs it once the checkpoint is persisted.
     ledger_runs_it = session.side.validates_in_ledger
-    session.compat_call = _worker.CompatCall(bool(request), request if ledger_runs_it and request else None)
+    session.compat_call = worker.CompatCall(bool(request), request if ledger_runs_it and request else None)
     try:
         session.side.report(
             metrics,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from compat import _usage
+from compat_core import usage
 
 
 class TrainContext:
@@ -46,13 +46,13 @@ class TrainContext:
         return self._ray.get_storage()
 
     def get_metadata(self) -> dict[str, Any]:
-        _usage.relied_on("resume-from-checkpoint", "get_context().get_metadata()")
+        usage.relied_on("resume-from-checkpoint", "get_context().get_metadata()")
         if self._backend == "v1":
             return dict(self._ray.get_metadata())
         return {}
 
     def _trial(self, name: str, v1_value: Any, v2_value: Any, v1_on_v2: Any = None) -> Any:
-        _usage.relied_on("trial-api", f"get_context().{name}()")
+        usage.relied_on("trial-api", f"get_context().{name}()")
         if self._v1_on_v2:
             return v1_on_v2() if v1_on_v2 is not None else v2_value()
         return v1_value() if self._backend == "v1" else v2_value()

@@ -9,23 +9,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from compat import _capture, _checks, _messages, _ray, _switch, _tune, _usage, _where, _worker
-from compat._backend import Backend, TrainJob
-from compat._frameworks import DATA_PARALLEL, TORCH, Framework
-from compat._ledger import LedgerSnapshot, ledger_concurrency, ray_validation_runner, remote_ledger_class
-from compat._model import Retention
-from compat._patch import scoped_env
-from compat._usage import UsageLog
-from compat._validation import trainer_config
 from compat.callbacks import is_user_callback
-from compat.config import (
+from compat_core import capture, checks, messages, releases, switch, tune, usage, where, worker
+from compat_core.config import (
     RunConfig,
     ScalingConfig,
     coerce,
     record_v1_only_options,
 )
-from compat.errors import CallbackError, training_failed
-from compat.result import Result
+from compat_core.engine import Backend, TrainJob
+from compat_core.errors import CallbackError, training_failed
+from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
+from compat_core.ledger import LedgerSnapshot, ledger_concurrency, ray_validation_runner, remote_ledger_class
+from compat_core.model import Retention
+from compat_core.patch import scoped_env
+from compat_core.result import Result
+from compat_core.usage import UsageLog
+from compat_core.validation import trainer_config
 
 
 class RunContext:
@@ -105,13 +105,13 @@ class DataParallelTrainer:
 
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
-        """Run one Tune trial (Tune calls this; see :mod:`compat._tune`)."""
+        """Run one Tune trial (Tune calls this; see :mod:`compat_core.tune`)."""
         selected = self._selected_backend()
-        os.environ[_switch.ENV_VAR] = _switch.env_value(selected)  # the driver's choices
+        os.environ[switch.ENV_VAR] = switch.env_value(selected)  # the driver's choices
         if "_tuned_engine" in self.__dict__:
-            os.environ[_switch.ENGINE_ENV_VAR] = self.__dict__["_tuned_engine"]
-        trial = _tune.with_sample(self, config or {})
-        if _switch.engine(selected) == "v2" and trial.run_config.storage_path is None:  # the run goes in the trial
+            os.environ[switch.ENGINE_ENV_VAR] = self.__dict__["_tuned_engine"]
+        trial = tune.with_sample(self, config or {})
+        if switch.engine(selected) == "v2" and trial.run_config.storage_path is None:  # the run goes in the trial
             import ray.tune
 
             trial.run_config = dataclasses.replace(
@@ -122,42 +122,42 @@ class DataParallelTrainer:
     def _resources(self, config: dict[str, Any]) -> Any:
         """The resources of one trial (Tune reads ``_resources`` of a function trainable)."""
         selected = self._selected_backend()
-        scaling = _tune.scaling_of(config["scaling_config"]) if "scaling_config" in config else self.scaling_config
-        return _switch.driver_backend(selected).trial_resources(scaling)
+        scaling = tune.scaling_of(config["scaling_config"]) if "scaling_config" in config else self.scaling_config
+        return switch.driver_backend(selected).trial_resources(scaling)
 
     def __getstate__(self) -> dict[str, Any]:
         # Tune pickles the trainable on the driver: the trial runs the backend chosen there.
-        return {**self.__dict__, "_tuned_backend": self._selected_backend(), "_tuned_engine": _switch.v1_engine()}
+        return {**self.__dict__, "_tuned_backend": self._selected_backend(), "_tuned_engine": switch.v1_engine()}
 
-    def _backend_config(self, engine: _switch.Backend, scaling: Any) -> Any:
+    def _backend_config(self, engine: switch.Backend, scaling: Any) -> Any:
         config = self._framework.config_for(self.backend_config, engine)
-        return _ray.v2_backend_config(config, bool(scaling.use_gpu)) if engine == "v2" else config
+        return releases.v2_backend_config(config, bool(scaling.use_gpu)) if engine == "v2" else config
 
-    def _selected_backend(self) -> _switch.Backend:
+    def _selected_backend(self) -> switch.Backend:
         """The backend the driver selected when Tune pickled this trainer, else the current one."""
-        chosen: _switch.Backend | None = self.__dict__.get("_tuned_backend")
-        return chosen or _switch.backend()
+        chosen: switch.Backend | None = self.__dict__.get("_tuned_backend")
+        return chosen or switch.backend()
 
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""
         return self._run(in_trial=False)
 
     def _run(self, *, in_trial: bool) -> Result:
-        call_site = _where.user_call_site()
-        name = _switch.backend()
-        backend: Backend = _switch.driver_backend(name)
+        call_site = where.user_call_site()
+        name = switch.backend()
+        backend: Backend = switch.driver_backend(name)
         ensure_ray()
         import ray
 
-        _usage.take()
+        usage.take()
         scaling, run = self.scaling_config, self.run_config
         record_v1_only_options(scaling, run, name, consumed=self._consumed_options)
         user_callbacks = [c for c in run.callbacks if is_user_callback(c)]
         other_callbacks = [c for c in run.callbacks if not is_user_callback(c)]
         for callback in other_callbacks:
-            _usage.relied_on("tune-callback", type(callback).__name__, backend=name)
+            usage.relied_on("tune-callback", type(callback).__name__, backend=name)
         if self.resume_from_checkpoint is not None or self.metadata is not None:
-            _usage.relied_on("resume-from-checkpoint", backend=name)
+            usage.relied_on("resume-from-checkpoint", backend=name)
 
         run_context = RunContext(run, self.train_loop_config, scaling)
         start_time = time.time()
@@ -170,7 +170,7 @@ class DataParallelTrainer:
                 callbacks=user_callbacks if backend.ledger_runs_callbacks else [],
                 run_context=run_context,
                 validation_runner=(
-                    functools.partial(ray_validation_runner, switch_value=_switch.outside_training_value(name))
+                    functools.partial(ray_validation_runner, switch_value=switch.outside_training_value(name))
                     if backend.ledger_runs_validation
                     else None
                 ),
@@ -181,7 +181,7 @@ class DataParallelTrainer:
         validation_config = trainer_config(self.validation_config, ledger)
         if backend.ledger_runs_validation:
             ray.get(ledger.use_validation_config.remote(validation_config))
-        settings = _worker.driver_settings(
+        settings = worker.driver_settings(
             name,
             ledger,
             engine=backend.engine,
@@ -189,7 +189,7 @@ class DataParallelTrainer:
             keep_v1_logs=run.keep_v1_logs,
         )
         job = TrainJob(
-            train_fn=_worker.wrap(self.train_loop_per_worker, settings),
+            train_fn=worker.wrap(self.train_loop_per_worker, settings),
             train_loop_config=self.train_loop_config,
             scaling=scaling,
             run=run,
@@ -205,10 +205,10 @@ class DataParallelTrainer:
             resume_from_checkpoint=self.resume_from_checkpoint,
             start_time=start_time,
         )
-        env = {_switch.ENV_VAR: _switch.env_value(backend.engine), **backend.engine_env()}
+        env = {switch.ENV_VAR: switch.env_value(backend.engine), **backend.engine_env()}
         raw: Any = None
         error: BaseException | None = None
-        driver_usages = _usage.take()
+        driver_usages = usage.take()
         try:
             with scoped_env(env):
                 raw = backend.run_in_trial(job) if in_trial else backend.run(job)
@@ -219,19 +219,19 @@ class DataParallelTrainer:
         finally:
             ray.kill(ledger)
         result = backend.build_result(job, raw, snapshot, error)
-        usage = UsageLog()
-        usage.merge(driver_usages + _usage.take() + snapshot.usages)
-        result.v1_usage = usage.as_list()
-        call = _capture.FitCall(self._framework.trainer_name, run.name, call_site)
-        _capture.capture(result, time.time() - start_time, error, call)
+        log = UsageLog()
+        log.merge(driver_usages + usage.take() + snapshot.usages)
+        result.v1_usage = log.as_list()
+        call = capture.FitCall(self._framework.trainer_name, run.name, call_site)
+        capture.capture(result, time.time() - start_time, error, call)
         if backend.warns_v1_only:
-            _usage.warn_for_workers(snapshot.usages)
+            usage.warn_for_workers(snapshot.usages)
         _warn_non_finite(snapshot)
         if error is not None:
             last = snapshot.failures[-1] if snapshot.failures else {}
             causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
             cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
-            raise training_failed(_messages.training_failed(cause), result, last, error) from error
+            raise training_failed(messages.training_failed(cause), result, last, error) from error
         if snapshot.callback_failures:
             first = snapshot.callback_failures[0]
             raise CallbackError(first.message(), result, snapshot.callback_failures)
@@ -277,14 +277,14 @@ class TorchTrainer(DataParallelTrainer):
         return self.backend_config
 
 
-def _retention(run: RunConfig, engine: _switch.Engine) -> Retention:
+def _retention(run: RunConfig, engine: switch.Engine) -> Retention:
     """The checkpoints the engine's checkpoint manager keeps, which the ledger's answers to
     ``get_all_reported_checkpoints`` follow: V1's manager appends a checkpoint without the
     score attribute from Ray 2.49, V2's always ranks it by -inf (docs §27, §28)."""
     c = run.checkpoint_config
     if c is None:
         return Retention()
-    newest = engine == "v1" and _ray.UNSCORED_CHECKPOINTS_NEWEST
+    newest = engine == "v1" and releases.UNSCORED_CHECKPOINTS_NEWEST
     return Retention(c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, newest)
 
 
@@ -292,8 +292,8 @@ def _warn_non_finite(snapshot: LedgerSnapshot) -> None:
     """One warning per key that was NaN or infinite in any report of the run."""
     seen: dict[str, tuple[int, str]] = {}
     for record in sorted(snapshot.records, key=lambda r: (r.key, r.rank)):
-        for key in _checks.non_finite_keys(record.metrics):
+        for key in checks.non_finite_keys(record.metrics):
             count, first = seen.get(key, (0, f"worker {record.rank}, report {record.index}"))
             seen[key] = (count + 1, first)
     for key, (count, first) in seen.items():
-        _where.warn(_messages.non_finite_metric(key, count, first), _usage.NonFiniteMetricWarning)
+        where.warn(messages.non_finite_metric(key, count, first), usage.NonFiniteMetricWarning)

@@ -16,7 +16,7 @@ from typing import Any
 from ray.train import TRAIN_DATASET_KEY
 
 from compat._trainer import DataParallelTrainer
-from compat.config import RunConfig, coerce
+from compat_core.config import RunConfig, coerce
 
 
 def legacy_train_fn(

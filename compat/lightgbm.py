@@ -13,11 +13,11 @@ from typing import Any
 
 from ray.train.lightgbm import LightGBMCheckpoint, LightGBMConfig, RayTrainReportCallback, get_network_params
 
-from compat import _ray
-from compat._frameworks import LIGHTGBM
 from compat._trees import TreeTrainer
+from compat_core import releases
+from compat_core.frameworks import LIGHTGBM
 
-if _ray.LIGHTGBM_NORMALIZE:
+if releases.LIGHTGBM_NORMALIZE:
     from ray.train.lightgbm import normalize_pandas_for_lightgbm
 
 __all__ = [
@@ -27,11 +27,11 @@ __all__ = [
     "RayTrainReportCallback",
     "get_network_params",
 ]
-if _ray.LIGHTGBM_NORMALIZE:
+if releases.LIGHTGBM_NORMALIZE:
     __all__ += ["normalize_pandas_for_lightgbm"]
 
-# Names this (older) Ray's ray.train.lightgbm still exports and newer releases removed (compat/_ray.py).
-__all__ = _ray.export_retired(globals(), "ray.train.lightgbm", __all__)
+# Names this (older) Ray's ray.train.lightgbm still exports and newer releases removed (compat/releases.py).
+__all__ = releases.export_retired(globals(), "ray.train.lightgbm", __all__)
 
 
 class LightGBMTrainer(TreeTrainer):

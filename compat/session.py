@@ -11,7 +11,8 @@ from typing import Any
 
 from ray.train import Checkpoint
 
-from compat import _api, _usage
+from compat import _api
+from compat_core import usage
 
 __all__ = [
     "get_checkpoint",
@@ -25,7 +26,7 @@ __all__ = [
 
 
 def _note(name: str) -> None:
-    _usage.relied_on("session-api", f"session.{name}")
+    usage.relied_on("session-api", f"session.{name}")
 
 
 def report(metrics: dict[str, Any], *, checkpoint: Checkpoint | None = None) -> None:

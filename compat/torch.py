@@ -13,9 +13,9 @@ from typing import Any
 from ray.train.torch import TorchCheckpoint
 from ray.train.torch.config import TorchConfig
 
-from compat import _messages, _ray, _usage, _worker
 from compat._trainer import TorchTrainer
-from compat.errors import CompatError
+from compat_core import messages, releases, usage, worker
+from compat_core.errors import CompatError
 
 __all__ = [
     "TorchCheckpoint",
@@ -31,12 +31,12 @@ __all__ = [
     "prepare_optimizer",
 ]
 
-# Names this (older) Ray's ray.train.torch still exports and newer releases removed (compat/_ray.py).
-__all__ = _ray.export_retired(globals(), "ray.train.torch", __all__)
+# Names this (older) Ray's ray.train.torch still exports and newer releases removed (compat/releases.py).
+__all__ = releases.export_retired(globals(), "ray.train.torch", __all__)
 
 
 def _utils() -> Any:
-    session = _worker.current()
+    session = worker.current()
     if session is not None:
         return session.side.torch_utils()
     from ray.train.torch import train_loop_utils  # outside a worker: Ray's own fallbacks
@@ -45,7 +45,7 @@ def _utils() -> Any:
 
 
 def _v1_engine() -> bool:
-    session = _worker.current()
+    session = worker.current()
     return session is None or session.side.name == "v1"
 
 
@@ -76,24 +76,24 @@ def enable_reproducibility(seed: int = 0) -> None:
 
 def accelerate(amp: bool = False) -> None:
     """V1's training optimizations (mixed precision with ``amp=True``). V1-only."""
-    _usage.relied_on("torch-amp", "compat.torch.accelerate()")
+    usage.relied_on("torch-amp", "compat.torch.accelerate()")
     if _v1_engine():
         _utils().accelerate(amp)
     elif amp:
-        raise CompatError(_messages.AMP_UNDER_V2)
+        raise CompatError(messages.AMP_UNDER_V2)
 
 
 def prepare_optimizer(optimizer: Any) -> Any:
     """V1: wrap ``optimizer`` for mixed precision after ``accelerate(amp=True)``. Under v2
     the optimizer is returned unchanged (V2 has no AMP helper). V1-only."""
-    _usage.relied_on("torch-amp", "compat.torch.prepare_optimizer()")
+    usage.relied_on("torch-amp", "compat.torch.prepare_optimizer()")
     return _utils().prepare_optimizer(optimizer) if _v1_engine() else optimizer
 
 
 def backward(tensor: Any) -> None:
     """V1: ``tensor.backward()`` through the AMP scaler when enabled. Under v2, plain
     ``tensor.backward()``. V1-only."""
-    _usage.relied_on("torch-amp", "compat.torch.backward()")
+    usage.relied_on("torch-amp", "compat.torch.backward()")
     if _v1_engine():
         _utils().backward(tensor)
     else:

@@ -15,14 +15,14 @@ from typing import Any
 from ray.train.xgboost import RayTrainReportCallback, XGBoostCheckpoint
 from ray.train.xgboost.config import XGBoostConfig
 
-from compat import _ray
-from compat._frameworks import XGBOOST
 from compat._trees import TreeTrainer
+from compat_core import releases
+from compat_core.frameworks import XGBOOST
 
 __all__ = ["RayTrainReportCallback", "XGBoostCheckpoint", "XGBoostConfig", "XGBoostTrainer"]
 
-# Names this (older) Ray's ray.train.xgboost still exports and newer releases removed (compat/_ray.py).
-__all__ = _ray.export_retired(globals(), "ray.train.xgboost", __all__)
+# Names this (older) Ray's ray.train.xgboost still exports and newer releases removed (compat/releases.py).
+__all__ = releases.export_retired(globals(), "ray.train.xgboost", __all__)
 
 
 class XGBoostTrainer(TreeTrainer):

@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 . .venv/bin/activate
-ruff check compat v1 v2 migrate tests benchmarks examples
-ruff format --check compat v1 v2 migrate tests benchmarks examples
+ruff check compat compat_core v1 v2 migrate tests benchmarks examples
+ruff format --check compat compat_core v1 v2 migrate tests benchmarks examples
 mypy
 # Tests marked one_pass run both backends through the `backend` fixture and do not depend
 # on the setting the process started with, so the second pass runs only their v1 cases

@@ -39,7 +39,7 @@ def test_the_wheel_holds_every_package_of_the_repository(dist: Path) -> None:
     names = set(zipfile.ZipFile(wheel(dist)).namelist())
     packages = {
         str(init.parent.relative_to(ROOT))
-        for top in ("compat", "v1", "v2", "migrate")
+        for top in ("compat", "compat_core", "v1", "v2", "migrate")
         for init in (ROOT / top).rglob("__init__.py")
         if "__pycache__" not in init.parts
     }

@@ -10,15 +10,14 @@ from typing import Any
 
 import pandas as pd
 
-from compat import _storage
-from compat._backend import TrainJob, note_v1_rerun
-from compat._ledger import LedgerSnapshot
-from compat._model import CheckpointStatus, ValidationOutcome, merge_validation
-from compat._switch import Engine
-from compat.config import RunConfig
-from compat.result import Result, ledger_validated, worker_dataframe
-from v1 import logs
-from v1.semantics import V1Semantics
+from compat_core import storage, v1_logs
+from compat_core.config import RunConfig
+from compat_core.engine import TrainJob, note_v1_rerun
+from compat_core.ledger import LedgerSnapshot
+from compat_core.model import CheckpointStatus, ValidationOutcome, merge_validation
+from compat_core.result import Result, ledger_validated, worker_dataframe
+from compat_core.semantics import V1Semantics
+from compat_core.switch import Engine
 
 
 class V1Backend:
@@ -79,7 +78,7 @@ class V1Backend:
                 report_rounds=rounds,
             )
 
-        logs.repair_progress_csv(_storage.RunStorage(raw.filesystem, raw.path))
+        v1_logs.repair_progress_csv(storage.RunStorage(raw.filesystem, raw.path))
 
         def validated(metrics: dict[str, Any]) -> dict[str, Any]:
             round_ = by_dir.get(str(metrics.get("checkpoint_dir_name")))

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compat._backend import EngineReport, ReportSink
-from compat._patch import override_method, rebind, undo_all
-from compat._storage import checkpoint_dir_name
-from compat._worker import ledger_reported_checkpoints
+from compat_core.engine import EngineReport, ReportSink
+from compat_core.patch import override_method, rebind, undo_all
+from compat_core.storage import checkpoint_dir_name
+from compat_core.worker import ledger_reported_checkpoints
 
 
 class V1WorkerSide:
@@ -74,7 +74,7 @@ class V1WorkerSide:
         validation: Any,
     ) -> None:
         # V1 names its own checkpoint directories and uploads synchronously; validation
-        # runs in compat's ledger (see compat._worker).
+        # runs in compat's ledger (see compat_core.worker).
         from ray.train._internal.session import report as v1_report
 
         v1_report(dict(metrics), checkpoint=checkpoint)

@@ -14,20 +14,18 @@ from typing import Any
 
 import pandas as pd
 
-from compat import _messages, _ray, _storage, _tune, _usage
-from compat._backend import TrainJob, note_v1_rerun
-from compat._ledger import LedgerSnapshot, group_rounds
-from compat._model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
-from compat._patch import scoped_env
-from compat._storage import RunStorage, checkpoint_dir_name
-from compat._switch import Engine
-from compat.config import RunConfig
-from compat.errors import CompatError
-from compat.result import ReportedCheckpoint, Result, ledger_validated, worker_dataframe
-from v1 import logs
+from compat_core import messages, releases, storage, tune, usage, v1_logs
+from compat_core.config import RunConfig
+from compat_core.engine import TrainJob, note_v1_rerun
+from compat_core.errors import CompatError
+from compat_core.ledger import LedgerSnapshot, group_rounds
+from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
+from compat_core.patch import scoped_env
+from compat_core.result import ReportedCheckpoint, Result, ledger_validated, worker_dataframe
+from compat_core.semantics import V1Semantics, V2Semantics
+from compat_core.storage import RunStorage, checkpoint_dir_name
+from compat_core.switch import Engine
 from v1.backend import _validated_dataframe
-from v1.semantics import V1Semantics
-from v2.semantics import V2Semantics
 from v2.tune_callbacks import TuneCallbacks
 
 SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
@@ -57,14 +55,14 @@ class V2Backend:
     semantics = V2Semantics()
     ledger_runs_callbacks = True
     # V2 validates in its controller from Ray 2.56; before, compat's ledger does, as under v1.
-    ledger_runs_validation = not _ray.VALIDATION
+    ledger_runs_validation = not releases.VALIDATION
     warns_v1_only = True
 
     def __init__(self) -> None:
         self.run_name = ""
         self.storage_path: Any = None  # what Ray's RunConfig gets
         self.storage: RunStorage | None = None
-        self.rows: logs.V1Rows | None = None  # for keep_v1_logs
+        self.rows: v1_logs.V1Rows | None = None  # for keep_v1_logs
         self.row_params: dict[str, Any] = {}
 
     def prepare(
@@ -73,14 +71,14 @@ class V2Backend:
         # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
         self.run_name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
         self.storage_path = run.storage_path
-        self.storage = _storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
+        self.storage = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
         if self.storage.exists(SNAPSHOT_FILE):
-            _usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", backend="v2")
+            usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", backend="v2")
         self.row_params = self._row_params(train_loop_config, start_time)
         if run.keep_v1_logs:
-            for name in (logs.PROGRESS_CSV, logs.RESULT_JSON):
+            for name in (v1_logs.PROGRESS_CSV, v1_logs.RESULT_JSON):
                 self.storage.move_aside(name)  # an earlier run's logs never look current
-            self.rows = logs.V1Rows(**self.row_params)
+            self.rows = v1_logs.V1Rows(**self.row_params)
 
     def _row_params(self, train_loop_config: dict[str, Any] | None, start_time: float) -> dict[str, Any]:
         """The V1 rows' trial id and config (``keep_v1_logs``): the run's name, V2's config."""
@@ -90,20 +88,20 @@ class V2Backend:
     def round_sink(self) -> Any:
         if self.rows is None or self.storage is None:
             return None
-        return logs.LiveV1Logs(self.storage, self.rows)
+        return v1_logs.LiveV1Logs(self.storage, self.rows)
 
     def engine_env(self) -> dict[str, str]:
         return {} if POLL_ENV_VAR in os.environ else {POLL_ENV_VAR: COMPAT_POLL_DEFAULT_S}
 
     def run(self, job: TrainJob) -> Any:
-        CheckpointConfig, FailureConfig, RunConfig, ScalingConfig = _ray.v2_config_classes()
+        CheckpointConfig, FailureConfig, RunConfig, ScalingConfig = releases.v2_config_classes()
 
-        _ray.expose_v2_names()
+        releases.expose_v2_names()
 
         s, r = job.scaling, job.run
         c, f = r.checkpoint_config, r.failure_config
-        if r.worker_runtime_env and not _ray.WORKER_RUNTIME_ENV:
-            raise CompatError(_messages.needs_newer_ray("RunConfig(worker_runtime_env=...)", "2.47"))
+        if r.worker_runtime_env and not releases.WORKER_RUNTIME_ENV:
+            raise CompatError(messages.needs_newer_ray("RunConfig(worker_runtime_env=...)", "2.47"))
         # V1-only options were recorded (and warned about) by the trainer; V2 raises on
         # them, so they are not passed on.
         run = RunConfig(
@@ -119,8 +117,8 @@ class V2Backend:
             if c
             else None,
             callbacks=[],  # UserCallbacks run in the ledger, which sees every round (see prepare)
-            **({"worker_runtime_env": r.worker_runtime_env} if _ray.WORKER_RUNTIME_ENV else {}),
-            **({"logging_config": r.logging_config} if _ray.LOGGING_CONFIG else {}),
+            **({"worker_runtime_env": r.worker_runtime_env} if releases.WORKER_RUNTIME_ENV else {}),
+            **({"logging_config": r.logging_config} if releases.LOGGING_CONFIG else {}),
         )
         trainer = job.framework.trainer_class("v2")(
             job.train_fn,
@@ -136,7 +134,7 @@ class V2Backend:
             run_config=run,
             datasets=job.datasets,
             dataset_config=job.dataset_config,
-            **({"validation_config": job.validation_config} if _ray.VALIDATION else {}),
+            **({"validation_config": job.validation_config} if releases.VALIDATION else {}),
         )
         tune = self._tune_callbacks(job)
         if tune is None:
@@ -159,7 +157,7 @@ class V2Backend:
         # controller would give up after 60 s waiting for another trial's workers.
         wait = {} if START_TIMEOUT_ENV_VAR in os.environ else {START_TIMEOUT_ENV_VAR: TRIAL_START_TIMEOUT_S}
         with scoped_env(wait):
-            return _tune.run_forwarding(lambda: self.run(job), job.ledger, ray.tune.report)
+            return tune.run_forwarding(lambda: self.run(job), job.ledger, ray.tune.report)
 
     def trial_resources(self, scaling: Any) -> Any:
         """The trial itself only drives V2's controller (which reserves no CPU either): one
@@ -173,13 +171,13 @@ class V2Backend:
     def _tune_callbacks(self, job: TrainJob) -> TuneCallbacks | None:
         if not job.other_callbacks or self.storage is None:
             return None
-        rows = logs.V1Rows(**self.row_params)
+        rows = v1_logs.V1Rows(**self.row_params)
         return TuneCallbacks(job.other_callbacks, job.ledger, self.storage, rows, dict(self.row_params["config"]))
 
     def _v1_rows(self, snapshot: LedgerSnapshot) -> list[dict[str, Any]]:
         """Rank 0's rows as the live logs wrote them (same maker, same rounds, same order)."""
         assert self.rows is not None
-        maker = logs.V1Rows(**self.row_params)
+        maker = v1_logs.V1Rows(**self.row_params)
         by_key = group_rounds(snapshot.records)
         return [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
 
@@ -189,7 +187,7 @@ class V2Backend:
         workers = worker_dataframe(snapshot.records)
         v1_rows = self._v1_rows(snapshot) if keep_v1_logs else None
         if v1_rows and self.storage is not None:
-            logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
+            v1_logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
         run_path = self.storage.run_dir if self.storage is not None else ""
         if raw is None:
             outcome = self.semantics.outcome(rounds, keep_v1_logs=keep_v1_logs)
@@ -265,7 +263,7 @@ class V1OnV2Backend(V2Backend):
         stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
         experiment = run.name or f"{trainer_name}_{stamp}"
         trial_id = f"{uuid.uuid4().hex[:5]}_00000"
-        root = os.fspath(run.storage_path) if run.storage_path is not None else _storage.DEFAULT_STORAGE_PATH
+        root = os.fspath(run.storage_path) if run.storage_path is not None else storage.DEFAULT_STORAGE_PATH
         trial = dataclasses.replace(
             run, name=f"{trainer_name}_{trial_id}_0_{stamp}", storage_path=posixpath.join(root, experiment)
         )
@@ -282,14 +280,14 @@ class V1OnV2Backend(V2Backend):
     def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
         """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
         flattened to ``a/b``, values as the CSV gives them)."""
-        text = self.storage.read_text(logs.PROGRESS_CSV) if self.storage is not None else None
+        text = self.storage.read_text(v1_logs.PROGRESS_CSV) if self.storage is not None else None
         return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
 
     def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
         rounds = snapshot.rounds()
         rows = self._v1_rows(snapshot)
         if rows and self.storage is not None:
-            logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
+            v1_logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
         # finished run (below, with its auto-filled keys as metrics).

@@ -16,9 +16,9 @@ import threading
 import traceback
 from typing import Any
 
-from compat._ledger import CallbackFailure
-from compat._storage import RunStorage
-from v1.logs import V1Rows
+from compat_core.ledger import CallbackFailure
+from compat_core.storage import RunStorage
+from compat_core.v1_logs import V1Rows
 
 POLL_S = 0.25
 

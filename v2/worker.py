@@ -23,11 +23,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from compat import _ray
-from compat._backend import EngineReport, ReportSink
-from compat._patch import override_method, rebind, undo_all
-from compat._storage import checkpoint_dir_name as dir_name_of
-from compat._worker import ledger_reported_checkpoints
+from compat_core import releases
+from compat_core.engine import EngineReport, ReportSink
+from compat_core.patch import override_method, rebind, undo_all
+from compat_core.storage import checkpoint_dir_name as dir_name_of
+from compat_core.worker import ledger_reported_checkpoints
 
 RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"
 
@@ -44,7 +44,7 @@ class V2WorkerSide:
     name = "v2"
 
     def torch_utils(self) -> Any:
-        return _ray.v2_torch_utils()
+        return releases.v2_torch_utils()
 
     def rank_and_size(self) -> tuple[int, int]:
         context = self.context()
@@ -54,14 +54,14 @@ class V2WorkerSide:
         self.round_vote: Callable[[bool], bool] | None = None  # set by the worker session
         self.v1_semantics = v1_semantics
         # V2 validates in its controller from Ray 2.56; V1 semantics validate in the ledger.
-        self.validates_in_ledger = v1_semantics or not _ray.VALIDATION
+        self.validates_in_ledger = v1_semantics or not releases.VALIDATION
         self.next_checkpoint_index = 0  # V1's numbering; the session sets it for its attempt
 
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
         from ray.train.v2.api import train_fn_utils as api
 
-        owner = _ray.v2_report_owner()
+        owner = releases.v2_report_owner()
         original = owner.report
         signature = inspect.signature(original)
         direct = not rounds_through_ray()
@@ -80,7 +80,7 @@ class V2WorkerSide:
                 if self.round_vote(free) and free:
                     sink(EngineReport(submitted, False))  # no rank passed a checkpoint: V2 keeps nothing
                     return
-            context: Any = _ray.v2_train_context()
+            context: Any = releases.v2_train_context()
             name = given.get("checkpoint_dir_name") or self._default_checkpoint_dir_name(context)
             given["checkpoint_dir_name"] = name
             original(*call.args, **call.kwargs)
@@ -122,7 +122,7 @@ class V2WorkerSide:
             dict(metrics),
             checkpoint=checkpoint,
             checkpoint_dir_name=checkpoint_dir_name,
-            **_ray.v2_report_keywords(upload_mode, validation),
+            **releases.v2_report_keywords(upload_mode, validation),
         )
 
     def context(self) -> Any:
@@ -135,12 +135,13 @@ class V2WorkerSide:
             return ledger_reported_checkpoints(session, validated, timeout_s)
         from ray.train.v2.api.train_fn_utils import get_all_reported_checkpoints
 
-        mode = _ray.CheckpointConsistencyMode.VALIDATED if validated else _ray.CheckpointConsistencyMode.COMMITTED
+        modes = releases.CheckpointConsistencyMode
+        mode = modes.VALIDATED if validated else modes.COMMITTED
         found = get_all_reported_checkpoints(consistency_mode=mode, timeout_s=timeout_s)
         return [(r.checkpoint, dict(r.metrics), r.status.value) for r in found]
 
     def preemption_info(self) -> Any:
-        if not _ray.PREEMPTION:
+        if not releases.PREEMPTION:
             return None  # no preemption notice before Ray 2.58; a preempted node is a worker failure
         from ray.train.v2.api.train_fn_utils import get_preemption_info
 

@@ -1,6 +1,6 @@
 """Pairing two runs' fits and explaining every difference by a documented V1/V2 difference.
 
-Plain code over the JSON records of :mod:`compat._capture`: no Ray, no subprocess.
+Plain code over the JSON records of :mod:`compat_core.capture`: no Ray, no subprocess.
 """
 
 from __future__ import annotations

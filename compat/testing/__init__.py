@@ -17,14 +17,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat import _switch
-from compat._model import Outcome
-from compat._patch import scoped_env
 from compat.callbacks import UserCallback
-from compat.config import RunConfig, ScalingConfig, coerce
-from compat.result import Result
 from compat.testing._compare import Difference, differences, observe, same, user_keys
 from compat.testing.schedule import Schedule, replay_schedule
+from compat_core import switch
+from compat_core.config import RunConfig, ScalingConfig, coerce
+from compat_core.model import Outcome
+from compat_core.patch import scoped_env
+from compat_core.result import Result
 
 __all__ = [
     "Comparison",
@@ -105,7 +105,7 @@ def run_both(
             datasets=datasets,
             validation_config=validation_config,
         )
-        with scoped_env({**(env or {}), _switch.ENV_VAR: _switch.env_value(backend)}):
+        with scoped_env({**(env or {}), switch.ENV_VAR: switch.env_value(backend)}):
             try:
                 result = trainer.fit()
             except TrainingFailedError as error:

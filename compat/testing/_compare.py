@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compat._capture import AUTO_KEYS
-from compat._model import KeptCheckpoint, Metrics, Outcome
-from compat._storage import checkpoint_dir_name
-from compat.result import Result
-from v1 import logs
+from compat_core import v1_logs
+from compat_core.capture import AUTO_KEYS
+from compat_core.model import KeptCheckpoint, Metrics, Outcome
+from compat_core.result import Result
+from compat_core.storage import checkpoint_dir_name
 
 DOCS = "docs/compatibility.md"
 
@@ -58,7 +58,7 @@ def observe(result: Result, after_report_log: str | None = None) -> Outcome:
     )
     frame = result.metrics_dataframe
     rows = None if frame is None else tuple(user_keys(r) or {} for r in frame.to_dict("records"))
-    logged = tuple(user_keys(r) or {} for r in logs.read_result_json(result.path)) if result.path else ()
+    logged = tuple(user_keys(r) or {} for r in v1_logs.read_result_json(result.path)) if result.path else ()
     calls: tuple[tuple[tuple[Metrics, ...], bool], ...] = ()
     if after_report_log is not None and os.path.exists(after_report_log):
         with open(after_report_log) as f:

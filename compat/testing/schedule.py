@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from compat._model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
+from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compat import _channel
-from compat._ledger import Record, RunLedger
 from compat.callbacks import UserCallback
 from compat.errors import InvalidSwitchValueError
+from compat_core import channel
+from compat_core.ledger import Record, RunLedger
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -46,7 +46,7 @@ def test_records_written_by_each_rank_reach_the_ledger_in_order(host) -> None:
     cb = Recorder()
     ledger = RunLedger(2, callbacks=[cb])
     address = ledger.open_channel(host)
-    senders = [_channel.connect(address), _channel.connect(address)]
+    senders = [channel.connect(address), channel.connect(address)]
     for index in range(20):
         for rank, sender in enumerate(senders):
             assert sender.send((rec(rank, index, step=index, worker=rank), None))
@@ -62,8 +62,8 @@ def test_records_written_by_each_rank_reach_the_ledger_in_order(host) -> None:
 def test_a_wrong_key_is_refused_and_the_right_one_still_gets_in() -> None:
     ledger = RunLedger(1)
     host, port, key = ledger.open_channel("127.0.0.1")
-    assert _channel.connect((host, port, b"x" * len(key))) is None  # the caller falls back to actor calls
-    sender = _channel.connect((host, port, key))
+    assert channel.connect((host, port, b"x" * len(key))) is None  # the caller falls back to actor calls
+    sender = channel.connect((host, port, key))
     assert sender is not None and sender.send((rec(0, 0, a=1), None))
     sender.close()
     ledger.worker_done(0, None, [], sent=1)
@@ -74,12 +74,12 @@ def test_an_address_nobody_listens_on_means_actor_calls() -> None:
     ledger = RunLedger(1)
     address = ledger.open_channel("127.0.0.1")
     ledger.close()  # stops listening
-    assert _channel.connect(address) is None
+    assert channel.connect(address) is None
 
 
 def test_a_record_that_cannot_be_pickled_is_left_to_the_actor_call_and_the_channel_goes_on() -> None:
     ledger = RunLedger(1)
-    sender = _channel.connect(ledger.open_channel("127.0.0.1"))
+    sender = channel.connect(ledger.open_channel("127.0.0.1"))
     assert sender.send((rec(0, 0, lock=threading.Lock()), None)) is False
     assert sender.send((rec(0, 1, a=1), None))
     sender.close()
@@ -101,9 +101,9 @@ def test_records_written_just_before_the_worker_is_killed_still_arrive() -> None
     address = ledger.open_channel("127.0.0.1")
     script = (
         "import os, signal, sys\n"
-        "from compat import _channel\n"
-        "from compat._ledger import Record\n"
-        f"sender = _channel.connect({address!r})\n"
+        "from compat_core import channel\n"
+        "from compat_core.ledger import Record\n"
+        f"sender = channel.connect({address!r})\n"
         "for i in range(50):\n"
         "    assert sender.send((Record(0, i, {'step': i}, False, False, 0.0), None))\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
@@ -123,7 +123,7 @@ def test_a_slow_callback_never_blocks_a_worker_writing_records() -> None:
 
     cb = Recorder()
     ledger = RunLedger(1, callbacks=[Slow(), cb])
-    sender = _channel.connect(ledger.open_channel("127.0.0.1"))
+    sender = channel.connect(ledger.open_channel("127.0.0.1"))
     big = "x" * 10_000  # 2,000 records of 10 kB: far more than a socket buffer holds
     sent = []
 
@@ -145,16 +145,16 @@ def test_a_slow_callback_never_blocks_a_worker_writing_records() -> None:
 @pytest.mark.parametrize("value,wanted", [(None, True), ("socket", True), ("actor", False), (" Actor ", False)])
 def test_the_channel_setting(monkeypatch, value, wanted) -> None:
     if value is None:
-        monkeypatch.delenv(_channel.ENV_VAR, raising=False)
+        monkeypatch.delenv(channel.ENV_VAR, raising=False)
     else:
-        monkeypatch.setenv(_channel.ENV_VAR, value)
-    assert _channel.wanted() is wanted
+        monkeypatch.setenv(channel.ENV_VAR, value)
+    assert channel.wanted() is wanted
 
 
 def test_an_unknown_channel_setting_says_what_to_set(monkeypatch) -> None:
-    monkeypatch.setenv(_channel.ENV_VAR, "grpc")
+    monkeypatch.setenv(channel.ENV_VAR, "grpc")
     with pytest.raises(InvalidSwitchValueError, match="COMPAT_RECORD_CHANNEL=actor"):
-        _channel.wanted()
+        channel.wanted()
 
 
 @settings(max_examples=40, deadline=None)
@@ -168,7 +168,7 @@ def test_every_record_is_stored_once_in_each_ranks_order_however_sent(reports, r
     channel carried in the order their rank wrote them."""
     ledger = RunLedger(len(reports))
     address = ledger.open_channel("127.0.0.1")
-    senders = [_channel.connect(address) for _ in reports]
+    senders = [channel.connect(address) for _ in reports]
     for index in range(max(reports)):
         for rank, count in enumerate(reports):
             if index < count:
@@ -189,6 +189,6 @@ def test_every_record_is_stored_once_in_each_ranks_order_however_sent(reports, r
 def test_a_ledger_that_cannot_listen_sends_its_workers_to_actor_calls() -> None:
     ledger = RunLedger(1)
     assert ledger.open_channel("192.0.2.1") is None  # an address of no interface here (TEST-NET-1)
-    assert _channel.connect(None) is None
+    assert channel.connect(None) is None
     ledger.record(rec(0, 0, a=1))
     assert len(ledger.close().records) == 1

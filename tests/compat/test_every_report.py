@@ -15,8 +15,8 @@ import pyarrow.fs as pafs
 import pytest
 
 import compat as train
-from compat import _ray
 from compat.torch import TorchTrainer
+from compat_core import releases
 
 pytestmark = pytest.mark.ray
 # Each scenario runs under both backends via the fixtures; only the error-family test depends
@@ -146,7 +146,7 @@ def test_a_failed_run_raises_an_error_that_ray_handlers_catch(backend, storage) 
     from ray.train.base_trainer import TrainingFailedError as V1Failed
     from ray.train.v2.api.exceptions import TrainingFailedError as V2Failed
 
-    _, worker_group_error, _ = _ray.v2_failure_classes()  # V2's WorkerGroupError from Ray 2.49
+    _, worker_group_error, _ = releases.v2_failure_classes()  # V2's WorkerGroupError from Ray 2.49
     # ray.train exports the class (whichever engine it was imported for) from Ray 2.51.
     handler = getattr(ray.train, "TrainingFailedError", V1Failed)
     try:

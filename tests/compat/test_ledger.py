@@ -2,12 +2,12 @@
 
 import pytest
 
-from compat import _messages, _ray, _switch
-from compat._ledger import Record, RunLedger, task_options
-from compat._model import CheckpointStatus, ValidationOutcome
-from compat._usage import Usage
-from compat._validation import trainer_config
 from compat.callbacks import UserCallback
+from compat_core import messages, releases, switch
+from compat_core.ledger import Record, RunLedger, task_options
+from compat_core.model import CheckpointStatus, ValidationOutcome
+from compat_core.usage import Usage
+from compat_core.validation import trainer_config
 
 
 class Recorder(UserCallback):
@@ -242,7 +242,7 @@ def test_a_failure_stops_waiting_when_the_rank_that_owes_a_record_finishes() -> 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from compat._model import Retention, retained  # noqa: E402
+from compat_core.model import Retention, retained  # noqa: E402
 
 _scores = st.one_of(st.none(), st.integers(-3, 3).map(float), st.just(float("nan")))
 
@@ -268,7 +268,7 @@ def test_retention_keeps_what_rays_v1_checkpoint_manager_keeps(tmp_path_factory,
         directory.mkdir()
         manager.register_checkpoint(_TrainingResult(Checkpoint.from_directory(str(directory)), values))
     surviving = sorted(int(p.name) for p in root.iterdir())
-    retention = Retention(num_to_keep, attribute, order, _ray.UNSCORED_CHECKPOINTS_NEWEST)
+    retention = Retention(num_to_keep, attribute, order, releases.UNSCORED_CHECKPOINTS_NEWEST)
     assert retained(metrics, retention) == surviving
 
 
@@ -315,7 +315,7 @@ def test_a_validation_task_reads_the_backends_switch_whatever_the_cluster_starte
 
 
 def test_an_unset_cluster_switch_reads_as_the_installed_rays_default() -> None:
-    default = "1" if _ray.V2_IS_DEFAULT else "0"
+    default = "1" if releases.V2_IS_DEFAULT else "0"
     assert task_options({}, default, None) == {}
     other = "0" if default == "1" else "1"
     assert task_options({}, other, None) == {"runtime_env": {"env_vars": {"RAY_TRAIN_V2_ENABLED": other}}}
@@ -327,13 +327,13 @@ def test_an_unset_cluster_switch_reads_as_the_installed_rays_default() -> None:
 def test_validation_runs_with_the_backends_ray_functions_while_ray_ships_them(
     monkeypatch, selected, has_v1_engine, value
 ) -> None:
-    monkeypatch.setattr(_ray, "HAS_V1_ENGINE", has_v1_engine)
-    assert _switch.outside_training_value(selected) == value
+    monkeypatch.setattr(releases, "HAS_V1_ENGINE", has_v1_engine)
+    assert switch.outside_training_value(selected) == value
 
 
 def test_ray_2_50s_device_failure_in_a_validation_says_how_to_get_past_it() -> None:
     error = "RuntimeError: TrainFnUtils has not been initialized. ..."
-    hinted = _messages.validation_failed(error, device_needs_worker=True)
+    hinted = messages.validation_failed(error, device_needs_worker=True)
     assert hinted.startswith(error) and "iter_torch_batches(device='cpu')" in hinted and "2.51" in hinted
-    assert _messages.validation_failed(error, device_needs_worker=False) == error
-    assert _messages.validation_failed("ValueError: bad", device_needs_worker=True) == "ValueError: bad"
+    assert messages.validation_failed(error, device_needs_worker=False) == error
+    assert messages.validation_failed("ValueError: bad", device_needs_worker=True) == "ValueError: bad"

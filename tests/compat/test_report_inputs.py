@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import compat
-from compat import _worker
+from compat_core import worker
 from v2.worker import V2WorkerSide
 
 
@@ -19,8 +19,8 @@ class _RejectingLedger:
 
 @pytest.fixture
 def session(monkeypatch):
-    settings = _worker.WorkerSettings("v2", _RejectingLedger(), {}, has_validation_config=False, keep_v1_logs=False)
-    monkeypatch.setattr(_worker, "_session", _worker.WorkerSession(settings, V2WorkerSide(), rank=0, world_size=1))
+    settings = worker.WorkerSettings("v2", _RejectingLedger(), {}, has_validation_config=False, keep_v1_logs=False)
+    monkeypatch.setattr(worker, "_session", worker.WorkerSession(settings, V2WorkerSide(), rank=0, world_size=1))
     return settings
 
 

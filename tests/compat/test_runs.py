@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import compat as train
-from compat import _ray, _switch, _usage
 from compat.torch import TorchTrainer
+from compat_core import releases, switch, usage
 
 pytestmark = pytest.mark.ray
 
@@ -76,7 +76,7 @@ def rich_train_func(config):
 def rich_run(request, ray_cluster, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("RAY_TRAIN_V2_ENABLED", "0" if request.param == "v1" else "1")
-    mp.setattr(_usage, "_warned", set())  # "once" is per process: earlier tests may have warned
+    mp.setattr(usage, "_warned", set())  # "once" is per process: earlier tests may have warned
     base = tmp_path_factory.mktemp(f"rich_{request.param}")
     log = base / "after_report.jsonl"
     trainer = TorchTrainer(
@@ -267,8 +267,8 @@ def test_reported_checkpoints_are_the_ones_the_engine_keeps(backend, storage) ->
             checkpoint_config=train.CheckpointConfig(num_to_keep=2, checkpoint_score_attribute="loss"),
         ),
     ).fit()
-    engine = _switch.engine(backend)  # the v1 backend may run on V2's engine
-    kept = [2, 3] if engine == "v1" and _ray.UNSCORED_CHECKPOINTS_NEWEST else [1, 3]
+    engine = switch.engine(backend)  # the v1 backend may run on V2's engine
+    kept = [2, 3] if engine == "v1" and releases.UNSCORED_CHECKPOINTS_NEWEST else [1, 3]
     on_disk = sorted(int(open(os.path.join(c.path, "model.txt")).read()) for c, _ in result.best_checkpoints)
     assert on_disk == kept  # what the engine kept
     assert result.return_value == [(step, str(step)) for step in kept]  # what the workers were told
@@ -311,7 +311,7 @@ def test_flipping_the_variable_between_runs_in_one_process(monkeypatch, ray_clus
         seen.append((result.backend, result.metrics["backend"]))
     # Driver and workers agree; workers see the variable of the engine they run on (with
     # COMPAT_V1_ENGINE=v2 the v1 backend's workers run on V2's engine, with it set to 1).
-    assert seen == [(b, _switch.env_value(_switch.engine(b))) for b in ("v1", "v2", "v1")]
+    assert seen == [(b, switch.env_value(switch.engine(b))) for b in ("v1", "v2", "v1")]
     assert [b for b, _ in seen] == ["v1", "v2", "v1"] and seen[1][1] == "1"
 
 
@@ -348,7 +348,7 @@ def test_strict_mode_turns_v1_only_usage_into_errors(v2, monkeypatch, storage) -
         TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage)).fit()
     assert "strict mode" in str(info.value)
     # Ray's error, intact (Ray before 2.49 has one failure class)
-    families = {"WorkerGroupError", "ControllerError"} if _ray.FAILURE_FAMILIES else {"TrainingFailedError"}
+    families = {"WorkerGroupError", "ControllerError"} if releases.FAILURE_FAMILIES else {"TrainingFailedError"}
     assert type(info.value.__cause__).__name__ in families
 
 
@@ -369,7 +369,7 @@ def test_every_warning_points_at_the_users_line(v2, storage, monkeypatch) -> Non
     function (repeated on the driver from the workers' records)."""
     import warnings
 
-    monkeypatch.setattr(_usage, "_warned", set())
+    monkeypatch.setattr(usage, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         trainer = TorchTrainer(
@@ -393,9 +393,7 @@ def test_every_warning_points_at_the_users_line(v2, storage, monkeypatch) -> Non
 def test_v1_only_options_warn_once_per_kind_under_v2(v2, storage, monkeypatch) -> None:
     import warnings
 
-    from compat import _usage
-
-    monkeypatch.setattr(_usage, "_warned", set())  # "once" is per process
+    monkeypatch.setattr(usage, "_warned", set())  # "once" is per process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         trainer = TorchTrainer(

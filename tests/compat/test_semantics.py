@@ -1,8 +1,7 @@
 """The backends' semantics as plain functions (no Ray)."""
 
-from compat._model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
-from v1.semantics import V1Semantics
-from v2.semantics import V2Semantics
+from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
+from compat_core.semantics import V1Semantics, V2Semantics
 
 
 def rnd(index, metrics0, metrics1=None, ckpt=False, validation=None, wants=False):

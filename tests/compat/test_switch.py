@@ -1,7 +1,7 @@
 import pytest
 
 import compat
-from compat import _ray, _switch, _version
+from compat_core import releases, switch, version
 
 
 @pytest.mark.parametrize(
@@ -16,13 +16,13 @@ from compat import _ray, _switch, _version
     ],
 )
 def test_parses_like_ray(raw: str | None, expected: str) -> None:
-    assert _switch.parse(raw) == expected
+    assert switch.parse(raw) == expected
 
 
 @pytest.mark.parametrize("raw", ["yes", "on", " 1", "2", "", "v2"])
 def test_values_ray_would_misread_are_rejected_with_the_fix(raw: str) -> None:
     with pytest.raises(compat.InvalidSwitchValueError) as info:
-        _switch.parse(raw)
+        switch.parse(raw)
     assert "RAY_TRAIN_V2_ENABLED=1" in str(info.value) and "RAY_TRAIN_V2_ENABLED=0" in str(info.value)
 
 
@@ -32,7 +32,7 @@ def test_backend_follows_the_variable_at_each_call(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
     assert compat.backend() == "v2"
     monkeypatch.delenv("RAY_TRAIN_V2_ENABLED")
-    assert compat.backend() == ("v2" if _ray.V2_IS_DEFAULT else "v1")  # Ray's own default
+    assert compat.backend() == ("v2" if releases.V2_IS_DEFAULT else "v1")  # Ray's own default
 
 
 def test_agrees_with_ray_on_every_accepted_value(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,10 +47,10 @@ def test_agrees_with_ray_on_every_accepted_value(monkeypatch: pytest.MonkeyPatch
 
 
 def test_ray_older_than_supported_is_a_clear_import_error() -> None:
-    assert _version.check("2.60.0") == "2.60.0"
-    assert _version.check("2.44.0") == "2.44.0"
+    assert version.check("2.60.0") == "2.60.0"
+    assert version.check("2.44.0") == "2.44.0"
     with pytest.raises(compat.UnsupportedRayError, match=r'pip install "ray\[train\]>=2.44.0"'):
-        _version.check("2.43.0")
+        version.check("2.43.0")
 
 
 def test_a_newer_ray_warns_and_is_used_not_refused() -> None:
@@ -58,6 +58,6 @@ def test_a_newer_ray_warns_and_is_used_not_refused() -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert _version.check("2.60.3") == "2.60.3"  # a patch release of the tested one: silent
-    with pytest.warns(_version.UntestedRayWarning, match=r"ray 2.61.0 is newer .*newest: 2.60.0"):
-        assert _version.check("2.61.0") == "2.61.0"
+        assert version.check("2.60.3") == "2.60.3"  # a patch release of the tested one: silent
+    with pytest.warns(version.UntestedRayWarning, match=r"ray 2.61.0 is newer .*newest: 2.60.0"):
+        assert version.check("2.61.0") == "2.61.0"

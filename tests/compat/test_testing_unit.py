@@ -8,11 +8,10 @@ import math
 import pytest
 from hypothesis import given, settings
 
-from compat._model import KeptCheckpoint
 from compat.testing import Schedule, assert_equivalent, same
 from compat.testing.strategies import report_schedules
-from v1.semantics import V1Semantics
-from v2.semantics import V2Semantics
+from compat_core.model import KeptCheckpoint
+from compat_core.semantics import V1Semantics, V2Semantics
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 import compat as train
-from compat import _tune
+from compat_core import tune
 
 EPOCHS = 4
 
@@ -85,13 +85,13 @@ def test_param_space_merges_like_v1_and_names_unknown_keys() -> None:
     trainer = train.torch.TorchTrainer(
         _train_fn, train_loop_config={"lr": 1.0, "opt": {"momentum": 0.9, "nesterov": True}}
     )
-    trial = _tune.with_sample(
+    trial = tune.with_sample(
         trainer, {"train_loop_config": {"opt": {"momentum": 0.5}}, "scaling_config": {"num_workers": 2}}
     )
     assert trial.train_loop_config == {"lr": 1.0, "opt": {"momentum": 0.5, "nesterov": True}}
     assert trial.scaling_config.num_workers == 2
     assert trainer.train_loop_config["opt"]["momentum"] == 0.9  # the trainer itself is untouched
     with pytest.raises(ValueError, match=r"got 'lr'.*under 'train_loop_config'"):
-        _tune.with_sample(trainer, {"lr": 0.1})
+        tune.with_sample(trainer, {"lr": 0.1})
     with pytest.raises(ValueError, match=r"got 'params'"):
-        _tune.with_sample(trainer, {"params": {"eta": 0.1}})  # only the tree trainers' V1 form has params
+        tune.with_sample(trainer, {"params": {"eta": 0.1}})  # only the tree trainers' V1 form has params

@@ -11,8 +11,8 @@ import tempfile
 import pytest
 
 import compat as train
-from compat import _ray, _switch, _usage
 from compat.torch import TorchTrainer
+from compat_core import releases, switch, usage
 from examples import after_report_callback, async_validation, config_and_results
 
 SEEDS = {
@@ -23,16 +23,16 @@ SEEDS = {
 
 
 def test_the_engine_follows_the_variable_and_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(_switch.ENGINE_ENV_VAR, raising=False)
-    assert _switch.v1_engine() == "v1"  # this Ray still ships V1's engine
-    monkeypatch.setattr(_ray, "HAS_V1_ENGINE", False)
-    assert _switch.v1_engine() == "v2"  # the day Ray deletes it, V1 semantics keep working
-    monkeypatch.setenv(_switch.ENGINE_ENV_VAR, "V1")
-    assert _switch.v1_engine() == "v1"
-    monkeypatch.setenv(_switch.ENGINE_ENV_VAR, "ray-v2")
+    monkeypatch.delenv(switch.ENGINE_ENV_VAR, raising=False)
+    assert switch.v1_engine() == "v1"  # this Ray still ships V1's engine
+    monkeypatch.setattr(releases, "HAS_V1_ENGINE", False)
+    assert switch.v1_engine() == "v2"  # the day Ray deletes it, V1 semantics keep working
+    monkeypatch.setenv(switch.ENGINE_ENV_VAR, "V1")
+    assert switch.v1_engine() == "v1"
+    monkeypatch.setenv(switch.ENGINE_ENV_VAR, "ray-v2")
     with pytest.raises(train.InvalidSwitchValueError, match="COMPAT_V1_ENGINE=v2"):
-        _switch.v1_engine()
-    assert _switch.engine("v2") == "v2"
+        switch.v1_engine()
+    assert switch.engine("v2") == "v2"
 
 
 @pytest.mark.ray
@@ -41,7 +41,7 @@ def test_the_engine_follows_the_variable_and_ray(monkeypatch: pytest.MonkeyPatch
 def test_seed_examples_give_v1_results_on_the_v2_engine(seed, v1, monkeypatch, tmp_path) -> None:
     results = {}
     for engine in ("v1", "v2"):
-        monkeypatch.setenv(_switch.ENGINE_ENV_VAR, engine)
+        monkeypatch.setenv(switch.ENGINE_ENV_VAR, engine)
         results[engine] = SEEDS[seed](str(tmp_path / engine))
     on_v1, on_v2 = results["v1"], results["v2"]
     assert on_v1.backend == on_v2.backend == "v1"
@@ -86,8 +86,8 @@ def _fails_once_after_a_checkpoint(config) -> None:
 @pytest.mark.ray
 @pytest.mark.one_pass
 def test_a_retried_run_numbers_checkpoints_as_v1_and_the_trial_api_answers(v1, monkeypatch, tmp_path) -> None:
-    monkeypatch.setenv(_switch.ENGINE_ENV_VAR, "v2")
-    monkeypatch.setattr(_usage, "_warned", set())  # "once" is per process
+    monkeypatch.setenv(switch.ENGINE_ENV_VAR, "v2")
+    monkeypatch.setattr(usage, "_warned", set())  # "once" is per process
     trainer = TorchTrainer(
         _fails_once_after_a_checkpoint,
         train_loop_config={"out": str(tmp_path)},

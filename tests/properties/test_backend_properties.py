@@ -7,15 +7,14 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compat._ledger import Record, RunLedger
-from compat._model import CheckpointStatus, merge_validation
 from compat.callbacks import UserCallback
 from compat.testing import assert_equivalent, same
 from compat.testing._compare import differences
 from compat.testing.strategies import report_schedules
-from v1 import logs
-from v1.semantics import V1Semantics
-from v2.semantics import V2Semantics
+from compat_core import v1_logs
+from compat_core.ledger import Record, RunLedger
+from compat_core.model import CheckpointStatus, merge_validation
+from compat_core.semantics import V1Semantics, V2Semantics
 
 EXAMPLES = settings(max_examples=300, deadline=None)
 
@@ -98,7 +97,7 @@ def test_the_ledger_rebuilds_rounds_and_callbacks_in_any_arrival_order(schedule,
 @EXAMPLES
 @given(report_schedules())
 def test_other_ranks_reports_are_kept_as_reported(schedule) -> None:
-    from compat.result import worker_dataframe
+    from compat_core.result import worker_dataframe
 
     records = [
         Record(rank, index, dict(r.metrics), r.checkpoint, False, float(index))
@@ -120,6 +119,6 @@ def test_v1_logs_keep_every_key_including_late_ones(tmp_path_factory, schedule) 
     if not rows:
         return
     (directory / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    logs.repair_progress_csv(directory)
+    v1_logs.repair_progress_csv(directory)
     header = (directory / "progress.csv").read_text().splitlines()[0].split(",")
     assert {h for h in header if h} == {k for r in rows for k in r}

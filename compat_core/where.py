@@ -16,7 +16,7 @@ from pathlib import Path
 from types import FrameType
 
 _ROOT = Path(__file__).resolve().parent.parent
-_PACKAGE_DIRS = tuple(str(_ROOT / name) + os.sep for name in ("compat", "v1", "v2"))
+_PACKAGE_DIRS = tuple(str(_ROOT / name) + os.sep for name in ("compat", "compat_core", "v1", "v2"))
 _TESTING_DIR = str(_ROOT / "compat" / "testing") + os.sep
 _RAY_DIR = f"{os.sep}ray{os.sep}"
 

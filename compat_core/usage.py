@@ -12,8 +12,8 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from compat import _messages, _switch
-from compat._where import user_call_site, warn
+from compat_core import messages, switch
+from compat_core.where import user_call_site, warn
 
 STRICT_ENV_VAR = "COMPAT_STRICT"
 
@@ -54,7 +54,7 @@ class Usage:
 
     @property
     def advice(self) -> str:
-        return _messages.v1_only(self.kind)
+        return messages.v1_only(self.kind)
 
 
 @dataclass
@@ -65,7 +65,7 @@ class UsageLog:
 
     def add(self, kind: str, site: str, count: int = 1) -> bool:
         """Record ``count`` uses of ``kind``; True when the kind is new to this log."""
-        if kind not in _messages.KINDS:
+        if kind not in messages.KINDS:
             raise KeyError(f"unknown V1-only kind {kind!r}")
         usage = self.entries.get(kind)
         if usage is None:
@@ -87,20 +87,20 @@ _process_log = UsageLog()
 _warned: set[str] = set()
 
 
-def relied_on(kind: str, detail: str = "", *, backend: _switch.Backend | None = None) -> None:
+def relied_on(kind: str, detail: str = "", *, backend: switch.Backend | None = None) -> None:
     """Record a V1-only behaviour; under v2 warn once per kind, or raise in strict mode."""
     site = user_call_site()
     _process_log.add(kind, site)
-    selected = backend if backend is not None else _switch.backend()
+    selected = backend if backend is not None else switch.backend()
     if selected != "v2":
         return
-    _warn_once(kind, _messages.v1_only(kind, detail))
+    _warn_once(kind, messages.v1_only(kind, detail))
 
 
 def dropped_by_v2_engine(kind: str, detail: str = "") -> None:
     """Under v1 on Ray's V2 engine: warn once per option kind that the run ignores it (V2's
     engine has nowhere to apply it); in strict mode, raise."""
-    message = _messages.dropped_by_v2_engine(kind, detail)
+    message = messages.dropped_by_v2_engine(kind, detail)
     _warn_once(f"engine:{kind}:{detail}", message)  # at the user's line: the call of fit()
 
 
@@ -119,7 +119,7 @@ def warn_for_workers(usages: Iterable[Usage]) -> None:
     for usage in usages:
         if usage.kind not in _warned:
             _warned.add(usage.kind)
-            message = _messages.v1_only(usage.kind, f"first at {usage.first_site}, {usage.count}x")
+            message = messages.v1_only(usage.kind, f"first at {usage.first_site}, {usage.count}x")
             warn(message, V1OnlyWarning, site=usage.first_site)  # the worker's line that did it
 
 

@@ -271,7 +271,7 @@ UNKNOWN_REPORT_CHECKPOINT_POSITION = (
 
 
 def needs_newer_ray(feature: str, release: str) -> str:
-    from compat._ray import VERSION
+    from compat_core.releases import VERSION
 
     return (
         f"{feature} under v2 needs Ray {release} or newer; this is Ray {VERSION}. "

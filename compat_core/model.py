@@ -1,7 +1,7 @@
 """Plain data describing a training run as the shim sees it: rounds of reports.
 
 Both backends' semantics are functions from these rounds to what a user observes
-(:mod:`v1.semantics`, :mod:`v2.semantics`); no Ray cluster is needed to evaluate them.
+(:mod:`compat_core.semantics`); no Ray cluster is needed to evaluate them.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class Retention:
     score_attribute: str | None = None
     score_order: str = "max"
     # A checkpoint whose metrics lack the score attribute: Ray appends it, ranking it as the
-    # newest (from 2.49), or ranks it by a score of -inf (before; ``compat._ray``).
+    # newest (from 2.49), or ranks it by a score of -inf (before; ``compat_core.releases``).
     unscored_as_newest: bool = True
 
 

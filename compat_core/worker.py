@@ -1,6 +1,6 @@
 """What runs inside each training worker around the user's training function.
 
-The backend's :class:`compat._backend.WorkerSide` is chosen once per worker. It hooks the
+The backend's :class:`compat_core.engine.WorkerSide` is chosen once per worker. It hooks the
 engine's own report path, so every report reaches :meth:`WorkerSession.on_report` exactly
 once, whichever door it came through; this module turns it into a ledger record.
 """
@@ -15,24 +15,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat import _channel, _switch, _usage
-from compat._backend import EngineReport, WorkerSide
-from compat._patch import rebind
+from compat_core import channel, switch, usage
+from compat_core.engine import EngineReport, WorkerSide
+from compat_core.patch import rebind
 
 # Environment the driver decided on, applied in every worker so both sides agree.
-_PROPAGATED = (_switch.ENV_VAR, _usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
+_PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
 
 
 @dataclass
 class WorkerSettings:
     """Decided on the driver at ``fit()`` and shipped with the training function."""
 
-    backend: _switch.Backend
+    backend: switch.Backend
     ledger: Any
     env: dict[str, str]
     has_validation_config: bool
     keep_v1_logs: bool
-    engine: _switch.Engine = "v1"  # the Ray engine running the backend (v1 may run on V2's)
+    engine: switch.Engine = "v1"  # the Ray engine running the backend (v1 may run on V2's)
     use_channel: bool = True  # workers write their records to the ledger's socket (else actor calls)
 
 
@@ -53,12 +53,12 @@ class WorkerSession:
     attempt: int = 0
     next_index: int = 0
     compat_call: CompatCall | None = None
-    sender: _channel.Sender | None = None
+    sender: channel.Sender | None = None
     pid: int = field(default_factory=os.getpid)
     hostname: str = field(default_factory=socket.gethostname)
 
     @property
-    def backend(self) -> _switch.Backend:
+    def backend(self) -> switch.Backend:
         return self.settings.backend
 
     def vote_free_round(self, free: bool) -> bool:
@@ -73,8 +73,8 @@ class WorkerSession:
         """The engine delivered a report of this worker: record it in the ledger."""
         call, self.compat_call = self.compat_call, None
         if not report.has_checkpoint and report.metrics and self.rank == 0:
-            _usage.relied_on("free-floating-report", backend=self.backend)
-        from compat._ledger import Record
+            usage.relied_on("free-floating-report", backend=self.backend)
+        from compat_core.ledger import Record
 
         record = Record(
             rank=self.rank,
@@ -87,7 +87,7 @@ class WorkerSession:
             checkpoint_dir_name=report.checkpoint_dir_name,
             attempt=self.attempt,
             source="compat" if call else "ray",
-            usages=_usage.take(),
+            usages=usage.take(),
             pid=self.pid,
             hostname=self.hostname,
         )
@@ -107,16 +107,16 @@ def current() -> WorkerSession | None:
 
 
 def driver_settings(
-    backend: _switch.Backend,
+    backend: switch.Backend,
     ledger: Any,
     *,
-    engine: _switch.Engine,
+    engine: switch.Engine,
     has_validation_config: bool,
     keep_v1_logs: bool,
 ) -> WorkerSettings:
     env = {name: os.environ[name] for name in _PROPAGATED if name in os.environ}
-    env[_switch.ENV_VAR] = _switch.env_value(engine)  # what Ray's own functions must see
-    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine, _channel.wanted())
+    env[switch.ENV_VAR] = switch.env_value(engine)  # what Ray's own functions must see
+    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine, channel.wanted())
 
 
 def _route_air_session() -> Callable[[], None]:
@@ -134,17 +134,17 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     import ray
 
     os.environ.update(settings.env)
-    side = _switch.worker_side(settings.backend, settings.engine)
+    side = switch.worker_side(settings.backend, settings.engine)
     rank, size = side.rank_and_size()
     attempt = ray.get(settings.ledger.worker_started.remote(rank))
     address = ray.get(settings.ledger.open_channel.remote()) if settings.use_channel else None
-    session = _session = WorkerSession(settings, side, rank, size, attempt, sender=_channel.connect(address))
+    session = _session = WorkerSession(settings, side, rank, size, attempt, sender=channel.connect(address))
     if hasattr(side, "round_vote"):
         side.round_vote = session.vote_free_round
     if getattr(side, "v1_semantics", False):  # V1 numbers checkpoints across attempts
         first = ray.get(settings.ledger.next_checkpoint_index.remote(attempt))
         side.next_checkpoint_index = first  # type: ignore[attr-defined]
-    _usage.take()
+    usage.take()
     undo_engine = side.install(session.on_report)
     undo_air = _route_air_session()
     error: BaseException | None = None
@@ -160,7 +160,7 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
         undo_engine()
         _session = None
         returned = value if rank == 0 else None
-        usages = _usage.take()
+        usages = usage.take()
         sent = session.next_index
         if session.sender is not None:
             session.sender.close()  # worker_done below waits until the ledger has read every record

@@ -10,8 +10,8 @@ from importlib import metadata
 
 from packaging.version import Version
 
-from compat import _messages, _where
-from compat.errors import MissingRayError, UnsupportedRayError
+from compat_core import messages, where
+from compat_core.errors import MissingRayError, UnsupportedRayError
 
 OLDEST = Version("2.44.0")
 NEWEST_TESTED = Version("2.60.0")  # the newest release the test suite ran on
@@ -28,11 +28,11 @@ def check(installed: str | None = None) -> str:
         try:
             installed = metadata.version("ray")
         except metadata.PackageNotFoundError:
-            raise MissingRayError(_messages.missing_ray(f">={OLDEST}"), name="ray") from None
+            raise MissingRayError(messages.missing_ray(f">={OLDEST}"), name="ray") from None
     version = installed
     parsed = Version(version)
     if parsed < OLDEST:
-        raise UnsupportedRayError(_messages.unsupported_ray(version, f">={OLDEST}"))
+        raise UnsupportedRayError(messages.unsupported_ray(version, f">={OLDEST}"))
     if parsed.release[:2] > NEWEST_TESTED.release[:2]:
-        _where.warn(_messages.untested_ray(version, str(NEWEST_TESTED)), UntestedRayWarning)  # at `import compat`
+        where.warn(messages.untested_ray(version, str(NEWEST_TESTED)), UntestedRayWarning)  # at `import compat`
     return version

@@ -6,7 +6,7 @@ from ``result.json`` with every key. :class:`LiveV1Logs` writes both files as ea
 completes, for compat's ``keep_v1_logs`` opt-in under v2, with the rows
 :class:`V1Rows` makes (V1's auto-filled keys).
 
-A target is a :class:`compat._storage.RunStorage` or a local directory.
+A target is a :class:`compat_core.storage.RunStorage` or a local directory.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from compat._ledger import Record, node_ip, round_dir_name
-from compat._storage import RunStorage
+from compat_core.ledger import Record, node_ip, round_dir_name
+from compat_core.storage import RunStorage
 
 PROGRESS_CSV = "progress.csv"
 RESULT_JSON = "result.json"

@@ -1,6 +1,6 @@
 """Every difference between the Ray releases compat supports, in one module.
 
-compat runs on Ray 2.44 to 2.60 (:mod:`compat._version` holds the range). Ray's public
+compat runs on Ray 2.44 to 2.60 (:mod:`compat_core.version` holds the range). Ray's public
 ``ray.train`` API gained names release by release; this module says which release has what
 (read from the released wheels) and gives each name from Ray where Ray has it, and compat's
 own equivalent where it does not. Everything else in compat imports version-dependent names

@@ -37,12 +37,12 @@ logger = logging.getLogger(__name__)
 
 def wanted() -> bool:
     """Whether workers should use the channel (``COMPAT_RECORD_CHANNEL``, default ``socket``)."""
-    from compat import _messages
-    from compat.errors import InvalidSwitchValueError
+    from compat_core import messages
+    from compat_core.errors import InvalidSwitchValueError
 
     value = os.environ.get(ENV_VAR, "socket").strip().lower()
     if value not in ("socket", "actor"):
-        raise InvalidSwitchValueError(_messages.invalid_record_channel(ENV_VAR, os.environ[ENV_VAR]))
+        raise InvalidSwitchValueError(messages.invalid_record_channel(ENV_VAR, os.environ[ENV_VAR]))
     return value == "socket"
 
 

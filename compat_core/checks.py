@@ -7,8 +7,8 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from compat import _messages
-from compat.errors import ReportError
+from compat_core import messages
+from compat_core.errors import ReportError
 
 _MAX_DEPTH = 16
 
@@ -20,10 +20,10 @@ def check_metrics(metrics: Any) -> dict[str, Any]:
     stopped (the driver warns once per key, see :func:`non_finite_keys`).
     """
     if not isinstance(metrics, Mapping):
-        raise ReportError(_messages.bad_metrics_type(metrics))
+        raise ReportError(messages.bad_metrics_type(metrics))
     for key, value in metrics.items():
         if not isinstance(key, str):
-            raise ReportError(_messages.bad_metric_key(key))
+            raise ReportError(messages.bad_metric_key(key))
         _check_value(key, value, 0)
     return dict(metrics)
 
@@ -39,13 +39,13 @@ def non_finite_keys(metrics: Mapping[str, Any]) -> list[str]:
 
 def _check_value(key: str, value: Any, depth: int) -> None:
     if depth > _MAX_DEPTH:
-        raise ReportError(_messages.bad_metric_value(key, value, "nested too deeply"))
+        raise ReportError(messages.bad_metric_value(key, value, "nested too deeply"))
     if value is None or isinstance(value, (str, bool, numbers.Number)):
         return
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ReportError(_messages.bad_metric_key(k))
+                raise ReportError(messages.bad_metric_key(k))
             _check_value(f"{key}/{k}", v, depth + 1)
         return
     if isinstance(value, (list, tuple)):
@@ -56,7 +56,7 @@ def _check_value(key: str, value: Any, depth: int) -> None:
     if module == "numpy":
         if getattr(value, "dtype", None) is not None and value.dtype.kind in "biufc":
             return
-        raise ReportError(_messages.bad_metric_value(key, value, "non-numeric numpy array"))
+        raise ReportError(messages.bad_metric_value(key, value, "non-numeric numpy array"))
     if module.startswith("torch"):
-        raise ReportError(_messages.bad_metric_value(key, value, "torch objects are not metrics"))
-    raise ReportError(_messages.bad_metric_value(key, value, "not a number, string, list or dict"))
+        raise ReportError(messages.bad_metric_value(key, value, "torch objects are not metrics"))
+    raise ReportError(messages.bad_metric_value(key, value, "not a number, string, list or dict"))

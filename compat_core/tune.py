@@ -21,8 +21,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from compat import _messages
-from compat.config import ScalingConfig, coerce
+from compat_core import messages
+from compat_core.config import ScalingConfig, coerce
 
 POLL_S = 0.1
 # Keys of a param_space sample that set trainer arguments; anything else is an error.
@@ -35,12 +35,12 @@ def with_sample(trainer: Any, config: dict[str, Any]) -> Any:
     updated, ``scaling_config`` replaced, ``datasets`` updated."""
     unknown = sorted(set(config) - set(TRAINER_KEYS))
     if unknown:
-        raise ValueError(_messages.unknown_param_space_keys(type(trainer).__name__, unknown, TRAINER_KEYS))
+        raise ValueError(messages.unknown_param_space_keys(type(trainer).__name__, unknown, TRAINER_KEYS))
     trial = copy.copy(trainer)
     loop = config.get("train_loop_config", {})
     if "params" in config:
         if not getattr(trainer, "legacy_form", False):
-            raise ValueError(_messages.unknown_param_space_keys(type(trainer).__name__, ["params"], TRAINER_KEYS))
+            raise ValueError(messages.unknown_param_space_keys(type(trainer).__name__, ["params"], TRAINER_KEYS))
         loop = {**loop, **config["params"]}
     if loop:
         trial.train_loop_config = _deep_update(copy.deepcopy(trainer.train_loop_config or {}), loop)

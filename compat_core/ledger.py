@@ -1,6 +1,6 @@
 """The run ledger: every worker's reports, gathered in one actor while a run goes on.
 
-Workers send each ``report()`` here (written to the socket of compat._channel, or as
+Workers send each ``report()`` here (written to the socket of compat_core.channel, or as
 fire-and-forget actor calls). The ledger gives the driver what Ray itself drops (other
 ranks' metrics, rank 0's return value under V1, V1-only usage seen on workers) and,
 under v1, plays the part of V2's controller: it calls
@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat import _channel, _messages, _ray, _switch
-from compat._model import (
+from compat_core import channel, messages, releases, switch
+from compat_core.errors import InvalidSwitchValueError
+from compat_core.model import (
     CheckpointStatus,
     ReportRound,
     Retention,
@@ -31,9 +32,8 @@ from compat._model import (
     merge_validation,
     retained,
 )
-from compat._usage import Usage, UsageLog
-from compat._validation import kwargs_and_timeout
-from compat.errors import InvalidSwitchValueError
+from compat_core.usage import Usage, UsageLog
+from compat_core.validation import kwargs_and_timeout
 
 
 @dataclass
@@ -45,7 +45,7 @@ class CallbackFailure:
     traceback: str
 
     def message(self) -> str:
-        return _messages.callback_failed(self.callback, self.hook, self.round_index, self.error)
+        return messages.callback_failed(self.callback, self.hook, self.round_index, self.error)
 
 
 @dataclass
@@ -155,7 +155,7 @@ ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, 
 # The ledger's process unpickles what workers of either engine send (validation requests,
 # V2's errors): V2's classes must resolve even where ray.train was imported with V2 off.
 # Done at import, which happens in the actor's process before any argument is unpickled.
-_ray.expose_v2_names()
+releases.expose_v2_names()
 
 
 class RunLedger:
@@ -208,10 +208,10 @@ class RunLedger:
         self._votes: dict[RoundKey, dict[int, bool]] = {}
         self._voted = threading.Condition()
         self._seen: set[tuple[int, int, int]] = set()  # (attempt, rank, index) of each record
-        self._listener: _channel.Listener | None = None
+        self._listener: channel.Listener | None = None
 
-    def open_channel(self, host: str | None = None) -> _channel.Address | None:
-        """Listen for records written by the workers (compat._channel); returns the address
+    def open_channel(self, host: str | None = None) -> channel.Address | None:
+        """Listen for records written by the workers (compat_core.channel); returns the address
         and key they connect with (each worker asks; the first call opens it), or None when
         this process cannot listen (the workers then make actor calls). ``host`` defaults to
         this node's IP as Ray knows it."""
@@ -220,9 +220,9 @@ class RunLedger:
                 if host is None:
                     host = node_ip()
                 try:
-                    self._listener = _channel.Listener(host, lambda message: self.record(*message))
+                    self._listener = channel.Listener(host, lambda message: self.record(*message))
                 except OSError as exc:
-                    _channel.logger.warning("compat's run ledger cannot listen on %s (%s): actor calls", host, exc)
+                    channel.logger.warning("compat's run ledger cannot listen on %s (%s): actor calls", host, exc)
                     return None
             return self._listener.address
 
@@ -510,10 +510,10 @@ def ray_validation_runner(
     """Run one validation as a Ray task, as V2's controller does (timeout from launch).
 
     ``switch_value``: the ``RAY_TRAIN_V2_ENABLED`` the task must see (the backend's, from
-    :func:`compat._switch.outside_training_value`), whatever the cluster was started with."""
+    :func:`compat_core.switch.outside_training_value`), whatever the cluster was started with."""
     import ray
 
-    options = task_options(remote_kwargs, switch_value, os.environ.get(_switch.ENV_VAR))
+    options = task_options(remote_kwargs, switch_value, os.environ.get(switch.ENV_VAR))
     task = ray.remote(_run_validation).options(**options).remote(fn, checkpoint, kwargs)
     start = time.monotonic()
     ready, _ = ray.wait([task], timeout=timeout_s)
@@ -524,8 +524,8 @@ def ray_validation_runner(
     try:
         return ValidationOutcome(CheckpointStatus.VALIDATED, ray.get(task))
     except Exception as exc:
-        error = _messages.validation_failed(
-            f"{type(exc).__name__}: {exc}", device_needs_worker=_ray.V2_DEVICE_NEEDS_WORKER and switch_value == "1"
+        error = messages.validation_failed(
+            f"{type(exc).__name__}: {exc}", device_needs_worker=releases.V2_DEVICE_NEEDS_WORKER and switch_value == "1"
         )
         return ValidationOutcome(CheckpointStatus.VALIDATION_FAILED, error=error)
 
@@ -539,15 +539,15 @@ def task_options(remote_kwargs: dict[str, Any], switch_value: str | None, worker
         return remote_kwargs
     runtime_env = dict(remote_kwargs.get("runtime_env") or {})
     env_vars = dict(runtime_env.get("env_vars") or {})
-    if _switch.ENV_VAR in env_vars:
+    if switch.ENV_VAR in env_vars:
         return remote_kwargs
-    runtime_env["env_vars"] = {**env_vars, _switch.ENV_VAR: switch_value}
+    runtime_env["env_vars"] = {**env_vars, switch.ENV_VAR: switch_value}
     return {**remote_kwargs, "runtime_env": runtime_env}
 
 
 def _reads_as(value: str | None) -> str | None:
     try:
-        return _switch.parse(value)
+        return switch.parse(value)
     except InvalidSwitchValueError:
         return None  # not a value compat accepts: set the one it means
 

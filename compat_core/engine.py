@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from compat import _storage, _usage
-from compat._frameworks import TORCH, Framework
-from compat._ledger import LedgerSnapshot
-from compat._model import Semantics
-from compat._switch import Engine
-from compat.config import RunConfig, ScalingConfig
-from compat.result import Result
+from compat_core import storage, usage
+from compat_core.config import RunConfig, ScalingConfig
+from compat_core.frameworks import TORCH, Framework
+from compat_core.ledger import LedgerSnapshot
+from compat_core.model import Semantics
+from compat_core.result import Result
+from compat_core.switch import Engine
 
 
 @dataclass
@@ -142,7 +142,7 @@ class Backend(Protocol):
         ...
 
     def run_in_trial(self, job: TrainJob) -> Any:
-        """Run the job inside a Ray Tune trial, every result reaching Tune (see compat._tune)."""
+        """Run the job inside a Ray Tune trial, every result reaching Tune (see compat_core.tune)."""
         ...
 
     def trial_resources(self, scaling: ScalingConfig) -> Any:
@@ -159,6 +159,6 @@ def note_v1_rerun(run: RunConfig) -> None:
     a fresh trial beside it, V2 would resume it. Recorded as the V1-only behaviour
     ``rerun-same-name``."""
     if run.name:
-        storage = _storage.resolve(run.storage_path, run.storage_filesystem, run.name)
-        if storage.has_entries():
-            _usage.relied_on("rerun-same-name", f"{run.name!r} in {storage}", backend="v1")
+        run_dir = storage.resolve(run.storage_path, run.storage_filesystem, run.name)
+        if run_dir.has_entries():
+            usage.relied_on("rerun-same-name", f"{run.name!r} in {run_dir}", backend="v1")

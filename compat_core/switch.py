@@ -2,7 +2,7 @@
 
 Ray parses the variable with ``env_bool``: ``"1"`` or ``"true"`` (any case) mean V2,
 every other value means V1, and an unset variable means Ray's own default: V2 from Ray 2.51,
-V1 before (:data:`compat._ray.V2_IS_DEFAULT`).
+V1 before (:data:`compat_core.releases.V2_IS_DEFAULT`).
 That silently turns a typo such as ``"yes"`` or ``" 1"`` into V1, so compat accepts
 exactly the values Ray gives a meaning to on purpose and rejects the rest.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Literal
 
-from compat import _messages
-from compat.errors import InvalidSwitchValueError
+from compat_core import messages
+from compat_core.errors import InvalidSwitchValueError
 
 if TYPE_CHECKING:
-    from compat._backend import Backend as DriverBackend
-    from compat._backend import WorkerSide
+    from compat_core.engine import Backend as DriverBackend
+    from compat_core.engine import WorkerSide
 
 ENV_VAR = "RAY_TRAIN_V2_ENABLED"
 ENGINE_ENV_VAR = "COMPAT_V1_ENGINE"
@@ -31,14 +31,14 @@ _V1_VALUES = frozenset({"0", "false"})
 def parse(value: str | None) -> Backend:
     """Return the backend a raw ``RAY_TRAIN_V2_ENABLED`` value selects (``None``: unset)."""
     if value is None:
-        from compat._ray import V2_IS_DEFAULT
+        from compat_core.releases import V2_IS_DEFAULT
 
         return "v2" if V2_IS_DEFAULT else "v1"
     if value.lower() in _V2_VALUES:
         return "v2"
     if value.lower() in _V1_VALUES:
         return "v1"
-    raise InvalidSwitchValueError(_messages.invalid_switch_value(ENV_VAR, value))
+    raise InvalidSwitchValueError(messages.invalid_switch_value(ENV_VAR, value))
 
 
 def backend() -> Backend:
@@ -51,12 +51,12 @@ def v1_engine() -> Engine:
     ``v2``: V1 semantics on Ray's V2 engine). Unset: Ray's V1 engine while Ray has one."""
     value = os.environ.get(ENGINE_ENV_VAR)
     if value is None:
-        from compat._ray import HAS_V1_ENGINE
+        from compat_core.releases import HAS_V1_ENGINE
 
         return "v1" if HAS_V1_ENGINE else "v2"
     if value.lower() in ("v1", "v2"):
         return "v2" if value.lower() == "v2" else "v1"
-    raise InvalidSwitchValueError(_messages.invalid_engine_value(ENGINE_ENV_VAR, value))
+    raise InvalidSwitchValueError(messages.invalid_engine_value(ENGINE_ENV_VAR, value))
 
 
 def engine(selected: Backend) -> Engine:
@@ -74,7 +74,7 @@ def outside_training_value(selected: Backend) -> str:
     backend outside training (a checkpoint validation): Ray's functions answer there as that
     backend's Ray does outside a training worker, V1's while Ray ships them, whichever engine
     runs the training."""
-    from compat._ray import HAS_V1_ENGINE
+    from compat_core.releases import HAS_V1_ENGINE
 
     return env_value(selected if HAS_V1_ENGINE else "v2")
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
 
-from compat import _messages
-from compat._ray import ValidationConfig, ValidationTaskConfig
+from compat_core import messages
+from compat_core.releases import ValidationConfig, ValidationTaskConfig
 
 SEED_TOKEN_KEY = "_compat_validation_token"
 
@@ -51,7 +51,7 @@ class ValidationDispatcher:
             name = getattr(fn, "__name__", repr(fn))
         else:
             if self.user_fn is None:
-                raise ValueError(_messages.VALIDATION_WITHOUT_CONFIG)
+                raise ValueError(messages.VALIDATION_WITHOUT_CONFIG)
             result = self.user_fn(checkpoint, **kwargs)
             name = getattr(self.user_fn, "__name__", repr(self.user_fn))
         if not isinstance(result, dict):
@@ -72,11 +72,11 @@ def request_from_report(
     """Check ``report()``'s validation arguments; return Ray 2.60's value or the seed form."""
     if validate_fn is not None:
         if validation:
-            raise ValueError(_messages.BOTH_VALIDATION_FORMS)
+            raise ValueError(messages.BOTH_VALIDATION_FORMS)
         if not callable(validate_fn):
-            raise TypeError(_messages.VALIDATE_FN_NOT_CALLABLE.format(got=type(validate_fn).__name__))
+            raise TypeError(messages.VALIDATE_FN_NOT_CALLABLE.format(got=type(validate_fn).__name__))
         if not has_checkpoint:
-            raise ValueError(_messages.VALIDATION_NEEDS_CHECKPOINT.format(form="validate_fn=..."))
+            raise ValueError(messages.VALIDATION_NEEDS_CHECKPOINT.format(form="validate_fn=..."))
         return SeedValidation(validate_fn, dict(validate_config or {}))
     if validate_config is not None:
         raise ValueError(
@@ -89,9 +89,9 @@ def request_from_report(
             f"{type(validation).__name__}."
         )
     if validation and not has_checkpoint:
-        raise ValueError(_messages.VALIDATION_NEEDS_CHECKPOINT.format(form="validation=..."))
+        raise ValueError(messages.VALIDATION_NEEDS_CHECKPOINT.format(form="validation=..."))
     if validation and not has_trainer_config:
-        raise ValueError(_messages.VALIDATION_WITHOUT_CONFIG)
+        raise ValueError(messages.VALIDATION_WITHOUT_CONFIG)
     return validation
 
 

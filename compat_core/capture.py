@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from compat._storage import checkpoint_dir_name
-from compat.result import Result
+from compat_core.result import Result
+from compat_core.storage import checkpoint_dir_name
 
 CAPTURE_ENV_VAR = "COMPAT_CAPTURE_DIR"
 _count = 0
@@ -149,6 +149,6 @@ def capture(result: Result | None, seconds: float, error: BaseException | None, 
             json.dump(fit_record(result, seconds, error, call), f, default=str)
         os.replace(path + ".tmp", path)
     except Exception as exc:  # a comparison aid must not break the user's run
-        from compat import _where
+        from compat_core import where
 
-        _where.warn(f"compat could not record this fit for `compat compare`: {exc}", UserWarning)
+        where.warn(f"compat could not record this fit for `compat compare`: {exc}", UserWarning)

@@ -1,10 +1,14 @@
-"""Ray Train V1 semantics: every rank-0 report is kept and logged."""
+"""What each semantics keeps, writes, merges and returns, as pure functions of the rounds.
+
+V1: every rank-0 report is kept and logged. V2: only rank 0's checkpoint-attached metrics
+persist. Whichever Ray engine ran the rounds, these say what a user observes (no cluster needed).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compat._model import (
+from compat_core.model import (
     Metrics,
     Outcome,
     ReportRound,
@@ -36,5 +40,21 @@ class V1Semantics:
             checkpoints=kept_checkpoints(rounds),
             dataframe_rows=rows,
             logged_rows=logged_rows(rounds),
+            after_report_calls=after_report_calls(rounds),
+        )
+
+
+class V2Semantics:
+    name = "v2"
+
+    def outcome(self, rounds: Sequence[ReportRound], *, keep_v1_logs: bool = False) -> Outcome:
+        checkpoints = kept_checkpoints(rounds)
+        rows = tuple(c.metrics for c in checkpoints)
+        return Outcome(
+            backend=self.name,
+            result_metrics=rows[-1] if rows else None,
+            checkpoints=checkpoints,
+            dataframe_rows=(logged_rows(rounds) or None) if keep_v1_logs else (rows or None),
+            logged_rows=logged_rows(rounds) if keep_v1_logs else (),
             after_report_calls=after_report_calls(rounds),
         )

@@ -1,0 +1,121 @@
+"""Every exception compat raises, in one module, under one base: :class:`CompatError`.
+
+``fit()``'s failure keeps Ray's families: :class:`TrainingFailedError` is a
+``ray.train.TrainingFailedError`` whichever engine ``ray.train`` was imported for (V1's
+``ray.train.base_trainer.TrainingFailedError`` and V2's), so ``except
+ray.train.TrainingFailedError:`` keeps catching after a team adopts compat. When V2 said
+the cause was the worker group or the controller, the error is also a
+``ray.train.WorkerGroupError`` / ``ray.train.ControllerError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _ray_bases() -> tuple[tuple[type[BaseException], ...], type[BaseException], type[BaseException]]:
+    """Ray's failure classes: (V1 and V2 ``TrainingFailedError``, ``WorkerGroupError``,
+    ``ControllerError``). Falls back to ``RuntimeError`` where a Ray lacks one."""
+    bases: list[type[BaseException]] = []
+    worker_group: type[BaseException] = RuntimeError
+    controller: type[BaseException] = RuntimeError
+    try:
+        from ray.train.base_trainer import TrainingFailedError as V1Failed
+
+        bases.append(V1Failed)
+    except Exception:  # an unsupported Ray: the version check reports it
+        pass
+    try:
+        from compat_core.releases import v2_failure_classes
+
+        failed, worker_group, controller = v2_failure_classes()
+        if failed is not None:
+            bases.append(failed)
+    except Exception:
+        pass
+    return tuple(bases) or (RuntimeError,), worker_group, controller
+
+
+_FAILED_BASES, _WORKER_GROUP_ERROR, _CONTROLLER_ERROR = _ray_bases()
+
+
+class CompatError(Exception):
+    """Base class of every exception compat raises."""
+
+
+class UnsupportedRayError(CompatError, ImportError):
+    """The installed ray is outside the range compat supports."""
+
+
+class MissingRayError(CompatError, ModuleNotFoundError):
+    """Ray is not installed: the base install is the codemod's; the runtime is an extra."""
+
+
+class InvalidSwitchValueError(CompatError, ValueError):
+    """``RAY_TRAIN_V2_ENABLED`` holds a value Ray would not read as intended."""
+
+
+class ReportError(CompatError, ValueError):
+    """A ``report()`` argument cannot be stored; the message says how to fix it."""
+
+
+class NotInTrainingFunctionError(CompatError, RuntimeError):
+    """A worker-only function was called on the driver."""
+
+
+class TrainingFailedError(CompatError, *_FAILED_BASES):  # type: ignore[misc]  # bases depend on Ray
+    """Training failed (either backend). ``.result`` holds every metric reported before.
+
+    ``.worker_failures`` maps world rank to the exception each failed worker raised (last
+    attempt); ``.cause`` is the error Ray raised.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        result: Any,
+        worker_failures: dict[int, BaseException] | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        Exception.__init__(self, message)
+        self.result = result
+        self.worker_failures = dict(worker_failures or {})
+        self.cause = cause
+        # V2's WorkerGroupError / ControllerError attributes, for handlers that read them.
+        self._error_message = message
+        self.controller_failure = cause
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.result, self.worker_failures, self.cause))
+
+
+class WorkerGroupFailedError(TrainingFailedError, _WORKER_GROUP_ERROR):  # type: ignore[misc, valid-type]
+    """Training failed in the worker group: also a ``ray.train.WorkerGroupError``."""
+
+
+class ControllerFailedError(TrainingFailedError, _CONTROLLER_ERROR):  # type: ignore[misc, valid-type]
+    """V2's controller failed: also a ``ray.train.ControllerError``."""
+
+
+def training_failed(
+    message: str, result: Any, worker_failures: dict[int, BaseException], cause: BaseException
+) -> TrainingFailedError:
+    """The :class:`TrainingFailedError` subclass that keeps the family of Ray's ``cause``."""
+    cls: type[TrainingFailedError] = TrainingFailedError
+    if isinstance(cause, _CONTROLLER_ERROR) and _CONTROLLER_ERROR is not RuntimeError:
+        cls = ControllerFailedError
+    elif worker_failures or (isinstance(cause, _WORKER_GROUP_ERROR) and _WORKER_GROUP_ERROR is not RuntimeError):
+        cls = WorkerGroupFailedError
+    return cls(message, result, worker_failures, cause)
+
+
+class CallbackError(CompatError, RuntimeError):
+    """A ``UserCallback`` raised. Training went on; ``.result`` is the complete result."""
+
+    def __init__(self, message: str, result: Any, failures: list[Any]) -> None:
+        super().__init__(message)
+        self.result = result
+        self.failures = failures

@@ -1,0 +1,108 @@
+"""``compat.Result``: one result type for both engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from ray.train import Checkpoint
+
+from compat_core.model import CheckpointStatus, ReportRound, checkpoint_status, merge_validation
+from compat_core.storage import checkpoint_dir_name
+from compat_core.usage import Usage
+
+
+@dataclass(frozen=True)
+class ReportedCheckpoint:
+    """A registered checkpoint, its metrics (validation merged) and its status."""
+
+    checkpoint: Checkpoint
+    metrics: dict[str, Any]
+    status: CheckpointStatus
+
+
+@dataclass
+class Result:
+    """What ``TorchTrainer.fit()`` returns, under either backend.
+
+    ``metrics``: v1, the last report (free-floating or not) with V1's auto-filled keys;
+    v2, the latest checkpoint's metrics, or None without checkpoints.
+    ``metrics_dataframe``: v1, one row per report of rank 0; v2, one row per retained
+    checkpoint (V1-style rows with ``RunConfig(keep_v1_logs=True)``).
+    ``worker_metrics_dataframe`` (compat only): every report of every worker, whatever
+    called ``report`` (compat, ``ray.train``, ``ray.air.session``, Lightning's or
+    Transformers' callback), with ``attempt``, ``world_rank`` and ``report_index`` columns
+    (a retried run's attempts are 0, 1, ...), in both modes.
+    ``v1_usage`` (compat only): the V1-only behaviours this run relied on.
+    ``report_rounds`` (compat only): every complete round of reports of every attempt, each worker's metrics,
+    whether a checkpoint was attached and the validation outcome (see ``compat.testing``).
+    """
+
+    backend: str
+    metrics: dict[str, Any] | None
+    checkpoint: Checkpoint | None
+    path: str
+    error: BaseException | None = None
+    metrics_dataframe: pd.DataFrame | None = None
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
+    reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
+    return_value: Any = None
+    worker_metrics_dataframe: pd.DataFrame | None = None
+    v1_usage: list[Usage] = field(default_factory=list)
+    report_rounds: list[ReportRound] = field(default_factory=list, repr=False)
+    raw: Any = field(default=None, repr=False)
+
+    def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:
+        """The checkpoint whose ``metric`` is best (``mode`` is ``"max"`` or ``"min"``)."""
+        if mode not in ("max", "min"):
+            raise ValueError(f"get_best_checkpoint(mode={mode!r}): use 'max' or 'min'.")
+        scored = [(m[metric], c) for c, m in self.best_checkpoints if metric in m]
+        if not scored:
+            if self.best_checkpoints:
+                raise KeyError(
+                    f"No checkpoint has the metric {metric!r}; checkpoint metrics have "
+                    f"{sorted(self.best_checkpoints[-1][1])}."
+                )
+            return None
+        pick = max if mode == "max" else min
+        return pick(scored, key=lambda pair: pair[0])[1]
+
+    def migration_report(self) -> str:
+        """A readable list of the V1-only behaviours the run relied on."""
+        if not self.v1_usage:
+            return "No V1-only behaviour used: this run behaves the same under V2."
+        lines = ["V1-only behaviours this run relied on (they change when V2 is on):"]
+        for usage in self.v1_usage:
+            lines.append(f"  {usage.kind}: {usage.count}x, first at {usage.first_site}")
+            lines.append(f"    {usage.advice}")
+        return "\n".join(lines)
+
+
+def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
+    """Every worker's reports as rows ordered by (attempt, report_index, world_rank)."""
+    if not records:
+        return None
+    rows = [
+        {**r.metrics, "attempt": r.attempt, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
+        for r in sorted(records, key=lambda r: (r.attempt, r.index, r.rank))
+    ]
+    return pd.DataFrame(rows)
+
+
+def ledger_validated(
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]], rounds: list[ReportRound]
+) -> tuple[list[tuple[Checkpoint, dict[str, Any]]], list[ReportedCheckpoint]]:
+    """The engine's kept checkpoints with the outcome of the validation compat's ledger ran
+    (its metrics merged in, its status), matched to rounds by checkpoint directory name."""
+    by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+    best: list[tuple[Checkpoint, dict[str, Any]]] = []
+    reported: list[ReportedCheckpoint] = []
+    for checkpoint, metrics in best_checkpoints:
+        round_ = by_dir.get(checkpoint_dir_name(checkpoint))
+        merged = merge_validation(metrics, round_.validation) if round_ else dict(metrics)
+        best.append((checkpoint, merged))
+        reported.append(
+            ReportedCheckpoint(checkpoint, merged, checkpoint_status(round_) if round_ else CheckpointStatus.COMMITTED)
+        )
+    return best, reported
