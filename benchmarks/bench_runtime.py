@@ -185,16 +185,17 @@ def record_cost(records: int, repeat: int) -> None:
     import psutil
     import ray
 
-    from compat_core.ledger import remote_ledger_class
+    from compat_core.ledger import open_ledger
 
     @ray.remote(num_cpus=0)
     class Worker:
         def send(self, ledger: Any, channel: bool, records: int) -> tuple[float, float]:
-            from compat_core import channel, worker
+            from compat_core import channel, switch, worker
             from compat_core.engine import EngineReport
 
             address = ray.get(ledger.open_channel.remote()) if channel else None
-            settings = worker.WorkerSettings("v1", ledger, {}, False, False, use_channel=channel)
+            mode = switch.Mode(switch.V1, switch.V1)
+            settings = worker.WorkerSettings(mode, None, ledger, {}, False, False, use_channel=channel)
             session = worker.WorkerSession(settings, None, 0, 1, sender=channel.connect(address))
             wall, cpu = time.perf_counter(), time.process_time()
             for step in range(records):
@@ -211,12 +212,12 @@ def record_cost(records: int, repeat: int) -> None:
     }
     for i in range(repeat):
         for how in ("socket", "actor") if i % 2 == 0 else ("actor", "socket"):
-            ledger = remote_ledger_class().remote(1)
-            process = psutil.Process(ray.get(ledger.__ray_call__.remote(lambda self: os.getpid())))
+            ledger = open_ledger(1)
+            process = psutil.Process(ledger.pid)
             before = sum(process.cpu_times()[:2])
             wall, cpu = ray.get(worker.send.remote(ledger, how == "socket", records))
             ledger_cpu = (sum(process.cpu_times()[:2]) - before) / records
-            ray.kill(ledger)
+            ledger.close()
             for key, value in (("wall", wall), ("cpu", cpu), ("ledger_cpu", ledger_cpu)):
                 samples[how][key].append(1e6 * value)
     print("\n| record sent | worker wall per report | worker CPU per report | ledger CPU per report |")

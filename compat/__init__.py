@@ -39,6 +39,7 @@ from compat._context import TrainContext
 from compat_core.model import CheckpointStatus
 from compat_core.switch import backend
 from compat._trainer import DataParallelTrainer
+from compat_core.version import UntestedRayWarning
 from compat_core.usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
 from compat.callbacks import UserCallback
 from compat_core.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
@@ -94,6 +95,7 @@ __all__ = [
     "TrainContext",
     "TrainingFailedError",
     "UnsupportedRayError",
+    "UntestedRayWarning",
     "Usage",
     "UserCallback",
     "V1OnlyWarning",

@@ -86,7 +86,7 @@ def report(
 def get_context() -> TrainContext:
     """The worker's context (rank, world size, experiment name, storage)."""
     session = _session("get_context")
-    return TrainContext(session.side.context(), session.backend, session.settings.engine)
+    return TrainContext(session.side.context(), session.mode)
 
 
 def get_checkpoint() -> Checkpoint | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from compat_core import usage
+from compat_core import switch, usage
 
 
 class TrainContext:
@@ -17,10 +17,11 @@ class TrainContext:
     directory the run writes to (``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``).
     """
 
-    def __init__(self, ray_context: Any, backend: str, engine: str = "v1") -> None:
+    def __init__(self, ray_context: Any, mode: switch.Mode) -> None:
         self._ray = ray_context
-        self._backend = backend
-        self._v1_on_v2 = backend == "v1" and engine == "v2"
+        self._mode = mode
+        # V1 semantics on V2's engine: the run writes to a V1-style trial directory.
+        self._v1_on_v2 = mode.emulates_v1_engine
 
     def get_world_rank(self) -> int:
         return int(self._ray.get_world_rank())
@@ -46,16 +47,16 @@ class TrainContext:
         return self._ray.get_storage()
 
     def get_metadata(self) -> dict[str, Any]:
-        usage.relied_on("resume-from-checkpoint", "get_context().get_metadata()")
-        if self._backend == "v1":
+        usage.relied_on("resume-from-checkpoint", "get_context().get_metadata()", mode=self._mode)
+        if self._mode.keeps_every_report:
             return dict(self._ray.get_metadata())
         return {}
 
     def _trial(self, name: str, v1_value: Any, v2_value: Any, v1_on_v2: Any = None) -> Any:
-        usage.relied_on("trial-api", f"get_context().{name}()")
+        usage.relied_on("trial-api", f"get_context().{name}()", mode=self._mode)
         if self._v1_on_v2:
             return v1_on_v2() if v1_on_v2 is not None else v2_value()
-        return v1_value() if self._backend == "v1" else v2_value()
+        return v1_value() if self._mode.keeps_every_report else v2_value()
 
     def _trial_dir(self) -> str:
         return str(self.get_storage().experiment_fs_path)
@@ -87,4 +88,4 @@ class TrainContext:
         return getattr(self._ray, name)
 
     def __repr__(self) -> str:
-        return f"TrainContext(backend={self._backend!r}, rank={self.get_world_rank()})"
+        return f"TrainContext(backend={self._mode.backend!r}, rank={self.get_world_rank()})"

@@ -1,31 +1,61 @@
-"""``compat.torch.TorchTrainer``: picks the backend at ``fit()`` and runs it."""
+"""compat's trainers: the mode is read at ``fit()``, its engine runs the job.
+
+A fit is four steps, each a function below: start the run's services (the run ledger and
+what the workers are told), run the engine, build the result, and map a failure to compat's
+error. :class:`TrainerArguments` describes the keywords every trainer takes, once.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from compat import _engines
 from compat.callbacks import is_user_callback
-from compat_core import capture, checks, messages, releases, switch, tune, usage, where, worker
-from compat_core.config import (
-    RunConfig,
-    ScalingConfig,
-    coerce,
-    record_v1_only_options,
-)
-from compat_core.engine import Backend, TrainJob
+from compat.session import route_air_session
+from compat_core import capture, checks, messages, result, switch, tune, usage, where, worker
+from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
+from compat_core.engine import Engine, TrainJob
 from compat_core.errors import CallbackError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
-from compat_core.ledger import LedgerSnapshot, ledger_concurrency, ray_validation_runner, remote_ledger_class
+from compat_core.ledger import LedgerHandle, LedgerSnapshot, open_ledger, ray_validation_runner
 from compat_core.model import Retention
 from compat_core.patch import scoped_env
 from compat_core.result import Result
 from compat_core.usage import UsageLog
 from compat_core.validation import trainer_config
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+
+class TrainerArguments(TypedDict, total=False):
+    """The keywords every compat trainer takes, as Ray's trainers of both engines do (each
+    trainer adds its backend config: ``torch_config=``, ``xgboost_config=``, ...)."""
+
+    train_loop_config: dict[str, Any] | None
+    scaling_config: Any  # compat's ScalingConfig, or Ray's of either engine
+    run_config: Any  # compat's RunConfig, or Ray's of either engine
+    datasets: dict[str, Any] | None
+    dataset_config: Any
+    validation_config: Any
+    metadata: dict[str, Any] | None
+    resume_from_checkpoint: Any
+
+
+TRAINER_KEYWORDS = tuple(TrainerArguments.__annotations__)
+
+
+def trainer_arguments(kind: str, given: dict[str, Any]) -> TrainerArguments:
+    """``given`` checked against :class:`TrainerArguments`: an unknown keyword is Python's
+    ``TypeError``, with the closest known one."""
+    unknown = sorted(set(given) - set(TRAINER_KEYWORDS))
+    if unknown:
+        raise TypeError(messages.unexpected_keyword(kind, unknown[0], TRAINER_KEYWORDS))
+    return TrainerArguments(**given)  # type: ignore[typeddict-item]  # keys checked above
 
 
 class RunContext:
@@ -48,16 +78,11 @@ def ensure_ray() -> None:
         ray.init(include_dashboard=False, log_to_driver=True)
 
 
-@functools.cache
-def _ledger_actor() -> Any:
-    return remote_ledger_class()
-
-
 class DataParallelTrainer:
     """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` workers.
 
     Takes compat's configs or Ray's (V1 or V2), and any ``ray.train.backend.BackendConfig``
-    as ``backend_config``. The backend (``RAY_TRAIN_V2_ENABLED``) is read at ``fit()``, not
+    as ``backend_config``. The mode (``RAY_TRAIN_V2_ENABLED``) is read at ``fit()``, not
     at construction, so flipping the variable between two runs in one process works.
     Under v1, a ``UserCallback`` and both validation forms work too.
     """
@@ -68,17 +93,12 @@ class DataParallelTrainer:
         self,
         train_loop_per_worker: Callable[..., Any],
         *,
-        train_loop_config: dict[str, Any] | None = None,
         backend_config: Any = None,
-        scaling_config: Any = None,
-        run_config: Any = None,
-        datasets: dict[str, Any] | None = None,
-        dataset_config: Any = None,
-        validation_config: Any = None,
-        metadata: dict[str, Any] | None = None,
-        resume_from_checkpoint: Any = None,
+        **arguments: Unpack[TrainerArguments],
     ) -> None:
         kind = type(self).__name__
+        given = trainer_arguments(kind, dict(arguments))
+        train_loop_config, datasets = given.get("train_loop_config"), given.get("datasets")
         if not callable(train_loop_per_worker):
             raise TypeError(
                 f"{kind} needs a training function as its first argument, got {type(train_loop_per_worker).__name__}."
@@ -90,105 +110,113 @@ class DataParallelTrainer:
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = train_loop_config
         self.backend_config = backend_config
-        self.scaling_config = coerce(ScalingConfig, scaling_config, "scaling_config")
-        self.run_config = coerce(RunConfig, run_config, "run_config")
+        self.scaling_config = coerce(ScalingConfig, given.get("scaling_config"), "scaling_config")
+        self.run_config = coerce(RunConfig, given.get("run_config"), "run_config")
         self.datasets = datasets
-        self.dataset_config = dataset_config
-        self.validation_config = validation_config
-        self.metadata = metadata
-        self.resume_from_checkpoint = resume_from_checkpoint
+        self.dataset_config = given.get("dataset_config")
+        self.validation_config = given.get("validation_config")
+        self.metadata = given.get("metadata")
+        self.resume_from_checkpoint = given.get("resume_from_checkpoint")
         self.__name__ = kind  # Tune names trials after the trainable
         # RunConfig options this trainer consumes itself (not V1-only for it).
         self._consumed_options: frozenset[str] = frozenset()
-        if validation_config is not None:
-            trainer_config(validation_config)  # type check now, not at fit()
+        if self.validation_config is not None:
+            trainer_config(self.validation_config)  # type check now, not at fit()
 
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
         """Run one Tune trial (Tune calls this; see :mod:`compat_core.tune`)."""
-        selected = self._selected_backend()
-        os.environ[switch.ENV_VAR] = switch.env_value(selected)  # the driver's choices
-        if "_tuned_engine" in self.__dict__:
-            os.environ[switch.ENGINE_ENV_VAR] = self.__dict__["_tuned_engine"]
+        mode = self._mode()
+        os.environ.update(mode.export())  # the driver's choice, for whatever reads the switch here
         trial = tune.with_sample(self, config or {})
-        if switch.engine(selected) == "v2" and trial.run_config.storage_path is None:  # the run goes in the trial
-            import ray.tune
+        engine = _engines.engine_for(mode)
+        import ray.tune
 
-            trial.run_config = dataclasses.replace(
-                trial.run_config, name="train", storage_path=ray.tune.get_context().get_trial_dir()
-            )
-        trial._run(in_trial=True)
+        trial.run_config = engine.in_trial(trial.run_config, ray.tune.get_context().get_trial_dir())
+        trial._fit(engine, in_trial=True)
 
     def _resources(self, config: dict[str, Any]) -> Any:
         """The resources of one trial (Tune reads ``_resources`` of a function trainable)."""
-        selected = self._selected_backend()
         scaling = tune.scaling_of(config["scaling_config"]) if "scaling_config" in config else self.scaling_config
-        return switch.driver_backend(selected).trial_resources(scaling)
+        return _engines.engine_for(self._mode()).trial_resources(scaling)
 
     def __getstate__(self) -> dict[str, Any]:
-        # Tune pickles the trainable on the driver: the trial runs the backend chosen there.
-        return {**self.__dict__, "_tuned_backend": self._selected_backend(), "_tuned_engine": switch.v1_engine()}
+        # Tune pickles the trainable on the driver: the trial runs the mode chosen there.
+        return {**self.__dict__, "_tuned_mode": self._mode()}
 
-    def _backend_config(self, engine: switch.Backend, scaling: Any) -> Any:
-        config = self._framework.config_for(self.backend_config, engine)
-        return releases.v2_backend_config(config, bool(scaling.use_gpu)) if engine == "v2" else config
-
-    def _selected_backend(self) -> switch.Backend:
-        """The backend the driver selected when Tune pickled this trainer, else the current one."""
-        chosen: switch.Backend | None = self.__dict__.get("_tuned_backend")
-        return chosen or switch.backend()
+    def _mode(self) -> switch.Mode:
+        """The mode the driver selected when Tune pickled this trainer, else the current one."""
+        chosen: switch.Mode | None = self.__dict__.get("_tuned_mode")
+        return chosen or switch.mode()
 
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""
-        return self._run(in_trial=False)
+        return self._fit(_engines.engine_for(switch.mode()), in_trial=False)
 
-    def _run(self, *, in_trial: bool) -> Result:
+    def _fit(self, engine: Engine, *, in_trial: bool) -> Result:
         call_site = where.user_call_site()
-        name = switch.backend()
-        backend: Backend = switch.driver_backend(name)
         ensure_ray()
+        usage.take()
+        start_time = time.time()
+        job = self._start_services(engine, start_time)
+        driver_usages = usage.take()
+        raw, error = _run_engine(engine, job, in_trial)
+        snapshot = _close_ledger(job.ledger)
+        outcome = result.build(engine.mode, engine.result_parts(job, raw, snapshot, error), snapshot, raw, error)
+        log = UsageLog()
+        log.merge(driver_usages + usage.take() + snapshot.usages)
+        outcome.v1_usage = log.as_list()
+        call = capture.FitCall(self._framework.trainer_name, job.run.name, call_site)
+        capture.capture(outcome, time.time() - start_time, error, call)
+        if engine.mode.warns_v1_only:
+            usage.warn_for_workers(snapshot.usages)
+        _warn_non_finite(snapshot)
+        _raise_failure(outcome, snapshot, error)
+        return outcome
+
+    def _start_services(self, engine: Engine, start_time: float) -> TrainJob:
+        """Before the engine runs: record the V1-only options, prepare the engine's storage,
+        start the run ledger and tell the workers what the driver decided."""
         import ray
 
-        usage.take()
+        mode = engine.mode
         scaling, run = self.scaling_config, self.run_config
-        record_v1_only_options(scaling, run, name, consumed=self._consumed_options)
+        record_v1_only_options(scaling, run, mode, consumed=self._consumed_options)
         user_callbacks = [c for c in run.callbacks if is_user_callback(c)]
         other_callbacks = [c for c in run.callbacks if not is_user_callback(c)]
         for callback in other_callbacks:
-            usage.relied_on("tune-callback", type(callback).__name__, backend=name)
+            usage.relied_on("tune-callback", type(callback).__name__, mode=mode)
         if self.resume_from_checkpoint is not None or self.metadata is not None:
-            usage.relied_on("resume-from-checkpoint", backend=name)
-
-        run_context = RunContext(run, self.train_loop_config, scaling)
-        start_time = time.time()
-        backend.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name)
-        ledger = (
-            _ledger_actor()
-            .options(max_concurrency=ledger_concurrency(scaling.num_workers))
-            .remote(
-                scaling.num_workers,
-                callbacks=user_callbacks if backend.ledger_runs_callbacks else [],
-                run_context=run_context,
-                validation_runner=(
-                    functools.partial(ray_validation_runner, switch_value=switch.outside_training_value(name))
-                    if backend.ledger_runs_validation
-                    else None
-                ),
-                round_sink=backend.round_sink(),
-                retention=_retention(run, backend.engine),
-            )
+            usage.relied_on("resume-from-checkpoint", mode=mode)
+        engine.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name)
+        validation_env = mode.outside_training_env[switch.ENV_VAR]
+        ledger = open_ledger(
+            scaling.num_workers,
+            # The ledger plays V2's controller for UserCallbacks (after_report, after_exception):
+            # one process sees every round in order, whichever way each round travelled.
+            callbacks=user_callbacks,
+            run_context=RunContext(run, self.train_loop_config, scaling),
+            validation_runner=(
+                functools.partial(ray_validation_runner, switch_value=validation_env)
+                if engine.ledger_runs_validation
+                else None
+            ),
+            round_sink=engine.round_sink(),
+            retention=_retention(run, engine),
         )
         validation_config = trainer_config(self.validation_config, ledger)
-        if backend.ledger_runs_validation:
+        if engine.ledger_runs_validation:
             ray.get(ledger.use_validation_config.remote(validation_config))
         settings = worker.driver_settings(
-            name,
+            mode,
+            engine.worker_side(),
             ledger,
-            engine=backend.engine,
             has_validation_config=self.validation_config is not None,
             keep_v1_logs=run.keep_v1_logs,
+            route_air_session=route_air_session,
+            resume_from_checkpoint=self.resume_from_checkpoint,
         )
-        job = TrainJob(
+        return TrainJob(
             train_fn=worker.wrap(self.train_loop_per_worker, settings),
             train_loop_config=self.train_loop_config,
             scaling=scaling,
@@ -197,7 +225,7 @@ class DataParallelTrainer:
             other_callbacks=other_callbacks,
             ledger=ledger,
             framework=self._framework,
-            backend_config=self._backend_config(backend.engine, scaling),
+            backend_config=self.backend_config,
             datasets=self.datasets,
             dataset_config=self.dataset_config,
             validation_config=validation_config,
@@ -205,37 +233,6 @@ class DataParallelTrainer:
             resume_from_checkpoint=self.resume_from_checkpoint,
             start_time=start_time,
         )
-        env = {switch.ENV_VAR: switch.env_value(backend.engine), **backend.engine_env()}
-        raw: Any = None
-        error: BaseException | None = None
-        driver_usages = usage.take()
-        try:
-            with scoped_env(env):
-                raw = backend.run_in_trial(job) if in_trial else backend.run(job)
-        except Exception as exc:  # Ray's failure types differ by engine; one type here
-            error = exc
-        try:
-            snapshot = ray.get(ledger.close.remote())
-        finally:
-            ray.kill(ledger)
-        result = backend.build_result(job, raw, snapshot, error)
-        log = UsageLog()
-        log.merge(driver_usages + usage.take() + snapshot.usages)
-        result.v1_usage = log.as_list()
-        call = capture.FitCall(self._framework.trainer_name, run.name, call_site)
-        capture.capture(result, time.time() - start_time, error, call)
-        if backend.warns_v1_only:
-            usage.warn_for_workers(snapshot.usages)
-        _warn_non_finite(snapshot)
-        if error is not None:
-            last = snapshot.failures[-1] if snapshot.failures else {}
-            causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
-            cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
-            raise training_failed(messages.training_failed(cause), result, last, error) from error
-        if snapshot.callback_failures:
-            first = snapshot.callback_failures[0]
-            raise CallbackError(first.message(), result, snapshot.callback_failures)
-        return result
 
 
 class TorchTrainer(DataParallelTrainer):
@@ -249,43 +246,53 @@ class TorchTrainer(DataParallelTrainer):
         self,
         train_loop_per_worker: Callable[..., Any],
         *,
-        train_loop_config: dict[str, Any] | None = None,
         torch_config: Any = None,
-        scaling_config: Any = None,
-        run_config: Any = None,
-        datasets: dict[str, Any] | None = None,
-        dataset_config: Any = None,
-        validation_config: Any = None,
-        metadata: dict[str, Any] | None = None,
-        resume_from_checkpoint: Any = None,
+        **arguments: Unpack[TrainerArguments],
     ) -> None:
-        super().__init__(
-            train_loop_per_worker,
-            train_loop_config=train_loop_config,
-            backend_config=torch_config,
-            scaling_config=scaling_config,
-            run_config=run_config,
-            datasets=datasets,
-            dataset_config=dataset_config,
-            validation_config=validation_config,
-            metadata=metadata,
-            resume_from_checkpoint=resume_from_checkpoint,
-        )
+        super().__init__(train_loop_per_worker, backend_config=torch_config, **arguments)
 
     @property
     def torch_config(self) -> Any:
         return self.backend_config
 
 
-def _retention(run: RunConfig, engine: switch.Engine) -> Retention:
+def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:
+    """Ray's result, or the error it raised (Ray's failure types differ by engine)."""
+    env = {**engine.mode.engine_env, **engine.engine_env()}
+    try:
+        with scoped_env(env):
+            return (engine.run_in_trial(job) if in_trial else engine.run(job)), None
+    except Exception as exc:
+        return None, exc
+
+
+def _close_ledger(ledger: LedgerHandle) -> LedgerSnapshot:
+    """Everything the run ledger recorded; the run leaves the ledger's host."""
+    return ledger.close()
+
+
+def _raise_failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | None) -> None:
+    """A failed run raises compat's error (also Ray's class of its engine), carrying the
+    result; a user callback that raised, compat's CallbackError."""
+    if error is not None:
+        last = snapshot.failures[-1] if snapshot.failures else {}
+        causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
+        cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
+        raise training_failed(messages.training_failed(cause), outcome, last, error) from error
+    if snapshot.callback_failures:
+        first = snapshot.callback_failures[0]
+        raise CallbackError(first.message(), outcome, snapshot.callback_failures)
+
+
+def _retention(run: RunConfig, engine: Engine) -> Retention:
     """The checkpoints the engine's checkpoint manager keeps, which the ledger's answers to
-    ``get_all_reported_checkpoints`` follow: V1's manager appends a checkpoint without the
-    score attribute from Ray 2.49, V2's always ranks it by -inf (docs §27, §28)."""
+    ``get_all_reported_checkpoints`` follow (docs §27, §28)."""
     c = run.checkpoint_config
     if c is None:
         return Retention()
-    newest = engine == "v1" and releases.UNSCORED_CHECKPOINTS_NEWEST
-    return Retention(c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, newest)
+    return Retention(
+        c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, engine.unscored_checkpoints_newest
+    )
 
 
 def _warn_non_finite(snapshot: LedgerSnapshot) -> None:

@@ -9,13 +9,15 @@ which then runs on either engine.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Callable
 from typing import Any
 
 from ray.train import TRAIN_DATASET_KEY
 
-from compat._trainer import DataParallelTrainer
+from compat._trainer import TRAINER_KEYWORDS, DataParallelTrainer
+from compat_core import messages
 from compat_core.config import RunConfig, coerce
 
 
@@ -73,20 +75,23 @@ class TreeTrainer(DataParallelTrainer):
         self,
         train_loop_per_worker: Callable[..., Any] | None = None,
         *,
-        train_loop_config: dict[str, Any] | None = None,
-        scaling_config: Any = None,
-        run_config: Any = None,
-        datasets: dict[str, Any] | None = None,
-        dataset_config: Any = None,
-        validation_config: Any = None,
-        metadata: dict[str, Any] | None = None,
-        resume_from_checkpoint: Any = None,
         label_column: str | None = None,
         params: dict[str, Any] | None = None,
         num_boost_round: int | None = None,
-        **train_kwargs: Any,
+        **keywords: Any,
     ) -> None:
+        """The keywords of every trainer (:class:`compat._trainer.TrainerArguments`), the
+        backend config (``xgboost_config=``/``lightgbm_config=``) and, in the V1 form (no
+        training function), ``label_column``, ``params``, ``num_boost_round`` and the
+        library's own ``train()`` arguments."""
+        arguments: dict[str, Any] = {name: keywords.pop(name) for name in TRAINER_KEYWORDS if name in keywords}
+        train_kwargs = keywords
+        train_loop_config = arguments.pop("train_loop_config", None)
+        run_config, datasets = arguments.get("run_config"), arguments.get("datasets")
         kind = type(self).__name__
+        for name in train_kwargs:  # a trainer keyword mistyped, not one of the library's own
+            if difflib.get_close_matches(name, TRAINER_KEYWORDS, n=1, cutoff=0.8):
+                raise TypeError(messages.unexpected_keyword(kind, name, TRAINER_KEYWORDS))
         # xgboost_config= / lightgbm_config=, by the framework's own name
         config = train_kwargs.pop(self._framework.config_arg, None)
         legacy = train_loop_per_worker is None
@@ -126,18 +131,7 @@ class TreeTrainer(DataParallelTrainer):
                     "(no training function). Pass them to xgboost/lightgbm inside your training "
                     "function, or drop the training function."
                 )
-        super().__init__(
-            train_loop_per_worker,
-            train_loop_config=train_loop_config,
-            backend_config=config,
-            scaling_config=scaling_config,
-            run_config=run_config,
-            datasets=datasets,
-            dataset_config=dataset_config,
-            validation_config=validation_config,
-            metadata=metadata,
-            resume_from_checkpoint=resume_from_checkpoint,
-        )
+        super().__init__(train_loop_per_worker, backend_config=config, train_loop_config=train_loop_config, **arguments)
         self.legacy_form = legacy
         if legacy:
             self._consumed_options = frozenset({"checkpoint-frequency"})

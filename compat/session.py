@@ -7,12 +7,14 @@ kind ``session-api``. Prefer ``compat.report`` and ``compat.get_context()``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ray.train import Checkpoint
 
 from compat import _api
 from compat_core import usage
+from compat_core.patch import rebind
 
 __all__ = [
     "get_checkpoint",
@@ -62,3 +64,12 @@ def get_world_size() -> int:
 def get_experiment_name() -> str:
     _note("get_experiment_name")
     return _api.get_context().get_experiment_name()
+
+
+def route_air_session() -> Callable[[], None]:
+    """``ray.air.session.*`` inside a compat worker answers correctly in both modes (raw V2
+    makes it a silent no-op) and is counted as the V1-only kind ``session-api``; returns the
+    undo. The trainer hands it to every worker (compat_core.worker runs it)."""
+    import ray.air.session as air_session
+
+    return rebind(air_session, {name: globals()[name] for name in __all__})

@@ -44,9 +44,10 @@ def _utils() -> Any:
     return train_loop_utils
 
 
-def _v1_engine() -> bool:
+def _amp_helpers() -> bool:
+    """V1's mixed-precision helpers exist here (outside a worker: Ray's V1 fallbacks)."""
     session = worker.current()
-    return session is None or session.side.name == "v1"
+    return session is None or session.side.amp_helpers
 
 
 def prepare_model(model: Any, *args: Any, **kwargs: Any) -> Any:
@@ -77,7 +78,7 @@ def enable_reproducibility(seed: int = 0) -> None:
 def accelerate(amp: bool = False) -> None:
     """V1's training optimizations (mixed precision with ``amp=True``). V1-only."""
     usage.relied_on("torch-amp", "compat.torch.accelerate()")
-    if _v1_engine():
+    if _amp_helpers():
         _utils().accelerate(amp)
     elif amp:
         raise CompatError(messages.AMP_UNDER_V2)
@@ -87,14 +88,14 @@ def prepare_optimizer(optimizer: Any) -> Any:
     """V1: wrap ``optimizer`` for mixed precision after ``accelerate(amp=True)``. Under v2
     the optimizer is returned unchanged (V2 has no AMP helper). V1-only."""
     usage.relied_on("torch-amp", "compat.torch.prepare_optimizer()")
-    return _utils().prepare_optimizer(optimizer) if _v1_engine() else optimizer
+    return _utils().prepare_optimizer(optimizer) if _amp_helpers() else optimizer
 
 
 def backward(tensor: Any) -> None:
     """V1: ``tensor.backward()`` through the AMP scaler when enabled. Under v2, plain
     ``tensor.backward()``. V1-only."""
     usage.relied_on("torch-amp", "compat.torch.backward()")
-    if _v1_engine():
+    if _amp_helpers():
         _utils().backward(tensor)
     else:
         tensor.backward()

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from compat_core import switch, usage
-from compat_core.switch import Backend
 
 
 @dataclass
@@ -134,7 +133,7 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
 
 
 def record_v1_only_options(
-    scaling: ScalingConfig, run: RunConfig, backend: Backend, *, consumed: frozenset[str] = frozenset()
+    scaling: ScalingConfig, run: RunConfig, mode: switch.Mode, *, consumed: frozenset[str] = frozenset()
 ) -> None:
     """Record (and under v2 warn about) every V1-only option set in these configs, except
     those the trainer itself ``consumed`` (the tree trainers' V1 form reads the checkpoint
@@ -157,8 +156,7 @@ def record_v1_only_options(
         checkpoint is not None and (checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None)
     ):
         found.append(("checkpoint-frequency", ""))
-    dropped = backend == "v1" and switch.engine("v1") == "v2"
     for kind, detail in found:
-        usage.relied_on(kind, detail, backend=backend)
-        if dropped:
+        usage.relied_on(kind, detail, mode=mode)
+        if mode.emulates_v1_engine:
             usage.dropped_by_v2_engine(kind, detail)

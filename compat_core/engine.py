@@ -1,4 +1,9 @@
-"""The interface both backends implement; the trainer talks only to this."""
+"""The interface each engine implements (``v1/``, ``v2/``); the trainer talks only to this.
+
+An engine is Ray's engine of one generation running a :class:`~compat_core.switch.Mode`: its
+driver half (:class:`Engine`, one per ``fit()``) and its worker half (:class:`WorkerSide`, one
+per training worker, chosen on the driver and shipped with the training function).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,13 @@ from compat_core import storage, usage
 from compat_core.config import RunConfig, ScalingConfig
 from compat_core.frameworks import TORCH, Framework
 from compat_core.ledger import LedgerSnapshot
-from compat_core.model import Semantics
-from compat_core.result import Result
-from compat_core.switch import Engine
+from compat_core.result import ResultParts
+from compat_core.switch import Mode
 
 
 @dataclass
 class TrainJob:
-    """Everything a backend needs to run one ``fit()``."""
+    """Everything an engine needs to run one ``fit()``."""
 
     train_fn: Callable[..., Any]
     train_loop_config: dict[str, Any] | None
@@ -57,11 +61,17 @@ ReportSink = Callable[[EngineReport], None]
 
 
 class WorkerSide(Protocol):
-    """What a backend does inside each training worker. One is chosen per worker, once."""
+    """What an engine does inside each training worker. Chosen on the driver, once per run."""
 
-    name: str
     # True when compat's ledger runs asynchronous validations (the engine has none).
     validates_in_ledger: bool
+    # The engine has V1's torch mixed-precision helpers (accelerate, prepare_optimizer, backward).
+    amp_helpers: bool
+
+    def start(self, session: Any) -> None:
+        """The worker's session is set up (rank, attempt, ledger): called before the
+        training function runs."""
+        ...
 
     def rank_and_size(self) -> tuple[int, int]: ...
 
@@ -101,26 +111,20 @@ class WorkerSide(Protocol):
     def get_dataset_shard(self, dataset_name: str | None) -> Any: ...
 
 
-class Backend(Protocol):
-    """The driver half of a backend; one instance per ``fit()``."""
+class Engine(Protocol):
+    """The driver half of an engine; one instance per ``fit()``."""
 
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def semantics(self) -> Semantics: ...
-
-    # The Ray engine that runs it: "v1" or "v2" (the v1 backend can run on V2's engine).
-    @property
-    def engine(self) -> Engine: ...
-
-    # The ledger plays V2's controller for UserCallbacks (after_report, after_exception):
-    # one process sees every round in order, whichever way each round travelled.
-    ledger_runs_callbacks: bool
+    # The mode it runs: its semantics, and the engine's generation.
+    mode: Mode
     # The ledger runs asynchronous validations (V1 has none; V2's controller runs its own).
     ledger_runs_validation: bool
-    # V1-only usage seen in workers is repeated as a warning on the driver.
-    warns_v1_only: bool
+    # Ray's checkpoint manager ranks a checkpoint without the score attribute as the newest
+    # (V1's from Ray 2.49), not by a score of -inf; the ledger's retention follows it.
+    unscored_checkpoints_newest: bool
+
+    def worker_side(self) -> WorkerSide:
+        """The worker half, shipped to every training worker of the run."""
+        ...
 
     def prepare(
         self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
@@ -137,6 +141,10 @@ class Backend(Protocol):
         """Variables the engine needs set during ``fit()`` (unless the user set them)."""
         ...
 
+    def in_trial(self, run: RunConfig, trial_dir: str) -> RunConfig:
+        """The run's configuration inside a Ray Tune trial whose directory is ``trial_dir``."""
+        ...
+
     def run(self, job: TrainJob) -> Any:
         """Run the job on Ray's engine; return Ray's result or raise Ray's error."""
         ...
@@ -149,16 +157,19 @@ class Backend(Protocol):
         """The ``PlacementGroupFactory`` a Tune trial running this job asks for."""
         ...
 
-    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
-        """Combine Ray's result (None after a failure) with the ledger into a compat Result."""
+    def result_parts(
+        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
+    ) -> ResultParts:
+        """What a user observes of the run, from Ray's result (None after a failure) and the
+        ledger, by the mode's semantics (:func:`compat_core.result.build` makes the Result)."""
         ...
 
 
-def note_v1_rerun(run: RunConfig) -> None:
+def note_v1_rerun(run: RunConfig, mode: Mode) -> None:
     """A named run whose directory already holds an earlier run: V1 (on either engine) starts
     a fresh trial beside it, V2 would resume it. Recorded as the V1-only behaviour
     ``rerun-same-name``."""
     if run.name:
         run_dir = storage.resolve(run.storage_path, run.storage_filesystem, run.name)
         if run_dir.has_entries():
-            usage.relied_on("rerun-same-name", f"{run.name!r} in {run_dir}", backend="v1")
+            usage.relied_on("rerun-same-name", f"{run.name!r} in {run_dir}", mode=mode)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compat_core import releases
-from compat_core.switch import Backend
+from compat_core.switch import V1, Generation
 
 
 def load(path: str) -> Any:
@@ -39,13 +39,14 @@ class Framework:
         """The name of Ray's V1 trainer class (``TorchTrainer``): V1 names trials after it."""
         return self.v1_trainer.rpartition(":")[2]
 
-    def trainer_class(self, backend: Backend) -> Any:
-        return load(self.v1_trainer if backend == "v1" else self.v2_trainer)
+    def trainer_class(self, engine: Generation) -> Any:
+        """Ray's trainer class of this kind on ``engine``."""
+        return load(self.v1_trainer if engine is V1 else self.v2_trainer)
 
-    def config_for(self, config: Any, backend: Backend) -> Any:
+    def config_for(self, config: Any, engine: Generation) -> Any:
         """``config`` as the engine's own class (V2's XGBoostConfig subclasses V1's; a V1
         instance is copied field by field into V2's class and back)."""
-        wanted = self.v1_config if backend == "v1" else self.v2_config
+        wanted = self.v1_config if engine is V1 else self.v2_config
         if config is None or wanted is None:
             return config
         cls = load(wanted)

@@ -111,7 +111,8 @@ _KINDS = [
     ),
     Kind(
         "resume-from-checkpoint",
-        "Trainer(resume_from_checkpoint=... / metadata=...): V2 rejects them",
+        "Trainer(resume_from_checkpoint=... / metadata=...): V2 rejects them (compat carries "
+        "resume_from_checkpoint: the first attempt's get_checkpoint() returns it)",
         "pass the checkpoint in train_loop_config and load it in the training function; "
         "V2 resumes a run automatically when RunConfig(name, storage_path) are reused",
     ),
@@ -277,3 +278,12 @@ def needs_newer_ray(feature: str, release: str) -> str:
         f"{feature} under v2 needs Ray {release} or newer; this is Ray {VERSION}. "
         f"Upgrade Ray (pip install 'ray[train]>={release}'), or leave the option out."
     )
+
+
+def unexpected_keyword(trainer: str, keyword: str, known: tuple[str, ...]) -> str:
+    """Python's own wording for an unknown keyword, with the closest known one."""
+    import difflib
+
+    close = difflib.get_close_matches(keyword, known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else f" It takes {', '.join(known)}."
+    return f"{trainer}.__init__() got an unexpected keyword argument {keyword!r}.{hint}"

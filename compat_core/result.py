@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from ray.train import Checkpoint
 
-from compat_core.model import CheckpointStatus, ReportRound, checkpoint_status, merge_validation
+from compat_core.model import (
+    CheckpointStatus,
+    ReportRound,
+    ValidationOutcome,
+    checkpoint_status,
+    merge_validation,
+)
 from compat_core.storage import checkpoint_dir_name
 from compat_core.usage import Usage
+
+if TYPE_CHECKING:
+    from compat_core.ledger import LedgerSnapshot
+    from compat_core.switch import Mode
 
 
 @dataclass(frozen=True)
@@ -106,3 +116,55 @@ def ledger_validated(
             ReportedCheckpoint(checkpoint, merged, checkpoint_status(round_) if round_ else CheckpointStatus.COMMITTED)
         )
     return best, reported
+
+
+@dataclass
+class ResultParts:
+    """What an engine works out of a run for its mode's semantics (the rest of a
+    :class:`Result` is the same for every engine: :func:`build`)."""
+
+    metrics: dict[str, Any] | None
+    path: str
+    metrics_dataframe: pd.DataFrame | None = None
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
+    reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
+    # The rounds with every validation outcome the engine knows (None: the ledger's rounds).
+    rounds: list[ReportRound] | None = None
+
+
+def build(mode: Mode, parts: ResultParts, snapshot: LedgerSnapshot, raw: Any, error: BaseException | None) -> Result:
+    """The one place a run's :class:`Result` is made: the engine's ``parts``, Ray's result
+    (``raw``; None after a failure) and what the ledger recorded (``snapshot``)."""
+    return Result(
+        backend=mode.backend,
+        metrics=parts.metrics,
+        checkpoint=raw.checkpoint if raw is not None else None,
+        path=parts.path,
+        error=raw.error if raw is not None else error,
+        metrics_dataframe=parts.metrics_dataframe,
+        best_checkpoints=parts.best_checkpoints,
+        reported_checkpoints=parts.reported_checkpoints,
+        return_value=snapshot.return_value,  # rank 0's, as V1 and V2 (2.5x) give; older V2 has none
+        worker_metrics_dataframe=worker_dataframe(snapshot.records),
+        report_rounds=parts.rounds if parts.rounds is not None else snapshot.rounds(),
+        raw=raw,
+    )
+
+
+def validated_dataframe(frame: pd.DataFrame | None, rounds: list[ReportRound]) -> pd.DataFrame | None:
+    """V1's dataframe with the metrics of the validations compat's ledger ran merged into
+    the rows of their checkpoint."""
+    if frame is None or "checkpoint_dir_name" not in frame:
+        return frame
+    frame = frame.copy()
+    by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+    for dir_name, round_ in by_dir.items():
+        outcome: ValidationOutcome | None = round_.validation
+        if outcome is None or outcome.status is not CheckpointStatus.VALIDATED:
+            continue
+        rows = frame["checkpoint_dir_name"] == dir_name
+        for key, value in outcome.metrics.items():
+            if key not in frame:
+                frame[key] = float("nan")  # missing, as pandas fills any other hole
+            frame.loc[rows, key] = value
+    return frame

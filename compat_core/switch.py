@@ -1,4 +1,5 @@
-"""The one place that reads ``RAY_TRAIN_V2_ENABLED``.
+"""The one place that reads ``RAY_TRAIN_V2_ENABLED`` (and ``COMPAT_V1_ENGINE``), and makes
+the :class:`Mode` of a run from them and the installed Ray.
 
 Ray parses the variable with ``env_bool``: ``"1"`` or ``"true"`` (any case) mean V2,
 every other value means V1, and an unset variable means Ray's own default: V2 from Ray 2.51,
@@ -10,97 +11,137 @@ exactly the values Ray gives a meaning to on purpose and rejects the rest.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
 
 from compat_core import messages
 from compat_core.errors import InvalidSwitchValueError
 
-if TYPE_CHECKING:
-    from compat_core.engine import Backend as DriverBackend
-    from compat_core.engine import WorkerSide
-
 ENV_VAR = "RAY_TRAIN_V2_ENABLED"
 ENGINE_ENV_VAR = "COMPAT_V1_ENGINE"
+# The name users and results see for a semantics: ``compat.backend()``, ``Result.backend``.
 Backend = Literal["v1", "v2"]
-Engine = Literal["v1", "v2"]
 
 _V2_VALUES = frozenset({"1", "true"})
 _V1_VALUES = frozenset({"0", "false"})
 
 
-def parse(value: str | None) -> Backend:
-    """Return the backend a raw ``RAY_TRAIN_V2_ENABLED`` value selects (``None``: unset)."""
+class Generation(Enum):
+    """Ray Train's two generations: of semantics (what a run keeps and returns) and of
+    engine (whose controller and workers run it)."""
+
+    V1 = "v1"
+    V2 = "v2"
+
+
+V1, V2 = Generation.V1, Generation.V2
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Which semantics a run has and which Ray engine runs it. Made by :func:`mode` (the
+    only place), handed down; code asks it, never compares names.
+
+    ``Mode(V1, V1)``: V1 on Ray's V1 engine. ``Mode(V2, V2)``: V2. ``Mode(V1, V2)``: V1
+    semantics on Ray's V2 engine (``COMPAT_V1_ENGINE=v2``; the default on a Ray without V1's
+    engine), where compat itself does what V1's engine did (docs/compatibility.md §28).
+    """
+
+    semantics: Generation
+    engine: Generation
+
+    @property
+    def backend(self) -> Backend:
+        """The semantics' name: ``"v1"`` or ``"v2"``."""
+        return "v1" if self.semantics is V1 else "v2"
+
+    @property
+    def keeps_every_report(self) -> bool:
+        """V1's semantics: every report is kept, logged and in ``metrics_dataframe``."""
+        return self.semantics is V1
+
+    @property
+    def warns_v1_only(self) -> bool:
+        """V2's semantics: a V1-only behaviour is warned about (an error in strict mode)."""
+        return self.semantics is V2
+
+    @property
+    def emulates_v1_engine(self) -> bool:
+        """V1 semantics on V2's engine: compat writes V1's trial directory, logs and
+        checkpoint names, and the V1-only options V2's engine has no place for do nothing."""
+        return self.semantics is V1 and self.engine is V2
+
+    @property
+    def engine_env(self) -> dict[str, str]:
+        """The ``RAY_TRAIN_V2_ENABLED`` Ray's own functions must see while this mode's engine
+        runs (in the driver during ``fit()`` and in every worker)."""
+        return {ENV_VAR: _value(self.engine)}
+
+    @property
+    def outside_training_env(self) -> dict[str, str]:
+        """The ``RAY_TRAIN_V2_ENABLED`` of a Ray task compat runs outside training (a
+        checkpoint validation): Ray's functions answer there as this semantics' Ray does
+        outside a training worker, V1's while Ray ships them, whichever engine runs it."""
+        from compat_core.releases import HAS_V1_ENGINE
+
+        return {ENV_VAR: _value(self.semantics if HAS_V1_ENGINE else V2)}
+
+    def export(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The variables that make :func:`mode` give this mode again (in a Tune trial's
+        process), merged over ``environ``."""
+        return {**(environ or {}), ENV_VAR: _value(self.semantics), ENGINE_ENV_VAR: self.engine.value}
+
+    def __str__(self) -> str:
+        return f"{self.backend} on Ray's {self.engine.name} engine"
+
+
+def _value(generation: Generation) -> str:
+    return "1" if generation is V2 else "0"
+
+
+def selecting(semantics: Generation) -> dict[str, str]:
+    """The variables that select ``semantics`` (in this process, or a new one)."""
+    return {ENV_VAR: _value(semantics)}
+
+
+def parse(value: str | None) -> Generation:
+    """The semantics a raw ``RAY_TRAIN_V2_ENABLED`` value selects (``None``: unset)."""
     if value is None:
         from compat_core.releases import V2_IS_DEFAULT
 
-        return "v2" if V2_IS_DEFAULT else "v1"
+        return V2 if V2_IS_DEFAULT else V1
     if value.lower() in _V2_VALUES:
-        return "v2"
+        return V2
     if value.lower() in _V1_VALUES:
-        return "v1"
+        return V1
     raise InvalidSwitchValueError(messages.invalid_switch_value(ENV_VAR, value))
 
 
-def backend() -> Backend:
-    """The backend selected now: ``"v1"`` or ``"v2"``. Read at every call, so flips work."""
-    return parse(os.environ.get(ENV_VAR))
-
-
-def v1_engine() -> Engine:
-    """The Ray engine the v1 backend runs on: ``COMPAT_V1_ENGINE`` (``v1``: Ray's V1 engine;
+def v1_engine() -> Generation:
+    """The Ray engine V1 semantics run on: ``COMPAT_V1_ENGINE`` (``v1``: Ray's V1 engine;
     ``v2``: V1 semantics on Ray's V2 engine). Unset: Ray's V1 engine while Ray has one."""
     value = os.environ.get(ENGINE_ENV_VAR)
     if value is None:
         from compat_core.releases import HAS_V1_ENGINE
 
-        return "v1" if HAS_V1_ENGINE else "v2"
+        return V1 if HAS_V1_ENGINE else V2
     if value.lower() in ("v1", "v2"):
-        return "v2" if value.lower() == "v2" else "v1"
+        return Generation(value.lower())
     raise InvalidSwitchValueError(messages.invalid_engine_value(ENGINE_ENV_VAR, value))
 
 
-def engine(selected: Backend) -> Engine:
-    """The Ray engine that runs the ``selected`` backend now."""
-    return v1_engine() if selected == "v1" else "v2"
+def mode_of(semantics: Generation) -> Mode:
+    """The mode that runs ``semantics`` now: V2 on V2's engine, V1 on :func:`v1_engine`."""
+    return Mode(semantics, v1_engine() if semantics is V1 else V2)
 
 
-def env_value(selected: Backend) -> str:
-    """The ``RAY_TRAIN_V2_ENABLED`` value that makes Ray agree with ``selected``."""
-    return "1" if selected == "v2" else "0"
+def mode() -> Mode:
+    """The mode selected now. Read at every call, so flips between runs work."""
+    return mode_of(parse(os.environ.get(ENV_VAR)))
 
 
-def outside_training_value(selected: Backend) -> str:
-    """The ``RAY_TRAIN_V2_ENABLED`` value of a Ray task compat runs for the ``selected``
-    backend outside training (a checkpoint validation): Ray's functions answer there as that
-    backend's Ray does outside a training worker, V1's while Ray ships them, whichever engine
-    runs the training."""
-    from compat_core.releases import HAS_V1_ENGINE
-
-    return env_value(selected if HAS_V1_ENGINE else "v2")
-
-
-def worker_side(selected: Backend, on: Engine) -> WorkerSide:
-    """The worker half of the ``selected`` backend running ``on`` a Ray engine (imported
-    only inside workers)."""
-    if on == "v1":
-        from v1.worker import V1WorkerSide
-
-        return V1WorkerSide()
-    from v2.worker import V2WorkerSide
-
-    return V2WorkerSide(v1_semantics=selected == "v1")
-
-
-def driver_backend(selected: Backend) -> DriverBackend:
-    """The driver half of the ``selected`` backend."""
-    if selected == "v1" and v1_engine() == "v2":
-        from v2.backend import V1OnV2Backend
-
-        return V1OnV2Backend()
-    if selected == "v1":
-        from v1.backend import V1Backend
-
-        return V1Backend()
-    from v2.backend import V2Backend
-
-    return V2Backend()
+def backend() -> Backend:
+    """The semantics selected now: ``"v1"`` or ``"v2"``."""
+    return "v1" if parse(os.environ.get(ENV_VAR)) is V1 else "v2"

@@ -87,12 +87,11 @@ _process_log = UsageLog()
 _warned: set[str] = set()
 
 
-def relied_on(kind: str, detail: str = "", *, backend: switch.Backend | None = None) -> None:
+def relied_on(kind: str, detail: str = "", *, mode: switch.Mode | None = None) -> None:
     """Record a V1-only behaviour; under v2 warn once per kind, or raise in strict mode."""
     site = user_call_site()
     _process_log.add(kind, site)
-    selected = backend if backend is not None else switch.backend()
-    if selected != "v2":
+    if not (mode or switch.mode()).warns_v1_only:
         return
     _warn_once(kind, messages.v1_only(kind, detail))
 

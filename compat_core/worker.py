@@ -1,6 +1,6 @@
 """What runs inside each training worker around the user's training function.
 
-The backend's :class:`compat_core.engine.WorkerSide` is chosen once per worker. It hooks the
+The engine's :class:`compat_core.engine.WorkerSide` is chosen on the driver, once per run. It hooks the
 engine's own report path, so every report reaches :meth:`WorkerSession.on_report` exactly
 once, whichever door it came through; this module turns it into a ledger record.
 """
@@ -17,7 +17,6 @@ from typing import Any
 
 from compat_core import channel, switch, usage
 from compat_core.engine import EngineReport, WorkerSide
-from compat_core.patch import rebind
 
 # Environment the driver decided on, applied in every worker so both sides agree.
 _PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
@@ -27,13 +26,19 @@ _PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
 class WorkerSettings:
     """Decided on the driver at ``fit()`` and shipped with the training function."""
 
-    backend: switch.Backend
+    mode: switch.Mode
+    side: WorkerSide  # the engine's worker half
     ledger: Any
     env: dict[str, str]
     has_validation_config: bool
     keep_v1_logs: bool
-    engine: switch.Engine = "v1"  # the Ray engine running the backend (v1 may run on V2's)
     use_channel: bool = True  # workers write their records to the ledger's socket (else actor calls)
+    # Routes ``ray.air.session.*`` to compat's functions while the training function runs;
+    # returns the undo (the public package's, handed down: the core does not import it).
+    route_air_session: Callable[[], Callable[[], None]] | None = None
+    # ``Trainer(resume_from_checkpoint=...)``: where the first attempt starts, on an engine
+    # that does not take it (V2's).
+    resume_from_checkpoint: Any = None
 
 
 @dataclass
@@ -58,8 +63,14 @@ class WorkerSession:
     hostname: str = field(default_factory=socket.gethostname)
 
     @property
-    def backend(self) -> switch.Backend:
-        return self.settings.backend
+    def mode(self) -> switch.Mode:
+        return self.settings.mode
+
+    def ledger_call(self, method: str, *args: Any) -> Any:
+        """Call the run ledger and wait for its answer."""
+        import ray
+
+        return ray.get(getattr(self.settings.ledger, method).remote(*args))
 
     def vote_free_round(self, free: bool) -> bool:
         """Tell the ledger whether this rank's next report is free of checkpoints; a free
@@ -73,7 +84,7 @@ class WorkerSession:
         """The engine delivered a report of this worker: record it in the ledger."""
         call, self.compat_call = self.compat_call, None
         if not report.has_checkpoint and report.metrics and self.rank == 0:
-            usage.relied_on("free-floating-report", backend=self.backend)
+            usage.relied_on("free-floating-report", mode=self.mode)
         from compat_core.ledger import Record
 
         record = Record(
@@ -107,26 +118,28 @@ def current() -> WorkerSession | None:
 
 
 def driver_settings(
-    backend: switch.Backend,
+    mode: switch.Mode,
+    side: WorkerSide,
     ledger: Any,
     *,
-    engine: switch.Engine,
     has_validation_config: bool,
     keep_v1_logs: bool,
+    route_air_session: Callable[[], Callable[[], None]] | None = None,
+    resume_from_checkpoint: Any = None,
 ) -> WorkerSettings:
     env = {name: os.environ[name] for name in _PROPAGATED if name in os.environ}
-    env[switch.ENV_VAR] = switch.env_value(engine)  # what Ray's own functions must see
-    return WorkerSettings(backend, ledger, env, has_validation_config, keep_v1_logs, engine, channel.wanted())
-
-
-def _route_air_session() -> Callable[[], None]:
-    """``ray.air.session.*`` inside a compat worker answers correctly in both modes (raw V2
-    makes it a silent no-op) and is counted as the V1-only kind ``session-api``."""
-    import ray.air.session as air_session
-
-    from compat import session as compat_session
-
-    return rebind(air_session, {name: getattr(compat_session, name) for name in compat_session.__all__})
+    env.update(mode.engine_env)  # what Ray's own functions must see
+    return WorkerSettings(
+        mode,
+        side,
+        ledger,
+        env,
+        has_validation_config,
+        keep_v1_logs,
+        channel.wanted(),
+        route_air_session,
+        resume_from_checkpoint,
+    )
 
 
 def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any, ...]) -> Any:
@@ -134,19 +147,15 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     import ray
 
     os.environ.update(settings.env)
-    side = switch.worker_side(settings.backend, settings.engine)
+    side = settings.side
     rank, size = side.rank_and_size()
     attempt = ray.get(settings.ledger.worker_started.remote(rank))
     address = ray.get(settings.ledger.open_channel.remote()) if settings.use_channel else None
     session = _session = WorkerSession(settings, side, rank, size, attempt, sender=channel.connect(address))
-    if hasattr(side, "round_vote"):
-        side.round_vote = session.vote_free_round
-    if getattr(side, "v1_semantics", False):  # V1 numbers checkpoints across attempts
-        first = ray.get(settings.ledger.next_checkpoint_index.remote(attempt))
-        side.next_checkpoint_index = first  # type: ignore[attr-defined]
+    side.start(session)
     usage.take()
     undo_engine = side.install(session.on_report)
-    undo_air = _route_air_session()
+    undo_air = settings.route_air_session() if settings.route_air_session is not None else _nothing
     error: BaseException | None = None
     value: Any = None
     try:
@@ -171,6 +180,10 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
             # An unpicklable return value or exception must not hide the run's outcome.
             plain = RuntimeError(f"{type(error).__name__}: {error}") if error else None
             ray.get(settings.ledger.worker_done.remote(rank, None, usages, plain, attempt, sent))
+
+
+def _nothing() -> None:
+    pass
 
 
 class _Entry:

@@ -1,4 +1,4 @@
-"""The v1 backend: Ray's V1 engine, plus what V1 users expect and Ray loses."""
+"""Ray's V1 engine: compat's driver half for it, with what V1 users expect and Ray loses."""
 
 from __future__ import annotations
 
@@ -10,28 +10,34 @@ from typing import Any
 
 import pandas as pd
 
-from compat_core import storage, v1_logs
+from compat_core import releases, storage, v1_logs
 from compat_core.config import RunConfig
 from compat_core.engine import TrainJob, note_v1_rerun
 from compat_core.ledger import LedgerSnapshot
-from compat_core.model import CheckpointStatus, ValidationOutcome, merge_validation
-from compat_core.result import Result, ledger_validated, worker_dataframe
+from compat_core.model import merge_validation
+from compat_core.result import ResultParts, ledger_validated, validated_dataframe
 from compat_core.semantics import V1Semantics
-from compat_core.switch import Engine
+from compat_core.switch import V1, Mode
+from v1.worker import V1WorkerSide
 
 
-class V1Backend:
-    name = "v1"
-    engine: Engine = "v1"
-    semantics = V1Semantics()
-    ledger_runs_callbacks = True
+class V1Engine:
+    """Ray's V1 engine running V1 semantics (the only mode it runs)."""
+
     ledger_runs_validation = True
-    warns_v1_only = False
+    unscored_checkpoints_newest = releases.UNSCORED_CHECKPOINTS_NEWEST
+
+    def __init__(self, mode: Mode) -> None:
+        assert mode.engine is V1 and mode.keeps_every_report, f"Ray's V1 engine runs V1 semantics, not {mode}"
+        self.mode = mode
+
+    def worker_side(self) -> V1WorkerSide:
+        return V1WorkerSide()
 
     def prepare(
         self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
     ) -> None:
-        note_v1_rerun(run)
+        note_v1_rerun(run, self.mode)
 
     def round_sink(self) -> Any:
         return None  # Ray's V1 engine writes its own logs as it goes
@@ -39,9 +45,12 @@ class V1Backend:
     def engine_env(self) -> dict[str, str]:
         return {}
 
+    def in_trial(self, run: RunConfig, trial_dir: str) -> RunConfig:
+        return run  # Ray's trainer-as-trainable puts the run in the trial itself
+
     def run(self, job: TrainJob) -> Any:
         with _quiet_trainer_resources(job):
-            trainer = job.framework.trainer_class("v1")(**ray_trainer_args(job))
+            trainer = job.framework.trainer_class(V1)(**ray_trainer_args(job))
         return trainer.fit()
 
     def run_in_trial(self, job: TrainJob) -> Any:
@@ -51,7 +60,7 @@ class V1Backend:
 
         with _quiet_trainer_resources(job):
             _train_coordinator_fn(
-                ray_trainer_args(job), trainer_cls=job.framework.trainer_class("v1"), metadata=job.metadata or {}
+                ray_trainer_args(job), trainer_cls=job.framework.trainer_class(V1), metadata=job.metadata or {}
             )
         return None
 
@@ -60,44 +69,26 @@ class V1Backend:
         one bundle per worker, as V1's ``TrainTrainable`` asks."""
         return _ray_scaling(scaling).as_placement_group_factory()
 
-    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
+    def result_parts(
+        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
+    ) -> ResultParts:
         rounds = snapshot.rounds()
-        by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
-        workers = worker_dataframe(snapshot.records)
         if raw is None:
-            outcome = self.semantics.outcome(rounds)
-            return Result(
-                backend=self.name,
-                metrics=outcome.result_metrics,
-                checkpoint=None,
-                path=_failed_run_path(snapshot),
-                error=error,
-                metrics_dataframe=pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None,
-                worker_metrics_dataframe=workers,
-                return_value=snapshot.return_value,
-                report_rounds=rounds,
-            )
-
+            outcome = V1Semantics().outcome(rounds)
+            frame = pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None
+            return ResultParts(outcome.result_metrics, _failed_run_path(snapshot), frame)
         v1_logs.repair_progress_csv(storage.RunStorage(raw.filesystem, raw.path))
-
-        def validated(metrics: dict[str, Any]) -> dict[str, Any]:
-            round_ = by_dir.get(str(metrics.get("checkpoint_dir_name")))
-            return merge_validation(metrics, round_.validation) if round_ else dict(metrics)
-
+        by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+        last = by_dir.get(str((raw.metrics or {}).get("checkpoint_dir_name")))
         best, reported = ledger_validated(list(raw.best_checkpoints or []), rounds)
-        return Result(
-            backend=self.name,
-            metrics=validated(raw.metrics) if raw.metrics is not None else None,
-            checkpoint=raw.checkpoint,
+        return ResultParts(
+            metrics=merge_validation(raw.metrics, last.validation if last else None)
+            if raw.metrics is not None
+            else None,
             path=raw.path,
-            error=raw.error,
-            metrics_dataframe=_validated_dataframe(raw.metrics_dataframe, by_dir),
+            metrics_dataframe=validated_dataframe(raw.metrics_dataframe, rounds),
             best_checkpoints=best,
             reported_checkpoints=reported,
-            return_value=snapshot.return_value,
-            worker_metrics_dataframe=workers,
-            report_rounds=rounds,
-            raw=raw,
         )
 
 
@@ -145,7 +136,7 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
     return {
         "train_loop_per_worker": job.train_fn,
         "train_loop_config": job.train_loop_config,
-        job.framework.config_arg: job.backend_config,
+        job.framework.config_arg: job.framework.config_for(job.backend_config, V1),
         "scaling_config": _ray_scaling(job.scaling),
         "run_config": run,
         "datasets": job.datasets,
@@ -163,23 +154,6 @@ def _quiet_trainer_resources(job: TrainJob) -> Iterator[None]:
         if job.scaling.trainer_resources is None:
             warnings.filterwarnings("ignore", message=r".*trainer_resources", category=Warning)
         yield
-
-
-def _validated_dataframe(frame: pd.DataFrame | None, by_dir: dict[str, Any]) -> pd.DataFrame | None:
-    """V1's dataframe with validated metrics merged into the rows of their checkpoint."""
-    if frame is None or "checkpoint_dir_name" not in frame:
-        return frame
-    frame = frame.copy()
-    for dir_name, round_ in by_dir.items():
-        outcome: ValidationOutcome | None = round_.validation
-        if outcome is None or outcome.status is not CheckpointStatus.VALIDATED:
-            continue
-        rows = frame["checkpoint_dir_name"] == dir_name
-        for key, value in outcome.metrics.items():
-            if key not in frame:
-                frame[key] = float("nan")  # missing, as pandas fills any other hole
-            frame.loc[rows, key] = value
-    return frame
 
 
 def _failed_run_path(snapshot: LedgerSnapshot) -> str:

@@ -18,8 +18,13 @@ from compat_core.worker import ledger_reported_checkpoints
 
 
 class V1WorkerSide:
-    name = "v1"
+    """Inside a worker of Ray's V1 engine."""
+
     validates_in_ledger = True
+    amp_helpers = True
+
+    def start(self, session: Any) -> None:
+        pass  # V1's session answers everything itself
 
     def torch_utils(self) -> Any:
         from ray.train.torch import train_loop_utils

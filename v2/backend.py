@@ -1,4 +1,15 @@
-"""The v2 backend: Ray's V2 engine, plus compat's migration aids."""
+"""Ray's V2 engine: compat's driver half for it, running either semantics.
+
+V2 semantics: Ray's V2 run, plus compat's migration aids (every worker's reports, V1's logs
+with ``keep_v1_logs``, Ray Tune callbacks). V1 semantics (``Mode(V1, V2)``): what a run on
+V1's engine gives, from a run on V2's. Every report is kept (compat's ledger sees every
+round); ``result.metrics`` is the last report and ``metrics_dataframe`` one row per report of
+rank 0, both with V1's auto-filled keys; ``progress.csv``, ``result.json`` and TensorBoard
+events are written live into a V1-style trial directory,
+``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``, a new one per ``fit()`` as V1's;
+checkpoints are named ``checkpoint_00000N``; compat's ledger runs checkpoint validation as on
+V1's engine. The differences that remain are in docs/compatibility.md §28.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
+from ray.train.v2.api.callback import UserCallback
 
 from compat_core import messages, releases, storage, tune, usage, v1_logs
 from compat_core.config import RunConfig
@@ -21,12 +33,12 @@ from compat_core.errors import CompatError
 from compat_core.ledger import LedgerSnapshot, group_rounds
 from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
 from compat_core.patch import scoped_env
-from compat_core.result import ReportedCheckpoint, Result, ledger_validated, worker_dataframe
-from compat_core.semantics import V1Semantics, V2Semantics
+from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
+from compat_core.semantics import V2Semantics
 from compat_core.storage import RunStorage, checkpoint_dir_name
-from compat_core.switch import Engine
-from v1.backend import _validated_dataframe
+from compat_core.switch import V2, Mode
 from v2.tune_callbacks import TuneCallbacks
+from v2.worker import V2WorkerSide
 
 SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
 PARAMS_JSON = "params.json"  # the trial's config, as V1 writes it
@@ -49,41 +61,50 @@ START_TIMEOUT_ENV_VAR = "RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S"
 TRIAL_START_TIMEOUT_S = str(7 * 24 * 3600)
 
 
-class V2Backend:
-    name = "v2"
-    engine: Engine = "v2"
-    semantics = V2Semantics()
-    ledger_runs_callbacks = True
-    # V2 validates in its controller from Ray 2.56; before, compat's ledger does, as under v1.
-    ledger_runs_validation = not releases.VALIDATION
-    warns_v1_only = True
+class V2Engine:
+    """Ray's V2 engine running ``mode`` (V2 semantics, or V1's: see the module)."""
 
-    def __init__(self) -> None:
+    unscored_checkpoints_newest = False  # V2's manager ranks it by a score of -inf
+
+    def __init__(self, mode: Mode) -> None:
+        assert mode.engine is V2, f"not a mode of Ray's V2 engine: {mode}"
+        self.mode = mode
+        # V2 validates in its controller from Ray 2.56; before, compat's ledger does, as it
+        # always does for V1 semantics.
+        self.ledger_runs_validation = mode.emulates_v1_engine or not releases.VALIDATION
         self.run_name = ""
         self.storage_path: Any = None  # what Ray's RunConfig gets
         self.storage: RunStorage | None = None
-        self.rows: v1_logs.V1Rows | None = None  # for keep_v1_logs
+        self.rows: v1_logs.V1Rows | None = None  # V1's rows: keep_v1_logs, or V1 semantics
         self.row_params: dict[str, Any] = {}
+
+    def worker_side(self) -> V2WorkerSide:
+        return V2WorkerSide(self.mode)
 
     def prepare(
         self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
     ) -> None:
+        v1 = self.mode.emulates_v1_engine
+        trial_id = None
+        if v1:
+            note_v1_rerun(run, self.mode)  # the experiment directory, as on V1's engine
+            run, trial_id = _v1_trial(run, trainer_name, start_time)
         # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
         self.run_name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
         self.storage_path = run.storage_path
         self.storage = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
-        if self.storage.exists(SNAPSHOT_FILE):
-            usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", backend="v2")
-        self.row_params = self._row_params(train_loop_config, start_time)
-        if run.keep_v1_logs:
+        if not v1 and self.storage.exists(SNAPSHOT_FILE):
+            usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", mode=self.mode)
+        # The V1 rows' trial id and config: V1's (``None`` stays ``None``, as in V1's rows), or
+        # for keep_v1_logs the run's name and V2's config.
+        config = {"train_loop_config": train_loop_config if v1 else (train_loop_config or {})}
+        self.row_params = {"start_time": start_time, "config": config, "trial_id": trial_id or self.run_name}
+        if run.keep_v1_logs or v1:
             for name in (v1_logs.PROGRESS_CSV, v1_logs.RESULT_JSON):
                 self.storage.move_aside(name)  # an earlier run's logs never look current
             self.rows = v1_logs.V1Rows(**self.row_params)
-
-    def _row_params(self, train_loop_config: dict[str, Any] | None, start_time: float) -> dict[str, Any]:
-        """The V1 rows' trial id and config (``keep_v1_logs``): the run's name, V2's config."""
-        config = {"train_loop_config": train_loop_config or {}}
-        return {"start_time": start_time, "config": config, "trial_id": self.run_name}
+        if v1:
+            self.storage.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
 
     def round_sink(self) -> Any:
         if self.rows is None or self.storage is None:
@@ -116,14 +137,17 @@ class V2Backend:
             )
             if c
             else None,
-            callbacks=[],  # UserCallbacks run in the ledger, which sees every round (see prepare)
+            # The users' UserCallbacks run in the ledger, which sees every round; V2's
+            # controller tells it of every failure it sees (see EngineFailures).
+            callbacks=[EngineFailures(job.ledger)],
             **({"worker_runtime_env": r.worker_runtime_env} if releases.WORKER_RUNTIME_ENV else {}),
             **({"logging_config": r.logging_config} if releases.LOGGING_CONFIG else {}),
         )
-        trainer = job.framework.trainer_class("v2")(
+        backend_config = releases.v2_backend_config(job.framework.config_for(job.backend_config, V2), bool(s.use_gpu))
+        trainer = job.framework.trainer_class(V2)(
             job.train_fn,
             train_loop_config=job.train_loop_config,
-            **{job.framework.config_arg: job.backend_config},
+            **{job.framework.config_arg: backend_config},
             scaling_config=ScalingConfig(
                 num_workers=s.num_workers,
                 use_gpu=s.use_gpu,
@@ -147,6 +171,10 @@ class V2Backend:
             return raw
         finally:
             tune.finish(failed)
+
+    def in_trial(self, run: RunConfig, trial_dir: str) -> RunConfig:
+        """Without a storage path of its own, the run goes in the trial's directory."""
+        return run if run.storage_path is not None else dataclasses.replace(run, name="train", storage_path=trial_dir)
 
     def run_in_trial(self, job: TrainJob) -> Any:
         """Inside a Tune trial: this run on V2's engine, every rank-0 round forwarded to
@@ -181,29 +209,24 @@ class V2Backend:
         by_key = group_rounds(snapshot.records)
         return [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
 
-    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
-        rounds = snapshot.rounds()
-        keep_v1_logs = job.run.keep_v1_logs
-        workers = worker_dataframe(snapshot.records)
-        v1_rows = self._v1_rows(snapshot) if keep_v1_logs else None
-        if v1_rows and self.storage is not None:
+    def result_parts(
+        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
+    ) -> ResultParts:
+        rows = self._v1_rows(snapshot) if self.rows is not None else None
+        if rows and self.storage is not None:
             v1_logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
-        run_path = self.storage.run_dir if self.storage is not None else ""
+        if self.mode.keeps_every_report:
+            return self._v1_parts(raw, snapshot, rows or [])
+        return self._v2_parts(raw, snapshot, rows)
+
+    def _v2_parts(self, raw: Any, snapshot: LedgerSnapshot, v1_rows: list[dict[str, Any]] | None) -> ResultParts:
+        """V2's semantics: the kept checkpoints' metrics (V1's rows with ``keep_v1_logs``)."""
+        rounds = snapshot.rounds()
         if raw is None:
-            outcome = self.semantics.outcome(rounds, keep_v1_logs=keep_v1_logs)
-            return Result(
-                backend=self.name,
-                metrics=outcome.result_metrics,
-                checkpoint=None,
-                path=run_path,
-                error=error,
-                metrics_dataframe=pd.DataFrame(v1_rows or outcome.dataframe_rows)
-                if (v1_rows or outcome.dataframe_rows)
-                else None,
-                worker_metrics_dataframe=workers,
-                return_value=snapshot.return_value,
-                report_rounds=rounds,
-            )
+            outcome = V2Semantics().outcome(rounds, keep_v1_logs=v1_rows is not None)
+            frame_rows = v1_rows or outcome.dataframe_rows
+            frame = pd.DataFrame(frame_rows) if frame_rows else None
+            return ResultParts(outcome.result_metrics, self._run_path(), frame)
         best = list(raw.best_checkpoints or [])
         metrics, frame = raw.metrics, raw.metrics_dataframe
         if self.ledger_runs_validation:
@@ -222,90 +245,17 @@ class V2Backend:
             rounds = _with_validation(rounds, reported)
         if v1_rows is not None and (v1_rows or frame is None):
             frame = pd.DataFrame(v1_rows) if v1_rows else None
-        return Result(
-            backend=self.name,
-            metrics=metrics,
-            checkpoint=raw.checkpoint,
-            path=raw.path,
-            error=raw.error,
-            metrics_dataframe=frame,
-            best_checkpoints=best,
-            reported_checkpoints=reported,
-            return_value=snapshot.return_value,  # rank 0's, as V2 (2.5x) gives; older V2 has none
-            worker_metrics_dataframe=workers,
-            report_rounds=rounds,
-            raw=raw,
-        )
+        return ResultParts(metrics, raw.path, frame, best, reported, rounds)
 
-
-class V1OnV2Backend(V2Backend):
-    """V1 semantics on Ray's V2 engine (``COMPAT_V1_ENGINE=v2``, and by default on a Ray
-    without V1's engine): what a run on V1's engine gives, from a run on V2's.
-
-    Every report is kept (compat's ledger sees every round); ``result.metrics`` is the last
-    report and ``metrics_dataframe`` one row per report of rank 0, both with V1's
-    auto-filled keys; ``progress.csv``, ``result.json`` and TensorBoard events are written
-    live into a V1-style trial directory, ``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``,
-    a new one per ``fit()`` as V1's; checkpoints are named ``checkpoint_00000N``; compat's
-    ledger runs checkpoint validation as on V1's engine. The differences that remain are in
-    docs/compatibility.md §28.
-    """
-
-    name = "v1"
-    semantics = V1Semantics()  # type: ignore[assignment]
-    ledger_runs_validation = True
-    warns_v1_only = False
-
-    def prepare(
-        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
-    ) -> None:
-        note_v1_rerun(run)  # the experiment directory, as on V1's engine
-        stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
-        experiment = run.name or f"{trainer_name}_{stamp}"
-        trial_id = f"{uuid.uuid4().hex[:5]}_00000"
-        root = os.fspath(run.storage_path) if run.storage_path is not None else storage.DEFAULT_STORAGE_PATH
-        trial = dataclasses.replace(
-            run, name=f"{trainer_name}_{trial_id}_0_{stamp}", storage_path=posixpath.join(root, experiment)
-        )
-        self.trial_id = trial_id
-        super().prepare(dataclasses.replace(trial, keep_v1_logs=True), train_loop_config, start_time, trainer_name)
-        if self.storage is not None:
-            config = self.row_params["config"]
-            self.storage.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
-
-    def _row_params(self, train_loop_config: dict[str, Any] | None, start_time: float) -> dict[str, Any]:
-        """V1's trial id (``<id>_00000``) and config (``None`` stays ``None``, as in V1's rows)."""
-        return {"start_time": start_time, "config": {"train_loop_config": train_loop_config}, "trial_id": self.trial_id}
-
-    def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
-        flattened to ``a/b``, values as the CSV gives them)."""
-        text = self.storage.read_text(v1_logs.PROGRESS_CSV) if self.storage is not None else None
-        return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
-
-    def build_result(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None) -> Result:
+    def _v1_parts(self, raw: Any, snapshot: LedgerSnapshot, rows: list[dict[str, Any]]) -> ResultParts:
+        """V1's semantics: every report of rank 0, as V1's engine gives them."""
         rounds = snapshot.rounds()
-        rows = self._v1_rows(snapshot)
-        if rows and self.storage is not None:
-            v1_logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
         # finished run (below, with its auto-filled keys as metrics).
-        frame = _validated_dataframe(self._progress_frame(rows), by_dir) if rows else None
-        workers = worker_dataframe(snapshot.records)
-        run_path = self.storage.run_dir if self.storage is not None else ""
+        frame = validated_dataframe(self._progress_frame(rows), rounds) if rows else None
         if raw is None:
-            return Result(
-                backend=self.name,
-                metrics=dict(rows[-1]) if rows else {},
-                checkpoint=None,
-                path=run_path,
-                error=error,
-                metrics_dataframe=frame,
-                worker_metrics_dataframe=workers,
-                return_value=snapshot.return_value,
-                report_rounds=rounds,
-            )
+            return ResultParts(dict(rows[-1]) if rows else {}, self._run_path(), frame)
         row_of = {row["checkpoint_dir_name"]: row for row in rows if row.get("checkpoint_dir_name")}
         kept, statuses = ledger_validated(list(raw.best_checkpoints or []), rounds)
         # V1's kept checkpoints carry their report's row (auto-filled keys), validated.
@@ -315,20 +265,50 @@ class V1OnV2Backend(V2Backend):
         # Tune's tag of the one trial; no report: V1's auto-filled keys alone.
         last = {**rows[-1], "experiment_tag": "0"} if rows else self.rows.finished_without_reports(time.time())
         last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
-        return Result(
-            backend=self.name,
+        return ResultParts(
             metrics=merge_validation(last, last_round.validation) if last and last_round else last,
-            checkpoint=raw.checkpoint,
             path=raw.path,
-            error=raw.error,
             metrics_dataframe=frame if frame is not None else pd.DataFrame(),
             best_checkpoints=best,
             reported_checkpoints=reported,
-            return_value=snapshot.return_value,
-            worker_metrics_dataframe=workers,
-            report_rounds=rounds,
-            raw=raw,
         )
+
+    def _run_path(self) -> str:
+        return self.storage.run_dir if self.storage is not None else ""
+
+    def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
+        flattened to ``a/b``, values as the CSV gives them)."""
+        text = self.storage.read_text(v1_logs.PROGRESS_CSV) if self.storage is not None else None
+        return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
+
+
+def _v1_trial(run: RunConfig, trainer_name: str, start_time: float) -> tuple[RunConfig, str]:
+    """The run as V1's trial: ``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``, a new
+    one per ``fit()``, and its trial id (``<id>_00000``)."""
+    stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
+    experiment = run.name or f"{trainer_name}_{stamp}"
+    trial_id = f"{uuid.uuid4().hex[:5]}_00000"
+    root = os.fspath(run.storage_path) if run.storage_path is not None else storage.DEFAULT_STORAGE_PATH
+    trial = dataclasses.replace(
+        run, name=f"{trainer_name}_{trial_id}_0_{stamp}", storage_path=posixpath.join(root, experiment)
+    )
+    return trial, trial_id
+
+
+class EngineFailures(UserCallback):
+    """A V2 ``UserCallback`` in the controller that hands every failure of a worker-group poll
+    to the ledger: a worker that died without raising (``os._exit``, the OOM killer, a lost
+    node) never reports its own, and ``after_exception`` must still follow (raw V2 calls it
+    for each such failure, with ``{rank: WorkerHealthCheckFailedError}`` and the like)."""
+
+    def __init__(self, ledger: Any) -> None:
+        self.ledger = ledger
+
+    def after_exception(self, run_context: Any, worker_exceptions: dict[int, Exception]) -> None:
+        import ray
+
+        ray.get(self.ledger.engine_failed.remote(dict(worker_exceptions)))
 
 
 def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoint]) -> list[ReportRound]:

@@ -27,6 +27,7 @@ from compat_core import releases
 from compat_core.engine import EngineReport, ReportSink
 from compat_core.patch import override_method, rebind, undo_all
 from compat_core.storage import checkpoint_dir_name as dir_name_of
+from compat_core.switch import Mode
 from compat_core.worker import ledger_reported_checkpoints
 
 RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"
@@ -37,11 +38,25 @@ def rounds_through_ray() -> bool:
 
 
 class V2WorkerSide:
-    """Inside a worker of Ray's V2 engine. With ``v1_semantics`` (the v1 backend on V2's
-    engine) checkpoints get V1's names, ``checkpoint_00000N`` numbered across attempts,
+    """Inside a worker of Ray's V2 engine. When the mode emulates V1's engine (V1 semantics
+    on V2's), checkpoints get V1's names, ``checkpoint_00000N`` numbered across attempts,
     and compat's ledger validates them, as on V1's engine."""
 
-    name = "v2"
+    amp_helpers = False
+
+    def __init__(self, mode: Mode) -> None:
+        self.round_vote: Callable[[bool], bool] | None = None  # set by start()
+        self.v1_names = mode.emulates_v1_engine
+        # V2 validates in its controller from Ray 2.56; V1 semantics validate in the ledger.
+        self.validates_in_ledger = self.v1_names or not releases.VALIDATION
+        self.next_checkpoint_index = 0  # V1's numbering, from start() for the session's attempt
+        self.resume_from: Any = None  # Trainer(resume_from_checkpoint=...), from start()
+
+    def start(self, session: Any) -> None:
+        self.round_vote = session.vote_free_round
+        self.resume_from = session.settings.resume_from_checkpoint
+        if self.v1_names:  # V1 numbers checkpoints across attempts
+            self.next_checkpoint_index = session.ledger_call("next_checkpoint_index", session.attempt)
 
     def torch_utils(self) -> Any:
         return releases.v2_torch_utils()
@@ -49,13 +64,6 @@ class V2WorkerSide:
     def rank_and_size(self) -> tuple[int, int]:
         context = self.context()
         return context.get_world_rank(), context.get_world_size()
-
-    def __init__(self, *, v1_semantics: bool = False) -> None:
-        self.round_vote: Callable[[bool], bool] | None = None  # set by the worker session
-        self.v1_semantics = v1_semantics
-        # V2 validates in its controller from Ray 2.56; V1 semantics validate in the ledger.
-        self.validates_in_ledger = v1_semantics or not releases.VALIDATION
-        self.next_checkpoint_index = 0  # V1's numbering; the session sets it for its attempt
 
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
@@ -84,7 +92,7 @@ class V2WorkerSide:
             name = given.get("checkpoint_dir_name") or self._default_checkpoint_dir_name(context)
             given["checkpoint_dir_name"] = name
             original(*call.args, **call.kwargs)
-            if self.v1_semantics and (checkpoint is not None or direct):
+            if self.v1_names and (checkpoint is not None or direct):
                 self.next_checkpoint_index += 1  # a round that reached Ray carried a checkpoint
             persisted = None
             if checkpoint is not None:
@@ -99,11 +107,12 @@ class V2WorkerSide:
 
         # A worker process may have imported ray.train while the switch said V1.
         public = ("report", "get_checkpoint", "get_dataset_shard", "get_context", "get_all_reported_checkpoints")
-        names = rebind(ray.train, {name: getattr(api, name) for name in public if hasattr(api, name)})
+        functions = {name: getattr(api, name) for name in public if hasattr(api, name)}
+        names = rebind(ray.train, {**functions, "get_checkpoint": self.get_checkpoint})
         return undo_all([unwrap, names])
 
     def _default_checkpoint_dir_name(self, context: Any) -> str:
-        if self.v1_semantics:
+        if self.v1_names:
             return f"checkpoint_{self.next_checkpoint_index:06d}"  # V1's; rank 0's name wins
         return str(context.storage_context.make_default_checkpoint_dir_name())
 
@@ -148,9 +157,12 @@ class V2WorkerSide:
         return get_preemption_info()
 
     def get_checkpoint(self) -> Any:
+        """The run's latest checkpoint (a retried attempt's, or the stored run's that this
+        run resumes), else ``Trainer(resume_from_checkpoint=...)``'s, as V1 gives them."""
         from ray.train.v2.api.train_fn_utils import get_checkpoint
 
-        return get_checkpoint()
+        found = get_checkpoint()
+        return found if found is not None else self.resume_from
 
     def get_dataset_shard(self, dataset_name: str | None) -> Any:
         from ray.train.v2.api.train_fn_utils import get_dataset_shard

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compat_core import switch
 from compat_core.capture import CAPTURE_ENV_VAR
 
 
@@ -44,7 +45,7 @@ class ScriptRun:
 
 def child_env(backend: str, capture_dir: Path, script_dir: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["RAY_TRAIN_V2_ENABLED"] = "0" if backend == "v1" else "1"
+    env.update(switch.selecting(switch.Generation(backend)))
     env[CAPTURE_ENV_VAR] = str(capture_dir)
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("RAY_ADDRESS", None)  # each run starts, and shuts down, its own local cluster

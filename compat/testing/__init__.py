@@ -25,11 +25,14 @@ from compat_core.config import RunConfig, ScalingConfig, coerce
 from compat_core.model import Outcome
 from compat_core.patch import scoped_env
 from compat_core.result import Result
+from compat_core.semantics import V1Semantics, V2Semantics
 
 __all__ = [
     "Comparison",
     "Difference",
     "Schedule",
+    "V1Semantics",
+    "V2Semantics",
     "assert_equivalent",
     "observe",
     "replay_schedule",
@@ -105,7 +108,7 @@ def run_both(
             datasets=datasets,
             validation_config=validation_config,
         )
-        with scoped_env({**(env or {}), switch.ENV_VAR: switch.env_value(backend)}):
+        with scoped_env({**(env or {}), **switch.selecting(switch.Generation(backend))}):
             try:
                 result = trainer.fit()
             except TrainingFailedError as error:

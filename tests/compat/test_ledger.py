@@ -328,7 +328,8 @@ def test_validation_runs_with_the_backends_ray_functions_while_ray_ships_them(
     monkeypatch, selected, has_v1_engine, value
 ) -> None:
     monkeypatch.setattr(releases, "HAS_V1_ENGINE", has_v1_engine)
-    assert switch.outside_training_value(selected) == value
+    mode = switch.mode_of(switch.Generation(selected))
+    assert mode.outside_training_env == {switch.ENV_VAR: value}
 
 
 def test_ray_2_50s_device_failure_in_a_validation_says_how_to_get_past_it() -> None:
@@ -337,3 +338,24 @@ def test_ray_2_50s_device_failure_in_a_validation_says_how_to_get_past_it() -> N
     assert hinted.startswith(error) and "iter_torch_batches(device='cpu')" in hinted and "2.51" in hinted
     assert messages.validation_failed(error, device_needs_worker=False) == error
     assert messages.validation_failed("ValueError: bad", device_needs_worker=True) == "ValueError: bad"
+
+
+def test_callback_failures_from_the_ledger_and_from_the_driver_are_one_log_in_order() -> None:
+    """A failing ``after_report`` (run in the ledger) and a Tune callback failing on the
+    driver (``callback_failed``) both reach the result, in the order they happened."""
+    from compat_core.ledger import CallbackFailure
+
+    class Failing:
+        def after_report(self, *args):
+            raise ValueError("tracker down")
+
+    ledger = RunLedger(1, callbacks=[Failing()])
+    ledger.record(Record(0, 0, {"step": 0}, False, False, 0.0))
+    ledger.callback_failed(CallbackFailure("MLflowLoggerCallback", "on_trial_result", 0, "E: x", ""))
+    ledger.record(Record(0, 1, {"step": 1}, False, False, 0.0))
+    failures = ledger.close().callback_failures
+    assert [(f.callback, f.round_index) for f in failures] == [
+        ("Failing", 0),
+        ("MLflowLoggerCallback", 0),
+        ("Failing", 1),
+    ]

@@ -40,6 +40,7 @@ EXPECTED = [
     "TrainContext",
     "TrainingFailedError",
     "UnsupportedRayError",
+    "UntestedRayWarning",
     "Usage",
     "UserCallback",
     "V1OnlyWarning",
@@ -167,3 +168,20 @@ def test_wrong_config_types_say_what_is_expected() -> None:
         compat.ScalingConfig(num_workers=0)
     with pytest.raises(TypeError, match="training function"):
         compat.torch.TorchTrainer("train.py")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: compat.torch.TorchTrainer(lambda: None, **kw),
+        lambda **kw: compat.DataParallelTrainer(lambda: None, **kw),
+        lambda **kw: __import__("compat.xgboost").xgboost.XGBoostTrainer(lambda: None, **kw),
+    ],
+    ids=["torch", "data_parallel", "xgboost"],
+)
+def test_every_trainer_takes_the_same_keywords_and_names_a_mistyped_one(make) -> None:
+    trainer = make(train_loop_config={"lr": 0.1}, metadata={"a": 1}, run_config=compat.RunConfig(name="x"))
+    assert trainer.train_loop_config == {"lr": 0.1} and trainer.metadata == {"a": 1}
+    assert trainer.run_config.name == "x" and trainer.scaling_config == compat.ScalingConfig()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'scaling_cnofig'. Did you mean 'scaling_config'"):
+        make(scaling_cnofig=compat.ScalingConfig(num_workers=2))

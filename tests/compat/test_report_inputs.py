@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import compat
-from compat_core import worker
+from compat_core import switch, worker
 from v2.worker import V2WorkerSide
 
 
@@ -19,8 +19,10 @@ class _RejectingLedger:
 
 @pytest.fixture
 def session(monkeypatch):
-    settings = worker.WorkerSettings("v2", _RejectingLedger(), {}, has_validation_config=False, keep_v1_logs=False)
-    monkeypatch.setattr(worker, "_session", worker.WorkerSession(settings, V2WorkerSide(), rank=0, world_size=1))
+    mode = switch.Mode(switch.V2, switch.V2)
+    side = V2WorkerSide(mode)
+    settings = worker.WorkerSettings(mode, side, _RejectingLedger(), {}, False, keep_v1_logs=False)
+    monkeypatch.setattr(worker, "_session", worker.WorkerSession(settings, side, rank=0, world_size=1))
     return settings
 
 

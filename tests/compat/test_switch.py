@@ -16,7 +16,7 @@ from compat_core import releases, switch, version
     ],
 )
 def test_parses_like_ray(raw: str | None, expected: str) -> None:
-    assert switch.parse(raw) == expected
+    assert switch.parse(raw).value == expected
 
 
 @pytest.mark.parametrize("raw", ["yes", "on", " 1", "2", "", "v2"])
@@ -61,3 +61,43 @@ def test_a_newer_ray_warns_and_is_used_not_refused() -> None:
         assert version.check("2.60.3") == "2.60.3"  # a patch release of the tested one: silent
     with pytest.warns(version.UntestedRayWarning, match=r"ray 2.61.0 is newer .*newest: 2.60.0"):
         assert version.check("2.61.0") == "2.61.0"
+
+
+@pytest.mark.parametrize(
+    ("setting", "engine", "has_v1_engine", "mode"),
+    [
+        ("0", None, True, (switch.V1, switch.V1)),
+        ("0", "v2", True, (switch.V1, switch.V2)),
+        ("0", None, False, (switch.V1, switch.V2)),  # the day Ray deletes V1's engine
+        ("1", "v1", True, (switch.V2, switch.V2)),  # V2 semantics run on V2's engine only
+        ("true", None, False, (switch.V2, switch.V2)),
+    ],
+)
+def test_the_mode_is_made_from_the_variables_and_the_installed_ray(
+    monkeypatch: pytest.MonkeyPatch, setting: str, engine: str | None, has_v1_engine: bool, mode: tuple
+) -> None:
+    monkeypatch.setenv(switch.ENV_VAR, setting)
+    if engine is None:
+        monkeypatch.delenv(switch.ENGINE_ENV_VAR, raising=False)
+    else:
+        monkeypatch.setenv(switch.ENGINE_ENV_VAR, engine)
+    monkeypatch.setattr(releases, "HAS_V1_ENGINE", has_v1_engine)
+    made = switch.mode()
+    assert (made.semantics, made.engine) == mode
+    # Exported into a Tune trial's process, the mode is made again the same.
+    monkeypatch.setattr(switch.os, "environ", made.export())
+    assert switch.mode() == made
+
+
+def test_what_each_mode_answers() -> None:
+    v1, v1_on_v2, v2 = (
+        switch.Mode(switch.V1, switch.V1),
+        switch.Mode(switch.V1, switch.V2),
+        switch.Mode(switch.V2, switch.V2),
+    )
+    assert [m.backend for m in (v1, v1_on_v2, v2)] == ["v1", "v1", "v2"]
+    assert [m.keeps_every_report for m in (v1, v1_on_v2, v2)] == [True, True, False]
+    assert [m.warns_v1_only for m in (v1, v1_on_v2, v2)] == [False, False, True]
+    assert [m.emulates_v1_engine for m in (v1, v1_on_v2, v2)] == [False, True, False]
+    # Ray's own functions answer as the engine that runs: V1's engine with 0, V2's with 1.
+    assert [m.engine_env[switch.ENV_VAR] for m in (v1, v1_on_v2, v2)] == ["0", "1", "1"]

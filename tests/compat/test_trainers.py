@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import compat as train
-from compat_core import releases
+from compat_core import releases, switch
 
 pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
 
@@ -240,15 +240,15 @@ def test_a_backend_config_made_for_one_engine_reaches_the_other_as_its_own_class
     from compat_core.frameworks import TORCH, XGBOOST
 
     v1 = V1Config(xgboost_communicator="rabit")
-    as_v2 = XGBOOST.config_for(v1, "v2")
+    as_v2 = XGBOOST.config_for(v1, switch.V2)
     assert type(as_v2) is V2Config and as_v2.xgboost_communicator == "rabit"
-    assert type(XGBOOST.config_for(as_v2, "v1")) is V1Config
-    assert XGBOOST.config_for(v1, "v1") is v1 and XGBOOST.config_for(None, "v2") is None
+    assert type(XGBOOST.config_for(as_v2, switch.V1)) is V1Config
+    assert XGBOOST.config_for(v1, switch.V1) is v1 and XGBOOST.config_for(None, switch.V2) is None
 
     class Mine(V1Config):  # a user's own subclass is passed as given
         pass
 
     mine = Mine()
-    assert XGBOOST.config_for(mine, "v2") is mine
+    assert XGBOOST.config_for(mine, switch.V2) is mine
     torch_config = train.torch.TorchConfig(backend="gloo")
-    assert TORCH.config_for(torch_config, "v2") is torch_config  # one class for both engines
+    assert TORCH.config_for(torch_config, switch.V2) is torch_config  # one class for both engines

@@ -24,15 +24,15 @@ SEEDS = {
 
 def test_the_engine_follows_the_variable_and_ray(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(switch.ENGINE_ENV_VAR, raising=False)
-    assert switch.v1_engine() == "v1"  # this Ray still ships V1's engine
+    assert switch.v1_engine() is switch.V1  # this Ray still ships V1's engine
     monkeypatch.setattr(releases, "HAS_V1_ENGINE", False)
-    assert switch.v1_engine() == "v2"  # the day Ray deletes it, V1 semantics keep working
+    assert switch.v1_engine() is switch.V2  # the day Ray deletes it, V1 semantics keep working
     monkeypatch.setenv(switch.ENGINE_ENV_VAR, "V1")
-    assert switch.v1_engine() == "v1"
+    assert switch.v1_engine() is switch.V1
     monkeypatch.setenv(switch.ENGINE_ENV_VAR, "ray-v2")
     with pytest.raises(train.InvalidSwitchValueError, match="COMPAT_V1_ENGINE=v2"):
         switch.v1_engine()
-    assert switch.engine("v2") == "v2"
+    assert switch.mode_of(switch.V2) == switch.Mode(switch.V2, switch.V2)
 
 
 @pytest.mark.ray

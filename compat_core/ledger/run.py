@@ -1,0 +1,229 @@
+"""One run's ledger: its parts put together behind the calls workers and the driver make.
+
+Each part has one lock of its own: the records (:class:`RecordStore`), their delivery to
+callbacks (:class:`RoundDelivery`), validation (:class:`Validations`), the free-round vote
+(:class:`FreeRoundVote`), the failures, and the run's outcome here (return value, usage,
+attempts). The Ray actor that hosts it is :mod:`compat_core.ledger.host`; everything here is
+plain code, tested without a cluster.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from compat_core import channel
+from compat_core.ledger import checkpoints
+from compat_core.ledger.delivery import RoundDelivery
+from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record, RecordStore
+from compat_core.ledger.validating import ValidationRunner, Validations
+from compat_core.ledger.votes import FreeRoundVote
+from compat_core.model import CheckpointStatus, Retention
+from compat_core.usage import Usage, UsageLog
+
+# How long ``worker_done`` waits for a worker's records still on their way.
+ARRIVAL_TIMEOUT_S = 30.0
+# How long a failure waits for the other ranks' records of rounds the failed rank completed
+# (they come unless a rank died too: a rank that finishes or fails ends the wait).
+GRACE_S = ARRIVAL_TIMEOUT_S
+# The same wait for a failure the engine saw (a process that died without a word): its rank
+# never finishes, so the wait ends with the rounds it completed, or after this long.
+ENGINE_GRACE_S = 5.0
+
+
+class Failures:
+    """The workers' errors, by attempt."""
+
+    def __init__(self) -> None:
+        self._by_attempt: dict[int, dict[int, BaseException]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, attempt: int, rank: int, error: BaseException, *, replace: bool = True) -> None:
+        with self._lock:
+            errors = self._by_attempt.setdefault(attempt, {})
+            if replace or rank not in errors:
+                errors[rank] = error
+
+    def of_attempt(self, attempt: int) -> dict[int, BaseException]:
+        with self._lock:
+            return dict(self._by_attempt.get(attempt, {}))
+
+    def by_attempt(self) -> list[dict[int, BaseException]]:
+        with self._lock:
+            return [dict(self._by_attempt[a]) for a in sorted(self._by_attempt)]
+
+    def last_by_rank(self) -> dict[int, BaseException]:
+        """Each rank's latest error."""
+        errors: dict[int, BaseException] = {}
+        for attempt in self.by_attempt():
+            errors.update(attempt)
+        return errors
+
+
+class RunLedger:
+    """Collects a run's reports; plays V2's controller for UserCallbacks and, where the
+    engine has none, runs asynchronous validations.
+
+    ``round_sink`` (optional) is called with each complete round's records, in the order
+    ``after_report`` sees them: the live V1 logs are written from it.
+    """
+
+    def __init__(
+        self,
+        world_size: int,
+        *,
+        callbacks: list[Any] | None = None,
+        run_context: Any = None,
+        validation_runner: ValidationRunner | None = None,
+        round_sink: Callable[[dict[int, Record]], None] | None = None,
+        retention: Retention | None = None,
+    ) -> None:
+        self.world_size = world_size
+        self._retention = retention or Retention()
+        self._store = RecordStore(world_size)
+        self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink)
+        self._validations = Validations(self._store, validation_runner)
+        self._vote = FreeRoundVote(world_size)
+        self._failures = Failures()
+        self._listener: channel.Listener | None = None
+        # The run's outcome: rank 0's return value, the workers' usage, attempts started.
+        self._return_value: Any = None
+        self._usage = UsageLog()
+        self._starts: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def open_channel(self, host: str | None = None) -> channel.Address | None:
+        """Listen for records written by the workers (compat_core.channel); returns the address
+        and key they connect with (each worker asks; the first call opens it), or None when
+        this process cannot listen (the workers then make actor calls). ``host`` defaults to
+        this node's IP as Ray knows it."""
+        with self._lock:
+            if self._listener is None:
+                host = host or channel.node_ip()
+                try:
+                    self._listener = channel.Listener(host, lambda message: self.record(*message))
+                except OSError as exc:
+                    channel.logger.warning("compat's run ledger cannot listen on %s (%s): actor calls", host, exc)
+                    return None
+            return self._listener.address
+
+    # -- called by workers -------------------------------------------------
+    def worker_started(self, rank: int) -> int:
+        """A worker of ``rank`` starts the training function; returns its attempt number."""
+        with self._lock:
+            attempt = self._starts.get(rank, 0)
+            self._starts[rank] = attempt + 1
+            return attempt
+
+    def next_checkpoint_index(self, attempt: int) -> int:
+        """The number V1 gives the next checkpoint of ``attempt`` (V1 numbers across restores)."""
+        return checkpoints.next_checkpoint_index(self._store.records(), attempt)
+
+    def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
+        """Store one report; ``validation`` is ``(persisted checkpoint, request)`` when the
+        ledger validates. A record already stored (sent again after the channel broke) is ignored."""
+        complete = self._store.add(record)
+        with self._lock:
+            self._usage.merge(record.usages)
+        if validation is not None:
+            self._validations.request(record.key, *validation)
+        if complete is not None:
+            self._delivery.round_complete(record.key, complete)
+
+    def vote_free_round(self, attempt: int, index: int, rank: int, free: bool, wait: bool) -> bool:
+        """Each rank says whether its report of round ``(attempt, index)`` carries nothing
+        V2 keeps; see :class:`FreeRoundVote`."""
+        return self._vote.vote((attempt, index), rank, free, wait)
+
+    def reported_checkpoints(
+        self, attempt: int, rank: int, sent: int, validated: bool, timeout_s: float | None
+    ) -> list[tuple[Any, dict[str, Any], CheckpointStatus]]:
+        """``get_all_reported_checkpoints`` where the engine cannot answer."""
+        return checkpoints.reported_checkpoints(self._store, self._retention, attempt, rank, sent, validated, timeout_s)
+
+    def use_validation_config(self, config: Any) -> None:
+        self._validations.use_config(config)
+
+    def store_seed_validation(self, token: str, seed: Any) -> None:
+        """Keep ``report(validate_fn=..., validate_config=...)``'s function for the dispatcher."""
+        self._validations.store_seed(token, seed)
+
+    def seed_validation(self, token: str) -> Any:
+        return self._validations.seed(token)
+
+    def worker_done(
+        self,
+        rank: int,
+        return_value: Any,
+        usages: list[Usage],
+        error: BaseException | None = None,
+        attempt: int = 0,
+        sent: int = 0,
+    ) -> None:
+        """A worker finished (or failed) after sending ``sent`` records. Calls run on a
+        thread pool, so this waits until those records are in: ``after_exception`` then
+        follows every round of the attempt, and ``close()`` misses nothing."""
+        self._store.wait_for_records(attempt, rank, sent, ARRIVAL_TIMEOUT_S)
+        self._store.finish(attempt, rank)
+        with self._lock:
+            if rank == 0:
+                self._return_value = return_value
+            self._usage.merge(usages)
+        if error is None:
+            return
+        self._failures.add(attempt, rank, error)
+        # The other ranks' records of the rounds this rank completed may still be on their way
+        # (a loaded machine delays them by seconds): wait for them, or for the ranks that did
+        # not send them to finish, so after_exception follows those rounds. Those ranks are
+        # still running: the engine learns of this failure only when this call returns.
+        self._store.wait_for_rounds(attempt, sent, GRACE_S)
+        if self._delivery.callbacks:
+            self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
+
+    # -- called by the engine ----------------------------------------------
+    def engine_failed(self, errors: dict[int, BaseException]) -> None:
+        """The engine saw the current attempt fail (``{rank: error}``), whatever the workers
+        said: a process that exited or was killed, a node that went away. ``after_exception``
+        follows, once per attempt, after the rounds the failed ranks completed; a Python
+        exception the worker reported itself stays its rank's error."""
+        with self._lock:
+            attempt = max(self._starts.values(), default=1) - 1
+        for rank, error in errors.items():
+            self._failures.add(attempt, rank, error, replace=False)
+        sent = max((self._store.count(attempt, rank) for rank in errors), default=0)
+        self._store.wait_for_rounds(attempt, sent, ENGINE_GRACE_S)
+        if self._delivery.callbacks:
+            self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
+
+    # -- called by the driver ----------------------------------------------
+    def delivered_since(self, count: int) -> list[dict[int, Record]]:
+        """The complete rounds delivered after the first ``count``, in delivery order (the
+        driver polls this to feed Ray Tune callbacks as the run goes on)."""
+        rounds: list[dict[int, Record]] = self._delivery.delivered.since(count)
+        return rounds
+
+    def callback_failed(self, failure: CallbackFailure) -> None:
+        """A callback running elsewhere (Ray Tune callbacks on the driver) raised."""
+        self._delivery.failures.append(failure)
+
+    def close(self) -> LedgerSnapshot:
+        """Wait for pending validations and hand everything over."""
+        with self._lock:
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        self._validations.close()
+        self._delivery.finish()
+        with self._lock:
+            return LedgerSnapshot(
+                world_size=self.world_size,
+                records=self._store.records(),
+                validations=self._store.validations(),
+                return_value=self._return_value,
+                usages=self._usage.as_list(),
+                worker_errors=self._failures.last_by_rank(),
+                callback_failures=self._delivery.failures.since(0),
+                attempts=max(self._starts.values(), default=1),
+                failures=self._failures.by_attempt(),
+            )
