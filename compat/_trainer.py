@@ -288,8 +288,6 @@ def _retention(run: RunConfig, engine: Engine) -> Retention:
     """The checkpoints the engine's checkpoint manager keeps, which the ledger's answers to
     ``get_all_reported_checkpoints`` follow (docs §27, §28)."""
     c = run.checkpoint_config
-    if c is None:
-        return Retention()
     return Retention(
         c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, engine.unscored_checkpoints_newest
     )

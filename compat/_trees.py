@@ -49,10 +49,13 @@ def legacy_train_fn(
     callbacks = list(train_kwargs.get("callbacks") or [])
     if not any(isinstance(callback, report_callback) for callback in callbacks):
         checkpoint = coerce(RunConfig, run_config, "run_config").checkpoint_config
-        frequency = checkpoint.checkpoint_frequency if checkpoint else None
-        at_end = checkpoint.checkpoint_at_end if checkpoint else None
         # Ray's defaults: no periodic checkpoints, one at the end unless told otherwise.
-        callbacks.append(report_callback(frequency=frequency or 0, checkpoint_at_end=at_end is not False))
+        callbacks.append(
+            report_callback(
+                frequency=checkpoint.checkpoint_frequency or 0,
+                checkpoint_at_end=checkpoint.checkpoint_at_end is not False,
+            )
+        )
     return functools.partial(
         train_fn,
         label_column=label_column,

@@ -70,13 +70,18 @@ class RunConfig:
     callbacks are V1-only. ``keep_v1_logs=True`` is compat's migration opt-in: under v2
     it also writes V1's ``progress.csv``/``result.json`` and gives a V1-style
     ``metrics_dataframe`` with free-floating reports. Under v1 it changes nothing.
+
+    As Ray's, an unset ``failure_config``/``checkpoint_config`` is the default one (not
+    ``None``), so Ray Tune takes this class where V1 code passes it (``tune.Tuner(...,
+    run_config=train.RunConfig(...))``) and code reading ``run_config.checkpoint_config``
+    finds one.
     """
 
     name: str | None = None
     storage_path: str | None = None
     storage_filesystem: Any = None
-    failure_config: FailureConfig | None = None
-    checkpoint_config: CheckpointConfig | None = None
+    failure_config: FailureConfig = None  # type: ignore[assignment]  # None: the default (__post_init__)
+    checkpoint_config: CheckpointConfig = None  # type: ignore[assignment]  # None: the default (__post_init__)
     callbacks: list[Any] = field(default_factory=list)
     worker_runtime_env: dict[str, Any] | None = None
     keep_v1_logs: bool = False
@@ -88,6 +93,8 @@ class RunConfig:
     log_to_file: Any = None
 
     def __post_init__(self) -> None:
+        self.failure_config = self.failure_config or FailureConfig()
+        self.checkpoint_config = self.checkpoint_config or CheckpointConfig()
         if self.callbacks is None:
             self.callbacks = []
         if not isinstance(self.callbacks, (list, tuple)):
@@ -149,11 +156,11 @@ def record_v1_only_options(
             found.append(("tune-run-option", f"RunConfig({name}=...)"))
     if run.log_to_file not in (None, False):
         found.append(("tune-run-option", "RunConfig(log_to_file=...)"))
-    if run.failure_config is not None and run.failure_config.fail_fast is not None:
+    if run.failure_config.fail_fast is not None:
         found.append(("fail-fast", ""))
     checkpoint = run.checkpoint_config
     if "checkpoint-frequency" not in consumed and (
-        checkpoint is not None and (checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None)
+        checkpoint.checkpoint_frequency or checkpoint.checkpoint_at_end is not None
     ):
         found.append(("checkpoint-frequency", ""))
     for kind, detail in found:

@@ -116,16 +116,14 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
         name=r.name,
         storage_path=r.storage_path,
         storage_filesystem=r.storage_filesystem,
-        failure_config=FailureConfig(max_failures=f.max_failures if f else 0, fail_fast=bool(f and f.fail_fast)),
+        failure_config=FailureConfig(max_failures=f.max_failures, fail_fast=bool(f.fail_fast)),
         checkpoint_config=CheckpointConfig(
             num_to_keep=c.num_to_keep,
             checkpoint_score_attribute=c.checkpoint_score_attribute,
             checkpoint_score_order=c.checkpoint_score_order,
             checkpoint_frequency=c.checkpoint_frequency or 0,
             checkpoint_at_end=c.checkpoint_at_end,
-        )
-        if c
-        else None,
+        ),
         sync_config=r.sync_config,
         verbose=r.verbose,
         stop=r.stop,

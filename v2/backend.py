@@ -129,14 +129,12 @@ class V2Engine:
             name=self.run_name or r.name,
             storage_path=self.storage_path if self.run_name else r.storage_path,
             storage_filesystem=r.storage_filesystem,
-            failure_config=FailureConfig(max_failures=f.max_failures) if f else None,
+            failure_config=FailureConfig(max_failures=f.max_failures),
             checkpoint_config=CheckpointConfig(
                 num_to_keep=c.num_to_keep,
                 checkpoint_score_attribute=c.checkpoint_score_attribute,
                 checkpoint_score_order=c.checkpoint_score_order,
-            )
-            if c
-            else None,
+            ),
             # The users' UserCallbacks run in the ledger, which sees every round; V2's
             # controller tells it of every failure it sees (see EngineFailures).
             callbacks=[EngineFailures(job.ledger)],

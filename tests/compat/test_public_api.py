@@ -161,6 +161,14 @@ def test_ray_configs_are_accepted_in_place_of_compat_ones(monkeypatch: pytest.Mo
     assert trainer.run_config.sync_config is None  # V2's "DEPRECATED" sentinel is not a value
 
 
+def test_a_run_config_has_the_default_nested_configs_as_rays_does() -> None:
+    """Ray Tune reads them from the RunConfig V1 code hands a Tuner (tests/compat/test_tune.py)."""
+    run = compat.RunConfig(name="a")
+    assert run.checkpoint_config == compat.CheckpointConfig() and run.failure_config == compat.FailureConfig()
+    given = compat.CheckpointConfig(num_to_keep=2)
+    assert compat.RunConfig(checkpoint_config=given).checkpoint_config is given
+
+
 def test_wrong_config_types_say_what_is_expected() -> None:
     with pytest.raises(TypeError, match="scaling_config= takes a compat.ScalingConfig"):
         compat.torch.TorchTrainer(lambda: None, scaling_config={"num_workers": 2})

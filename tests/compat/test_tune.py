@@ -1,5 +1,6 @@
 """``tune.Tuner(compat_trainer, param_space=...)`` on real Ray Tune, in both modes: the
-V1 way of running a hyperparameter search, which raw V2 rejects."""
+V1 way of running a hyperparameter search, which raw V2 rejects, with compat's configs where
+V1 code passes ``ray.train``'s (``Tuner(run_config=train.RunConfig(...))``, ``tune.run``)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ grid = tune.Tuner(
     trainer,
     param_space={"train_loop_config": {"lr": tune.grid_search([0.1, 1.0])}},
     tune_config=tune.TuneConfig(metric="loss", mode="min", scheduler=ASHAScheduler(max_t=EPOCHS, grace_period=1)),
-    run_config=tune.RunConfig(name="sweep", storage_path=sys.argv[1]),
+    # V1 code passes train.RunConfig here; its nested configs left unset (Tune reads them).
+    run_config=train.RunConfig(name="sweep", storage_path=sys.argv[1]),
 ).fit()
 best = grid.get_best_result()
 with open(os.path.join(best.checkpoint.path, "epoch")) as f:
@@ -47,6 +49,19 @@ print("SWEEP " + json.dumps({
     "trials": len(grid), "errors": len(grid.errors), "config": best.config,
     "loss": best.metrics["loss"], "epoch": best.metrics["epoch"], "stored": stored,
     "epochs": list(best.metrics_dataframe["epoch"]),
+}))
+# The experiment restored (finished: Tune gives back its trials), and tune.run with compat's
+# nested configs.
+restored = tune.Tuner.restore(os.path.join(sys.argv[1], "sweep"), trainable=trainer).get_results()
+analysis = tune.run(
+    trainer, config={"train_loop_config": {"lr": 0.5}}, name="run", storage_path=sys.argv[1], verbose=0,
+    checkpoint_config=train.CheckpointConfig(num_to_keep=1), max_failures=1,
+)
+trial = analysis.trials[0]
+kept = sorted(n for n in os.listdir(trial.path) if n.startswith("checkpoint_"))
+print("RESTORED " + json.dumps({
+    "trials": len(restored), "best": restored.get_best_result().config,
+    "run": [trial.status, trial.last_result["loss"]], "kept": len(kept),
 }))
 ray.shutdown()
 """
@@ -79,6 +94,10 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     assert sweep["stored"] == str(EPOCHS - 1)  # the trial's last checkpoint, as reported
     # The scheduler saw every epoch of the best trial, as a V1 Trainer's trial reports them.
     assert sweep["epochs"] == list(range(EPOCHS))
+    restored = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("RESTORED "))[9:])
+    assert (restored["trials"], restored["best"]) == (2, {"train_loop_config": {"lr": 0.1}})
+    assert restored["run"] == ["TERMINATED", pytest.approx(0.5)]
+    assert restored["kept"] == 1  # tune.run kept compat's CheckpointConfig(num_to_keep=1)
 
 
 def test_param_space_merges_like_v1_and_names_unknown_keys() -> None:
