@@ -8,6 +8,7 @@ error. :class:`TrainerArguments` describes the keywords every trainer takes, onc
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from compat import _engines
 from compat.callbacks import is_user_callback
 from compat.session import route_air_session
-from compat_core import capture, checks, messages, result, switch, tune, usage, where, worker
+from compat_core import capture, checks, messages, restore, result, switch, tune, usage, where, worker
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.engine import Engine, TrainJob
 from compat_core.errors import CallbackError, training_failed
@@ -88,6 +89,15 @@ class DataParallelTrainer:
     """
 
     _framework: Framework = DATA_PARALLEL
+    # Set by restore(): the experiment this trainer's fit() resumes.
+    _restoring: restore.RestoreSpec | None = None
+    _init_arguments: dict[str, Any]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # The constructor's arguments as the user gave them, for restore() (V1's trainer.pkl).
+        self = super().__new__(cls)
+        self._init_arguments = _given_arguments(cls, args, kwargs)
+        return self
 
     def __init__(
         self,
@@ -149,6 +159,48 @@ class DataParallelTrainer:
         chosen: switch.Mode | None = self.__dict__.get("_tuned_mode")
         return chosen or switch.mode()
 
+    # -- job-level restore: V1's Trainer.restore / Trainer.can_restore ------------------
+    @classmethod
+    def restore(
+        cls,
+        path: str | os.PathLike[str],
+        train_loop_per_worker: Callable[..., Any] | None = None,
+        train_loop_config: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """The trainer whose ``fit()`` started in the experiment directory ``path``
+        (``<storage_path>/<name>``), built again from what it stored there; its ``fit()``
+        resumes the run from its latest checkpoint. As V1's: every argument given here
+        (``train_loop_per_worker``, ``train_loop_config``, ``scaling_config``, any other
+        constructor keyword) replaces the stored one, ``datasets=`` must give the first
+        run's datasets again, ``storage_filesystem=`` is the filesystem of ``path``.
+        Under v2, recorded as V1-only (V2 resumes a run started again with the same
+        ``RunConfig(name, storage_path)``)."""
+        filesystem = kwargs.pop("storage_filesystem", None)
+        datasets = kwargs.pop("datasets", None)
+        spec = restore.load(path, filesystem)
+        stored = spec.state.trainer_class
+        if stored.__name__ != cls.__name__:  # Ray's own V1 trainer of the same name is fine
+            raise restore.RestoreError(messages.restore_other_trainer(stored.__name__, cls.__name__))
+        arguments = dict(spec.state.arguments)
+        had = sorted(arguments.pop("datasets", None) or {})
+        if had != sorted(datasets or {}):
+            raise restore.RestoreError(messages.restore_needs_datasets(cls.__name__, had, sorted(datasets or {})))
+        given = {"train_loop_per_worker": train_loop_per_worker, "train_loop_config": train_loop_config, **kwargs}
+        arguments.update({k: v for k, v in given.items() if v is not None})
+        if datasets:
+            arguments["datasets"] = datasets
+        trainer = cls(**arguments)
+        trainer._restoring = spec
+        return trainer
+
+    @classmethod
+    def can_restore(cls, path: str | os.PathLike[str], storage_filesystem: Any = None) -> bool:
+        """Whether ``path`` is an experiment directory a trainer's ``fit()`` started in (a
+        compat trainer's, or Ray's V1 trainer's), on ``storage_filesystem`` when given."""
+        usage.relied_on("restore", "can_restore()", mode=switch.mode())
+        return restore.can_restore(path, storage_filesystem)
+
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""
         return self._fit(_engines.engine_for(switch.mode()), in_trial=False)
@@ -158,7 +210,7 @@ class DataParallelTrainer:
         ensure_ray()
         usage.take()
         start_time = time.time()
-        job = self._start_services(engine, start_time)
+        job = self._start_services(engine, start_time, in_trial)
         driver_usages = usage.take()
         raw, error = _run_engine(engine, job, in_trial)
         snapshot = _close_ledger(job.ledger)
@@ -166,7 +218,8 @@ class DataParallelTrainer:
         log = UsageLog()
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
-        call = capture.FitCall(self._framework.trainer_name, job.run.name, call_site)
+        outcome.config = self._result_config()
+        call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site)
         capture.capture(outcome, time.time() - start_time, error, call)
         if engine.mode.warns_v1_only:
             usage.warn_for_workers(snapshot.usages)
@@ -174,7 +227,14 @@ class DataParallelTrainer:
         _raise_failure(outcome, snapshot, error)
         return outcome
 
-    def _start_services(self, engine: Engine, start_time: float) -> TrainJob:
+    def _result_config(self) -> dict[str, Any]:
+        """``Result.config`` as V1 gives it: the trainer's ``train_loop_config`` when given."""
+        import copy
+
+        given = "train_loop_config" in self.__dict__.get("_init_arguments", {})
+        return {"train_loop_config": copy.deepcopy(self.train_loop_config)} if given else {}
+
+    def _start_services(self, engine: Engine, start_time: float, in_trial: bool) -> TrainJob:
         """Before the engine runs: record the V1-only options, prepare the engine's storage,
         start the run ledger and tell the workers what the driver decided."""
         import ray
@@ -188,7 +248,11 @@ class DataParallelTrainer:
             usage.relied_on("tune-callback", type(callback).__name__, mode=mode)
         if self.resume_from_checkpoint is not None or self.metadata is not None:
             usage.relied_on("resume-from-checkpoint", mode=mode)
-        engine.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name)
+        if self._restoring is not None:
+            usage.relied_on("restore", f"restore({self._restoring.path!r})", mode=mode)
+        engine.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name, self._restoring)
+        if not in_trial:  # a Tune trial is restored by Tune (Tuner.restore)
+            self._save_for_restore(engine)
         validation_env = mode.outside_training_env[switch.ENV_VAR]
         ledger = open_ledger(
             scaling.num_workers,
@@ -203,6 +267,7 @@ class DataParallelTrainer:
             ),
             round_sink=engine.round_sink(),
             retention=_retention(run, engine),
+            first_checkpoint_index=engine.first_checkpoint_index,
         )
         validation_config = trainer_config(self.validation_config, ledger)
         if engine.ledger_runs_validation:
@@ -232,7 +297,19 @@ class DataParallelTrainer:
             metadata=self.metadata,
             resume_from_checkpoint=self.resume_from_checkpoint,
             start_time=start_time,
+            restoring=self._restoring,
         )
+
+    def _save_for_restore(self, engine: Engine) -> None:
+        """What ``restore()`` builds this trainer again from, in the experiment directory (as
+        V1 writes ``trainer.pkl``). A trainer that cannot be pickled trains on, unrestorable."""
+        if engine.experiment is None:
+            return
+        state = restore.TrainerState(type(self), self.__dict__.get("_init_arguments", {}), engine.trial)
+        try:
+            restore.save(engine.experiment, state)
+        except Exception as exc:  # pickling runs the user's objects' code
+            where.warn(messages.cannot_save_for_restore(type(self).__name__, exc), UserWarning)
 
 
 class TorchTrainer(DataParallelTrainer):
@@ -302,3 +379,20 @@ def _warn_non_finite(snapshot: LedgerSnapshot) -> None:
             seen[key] = (count + 1, first)
     for key, (count, first) in seen.items():
         where.warn(messages.non_finite_metric(key, count, first), usage.NonFiniteMetricWarning)
+
+
+def _given_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The constructor arguments given, by name (``**arguments`` flattened); ``{}`` when
+    they do not bind (``__init__`` then raises its own error)."""
+    signature = inspect.signature(cls.__init__)  # type: ignore[misc]  # the class's own constructor
+    try:
+        bound = signature.bind(None, *args, **kwargs)
+    except TypeError:
+        return {}
+    given: dict[str, Any] = {}
+    for name, value in list(bound.arguments.items())[1:]:
+        if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            given.update(value)
+        else:
+            given[name] = value
+    return given

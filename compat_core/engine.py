@@ -15,7 +15,9 @@ from compat_core import storage, usage
 from compat_core.config import RunConfig, ScalingConfig
 from compat_core.frameworks import TORCH, Framework
 from compat_core.ledger import LedgerSnapshot
+from compat_core.restore import RestoreSpec
 from compat_core.result import ResultParts
+from compat_core.storage import RunStorage
 from compat_core.switch import Mode
 
 
@@ -38,6 +40,7 @@ class TrainJob:
     metadata: dict[str, Any] | None = None
     resume_from_checkpoint: Any = None
     start_time: float = 0.0
+    restoring: RestoreSpec | None = None  # Trainer.restore(path): the experiment to resume
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -121,16 +124,29 @@ class Engine(Protocol):
     # Ray's checkpoint manager ranks a checkpoint without the score attribute as the newest
     # (V1's from Ray 2.49), not by a score of -inf; the ledger's retention follows it.
     unscored_checkpoints_newest: bool
+    # Set by prepare(): the experiment directory (``<storage_path>/<name>``) where the trainer
+    # stores what ``restore()`` needs, and, for V1 semantics on V2's
+    # engine, the trial directory a restored run continues.
+    experiment: RunStorage | None
+    trial: dict[str, str]
+    # V1's number of the run's first checkpoint where compat names them (a restored trial's).
+    first_checkpoint_index: int
 
     def worker_side(self) -> WorkerSide:
         """The worker half, shipped to every training worker of the run."""
         ...
 
     def prepare(
-        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
+        self,
+        run: RunConfig,
+        train_loop_config: dict[str, Any] | None,
+        start_time: float,
+        trainer_name: str,
+        restoring: RestoreSpec | None = None,
     ) -> None:
         """Before the run: resolve its storage, notice a re-run, set logs aside.
-        ``trainer_name`` is the V1 trainer class's name (V1 names trials after it)."""
+        ``trainer_name`` is the V1 trainer class's name (V1 names experiments after it);
+        ``restoring``: the run continues the experiment ``Trainer.restore()`` was given."""
         ...
 
     def round_sink(self) -> Callable[[dict[int, Any]], None] | None:

@@ -59,6 +59,10 @@ class ReportError(CompatError, ValueError):
     """A ``report()`` argument cannot be stored; the message says how to fix it."""
 
 
+class RestoreError(CompatError, ValueError):
+    """``Trainer.restore(path)`` cannot restore from ``path`` (a ``ValueError``, as V1's)."""
+
+
 class NotInTrainingFunctionError(CompatError, RuntimeError):
     """A worker-only function was called on the driver."""
 

@@ -117,6 +117,13 @@ _KINDS = [
         "V2 resumes a run automatically when RunConfig(name, storage_path) are reused",
     ),
     Kind(
+        "restore",
+        "Trainer.restore(path) / Trainer.can_restore(path): V2 has no job-level restore "
+        "(compat restores the run: it resumes from its latest checkpoint)",
+        "run the same trainer again with the same RunConfig(name, storage_path): V2 resumes "
+        "the stored run from its latest checkpoint (get_checkpoint())",
+    ),
+    Kind(
         "torch-amp",
         "train.torch.accelerate / prepare_optimizer / backward (Ray's mixed-precision helpers): "
         "V2 raises DeprecationWarning on them",
@@ -287,3 +294,35 @@ def unexpected_keyword(trainer: str, keyword: str, known: tuple[str, ...]) -> st
     close = difflib.get_close_matches(keyword, known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else f" It takes {', '.join(known)}."
     return f"{trainer}.__init__() got an unexpected keyword argument {keyword!r}.{hint}"
+
+
+def nothing_to_restore(path: str, found: str) -> str:
+    return (
+        f"Cannot restore from {path!r}: it holds {found}. Pass the experiment directory a "
+        "trainer's fit() started in, <storage_path>/<name> (it holds compat_trainer.pkl, or "
+        "trainer.pkl for a run started by Ray's V1 trainer); check it first with "
+        "Trainer.can_restore(path)."
+    )
+
+
+def restore_needs_datasets(trainer: str, missing: list[str], given: list[str]) -> str:
+    return (
+        f"{trainer}.restore() needs the datasets the first run had, given again: the run had "
+        f"{missing}, the call gave {given}. Pass {trainer}.restore(path, datasets={{...}}) with "
+        "the same names (datasets are not stored with the run)."
+    )
+
+
+def restore_other_trainer(stored: str, called: str) -> str:
+    return (
+        f"The run was started by {stored}, and {called}.restore() was called: restore it with {stored}.restore(path)."
+    )
+
+
+def cannot_save_for_restore(trainer: str, error: BaseException) -> str:
+    return (
+        f"{trainer}.restore() will not be able to restore this run: its arguments could not be "
+        f"pickled into the experiment directory ({type(error).__name__}: {error}). Training goes "
+        "on; to make it restorable, pass arguments that pickle (define the training function at "
+        "module level, keep unpicklable objects out of train_loop_config)."
+    )

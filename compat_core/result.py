@@ -45,6 +45,8 @@ class Result:
     Transformers' callback), with ``attempt``, ``world_rank`` and ``report_index`` columns
     (a retried run's attempts are 0, 1, ...), in both modes.
     ``v1_usage`` (compat only): the V1-only behaviours this run relied on.
+    ``config``: V1's, ``{"train_loop_config": ...}`` when the trainer was given one, in both
+    modes (raw V2 raises on it).
     ``report_rounds`` (compat only): every complete round of reports of every attempt, each worker's metrics,
     whether a checkpoint was attached and the validation outcome (see ``compat.testing``).
     """
@@ -62,6 +64,7 @@ class Result:
     v1_usage: list[Usage] = field(default_factory=list)
     report_rounds: list[ReportRound] = field(default_factory=list, repr=False)
     raw: Any = field(default=None, repr=False)
+    config: dict[str, Any] = field(default_factory=dict)
 
     def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:
         """The checkpoint whose ``metric`` is best (``mode`` is ``"max"`` or ``"min"``)."""

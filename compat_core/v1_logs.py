@@ -150,6 +150,16 @@ class V1Rows:
         self._previous = ts
         return row
 
+    def continue_after(self, result_json: str) -> None:
+        """A restored trial numbers on from its latest checkpoint, as V1's does: the next row's
+        ``training_iteration`` follows the one of the last row with a checkpoint in the
+        trial's ``result.json`` (none: from the start)."""
+        for line in reversed(result_json.splitlines()):
+            row = json.loads(line) if line.strip() else {}
+            if row.get("checkpoint_dir_name"):
+                self._iteration = int(row.get("training_iteration", 0))
+                return
+
     def finished_without_reports(self, end_time: float) -> dict[str, Any]:
         """V1's ``result.metrics`` for a run that finished without a report: the trial's
         auto-filled keys only (no ``training_iteration``), ``done`` set."""

@@ -6,6 +6,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -15,6 +16,7 @@ from compat_core.config import RunConfig
 from compat_core.engine import TrainJob, note_v1_rerun
 from compat_core.ledger import LedgerSnapshot
 from compat_core.model import merge_validation
+from compat_core.restore import RestoreSpec
 from compat_core.result import ResultParts, ledger_validated, validated_dataframe
 from compat_core.semantics import V1Semantics
 from compat_core.switch import V1, Mode
@@ -27,17 +29,38 @@ class V1Engine:
     ledger_runs_validation = True
     unscored_checkpoints_newest = releases.UNSCORED_CHECKPOINTS_NEWEST
 
+    first_checkpoint_index = 0  # Ray's V1 engine numbers its checkpoints itself, across restores
+
     def __init__(self, mode: Mode) -> None:
         assert mode.engine is V1 and mode.keeps_every_report, f"Ray's V1 engine runs V1 semantics, not {mode}"
         self.mode = mode
+        self.experiment: storage.RunStorage | None = None
+        self.trial: dict[str, str] = {}
+        self.run_name: str | None = None  # Ray's name for an unnamed run, given by compat
+        self.storage_path: str | None = None
+        self.restoring: RestoreSpec | None = None
 
     def worker_side(self) -> V1WorkerSide:
         return V1WorkerSide()
 
     def prepare(
-        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
+        self,
+        run: RunConfig,
+        train_loop_config: dict[str, Any] | None,
+        start_time: float,
+        trainer_name: str,
+        restoring: RestoreSpec | None = None,
     ) -> None:
+        self.restoring = restoring
+        if restoring is not None:  # Ray's own restore continues the experiment at that path
+            self.run_name, self.storage_path = restoring.name, restoring.storage_path
+            self.experiment = restoring.experiment
+            return
         note_v1_rerun(run, self.mode)
+        # Ray's name for an unnamed run, given here so that compat knows the experiment directory.
+        self.run_name = run.name or f"{trainer_name}_{datetime.fromtimestamp(start_time):%Y-%m-%d_%H-%M-%S}"
+        self.storage_path = run.storage_path
+        self.experiment = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
 
     def round_sink(self) -> Any:
         return None  # Ray's V1 engine writes its own logs as it goes
@@ -49,8 +72,14 @@ class V1Engine:
         return run  # Ray's trainer-as-trainable puts the run in the trial itself
 
     def run(self, job: TrainJob) -> Any:
+        arguments = ray_trainer_args(job)
+        arguments["run_config"].name = self.run_name
+        arguments["run_config"].storage_path = self.storage_path
         with _quiet_trainer_resources(job):
-            trainer = job.framework.trainer_class(V1)(**ray_trainer_args(job))
+            trainer = job.framework.trainer_class(V1)(**arguments)
+        if self.restoring is not None:  # what Ray's V1 Trainer.restore(path) sets
+            trainer._restore_path = self.restoring.path
+            trainer._restore_storage_filesystem = self.restoring.filesystem
         return trainer.fit()
 
     def run_in_trial(self, job: TrainJob) -> Any:

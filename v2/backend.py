@@ -18,6 +18,7 @@ import io
 import json
 import os
 import posixpath
+import re
 import time
 import uuid
 from datetime import datetime
@@ -33,6 +34,7 @@ from compat_core.errors import CompatError
 from compat_core.ledger import LedgerSnapshot, group_rounds
 from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
 from compat_core.patch import scoped_env
+from compat_core.restore import RestoreSpec
 from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
 from compat_core.semantics import V2Semantics
 from compat_core.storage import RunStorage, checkpoint_dir_name
@@ -77,32 +79,58 @@ class V2Engine:
         self.storage: RunStorage | None = None
         self.rows: v1_logs.V1Rows | None = None  # V1's rows: keep_v1_logs, or V1 semantics
         self.row_params: dict[str, Any] = {}
+        self.storage_filesystem: Any = None
+        self.experiment: RunStorage | None = None
+        self.trial: dict[str, str] = {}  # V1 semantics: the trial directory, for restore()
+        self.first_checkpoint_index = 0  # V1 semantics: a restored trial numbers on
 
     def worker_side(self) -> V2WorkerSide:
         return V2WorkerSide(self.mode)
 
     def prepare(
-        self, run: RunConfig, train_loop_config: dict[str, Any] | None, start_time: float, trainer_name: str
+        self,
+        run: RunConfig,
+        train_loop_config: dict[str, Any] | None,
+        start_time: float,
+        trainer_name: str,
+        restoring: RestoreSpec | None = None,
     ) -> None:
         v1 = self.mode.emulates_v1_engine
         trial_id = None
-        if v1:
+        if restoring is not None:  # V2's restore: the same name and storage, which V2 resumes
+            run = dataclasses.replace(
+                run,
+                name=restoring.name,
+                storage_path=restoring.storage_path,
+                storage_filesystem=restoring.filesystem or run.storage_filesystem,
+            )
+        elif v1:
             note_v1_rerun(run, self.mode)  # the experiment directory, as on V1's engine
-            run, trial_id = _v1_trial(run, trainer_name, start_time)
+        if v1:
+            trial = restoring.state.trial if restoring is not None else {}
+            experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
+            self.experiment, self.trial = experiment, {"name": str(run.name), "id": trial_id}
         # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
         self.run_name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
         self.storage_path = run.storage_path
+        self.storage_filesystem = run.storage_filesystem
         self.storage = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
-        if not v1 and self.storage.exists(SNAPSHOT_FILE):
-            usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", mode=self.mode)
+        if not v1:
+            self.experiment = self.storage
+            if restoring is None and self.storage.exists(SNAPSHOT_FILE):
+                usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", mode=self.mode)
         # The V1 rows' trial id and config: V1's (``None`` stays ``None``, as in V1's rows), or
         # for keep_v1_logs the run's name and V2's config.
         config = {"train_loop_config": train_loop_config if v1 else (train_loop_config or {})}
         self.row_params = {"start_time": start_time, "config": config, "trial_id": trial_id or self.run_name}
         if run.keep_v1_logs or v1:
-            for name in (v1_logs.PROGRESS_CSV, v1_logs.RESULT_JSON):
-                self.storage.move_aside(name)  # an earlier run's logs never look current
             self.rows = v1_logs.V1Rows(**self.row_params)
+            if restoring is not None and v1:  # the trial goes on: its logs and numbering too
+                self.rows.continue_after(self.storage.read_text(v1_logs.RESULT_JSON) or "")
+                self.first_checkpoint_index = _next_checkpoint_number(self.storage)
+            else:
+                for name in (v1_logs.PROGRESS_CSV, v1_logs.RESULT_JSON):
+                    self.storage.move_aside(name)  # an earlier run's logs never look current
         if v1:
             self.storage.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
 
@@ -128,7 +156,7 @@ class V2Engine:
         run = RunConfig(
             name=self.run_name or r.name,
             storage_path=self.storage_path if self.run_name else r.storage_path,
-            storage_filesystem=r.storage_filesystem,
+            storage_filesystem=self.storage_filesystem if self.run_name else r.storage_filesystem,
             failure_config=FailureConfig(max_failures=f.max_failures),
             checkpoint_config=CheckpointConfig(
                 num_to_keep=c.num_to_keep,
@@ -281,17 +309,33 @@ class V2Engine:
         return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
 
 
-def _v1_trial(run: RunConfig, trainer_name: str, start_time: float) -> tuple[RunConfig, str]:
+def _v1_trial(
+    run: RunConfig, trainer_name: str, start_time: float, restored: dict[str, str]
+) -> tuple[RunStorage, RunConfig, str]:
     """The run as V1's trial: ``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``, a new
-    one per ``fit()``, and its trial id (``<id>_00000``)."""
+    one per ``fit()`` (the ``restored`` one after ``restore()``), its experiment directory and
+    its trial id (``<id>_00000``)."""
     stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
     experiment = run.name or f"{trainer_name}_{stamp}"
-    trial_id = f"{uuid.uuid4().hex[:5]}_00000"
+    trial_id = restored.get("id") or f"{uuid.uuid4().hex[:5]}_00000"
+    name = restored.get("name") or f"{trainer_name}_{trial_id}_0_{stamp}"
     root = os.fspath(run.storage_path) if run.storage_path is not None else storage.DEFAULT_STORAGE_PATH
-    trial = dataclasses.replace(
-        run, name=f"{trainer_name}_{trial_id}_0_{stamp}", storage_path=posixpath.join(root, experiment)
-    )
-    return trial, trial_id
+    trial = dataclasses.replace(run, name=name, storage_path=posixpath.join(root, experiment))
+    return storage.resolve(run.storage_path, run.storage_filesystem, experiment), trial, trial_id
+
+
+def _next_checkpoint_number(trial: RunStorage) -> int:
+    """One past the highest ``checkpoint_00000N`` in a trial directory (V1 numbers on)."""
+    import pyarrow.fs as pafs
+
+    if not trial.exists():
+        return 0
+    entries = trial.filesystem.get_file_info(pafs.FileSelector(trial.run_dir, recursive=False))
+    numbers = [int(m.group(1)) for e in entries if (m := _V1_CHECKPOINT.fullmatch(posixpath.basename(e.path)))]
+    return max(numbers) + 1 if numbers else 0
+
+
+_V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
 
 
 class EngineFailures(UserCallback):

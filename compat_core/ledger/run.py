@@ -78,8 +78,11 @@ class RunLedger:
         validation_runner: ValidationRunner | None = None,
         round_sink: Callable[[dict[int, Record]], None] | None = None,
         retention: Retention | None = None,
+        first_checkpoint_index: int = 0,
     ) -> None:
         self.world_size = world_size
+        # V1's number of the run's first checkpoint (a restored trial's follows its stored ones).
+        self._first_checkpoint_index = first_checkpoint_index
         self._retention = retention or Retention()
         self._store = RecordStore(world_size)
         self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink)
@@ -118,7 +121,7 @@ class RunLedger:
 
     def next_checkpoint_index(self, attempt: int) -> int:
         """The number V1 gives the next checkpoint of ``attempt`` (V1 numbers across restores)."""
-        return checkpoints.next_checkpoint_index(self._store.records(), attempt)
+        return max(self._first_checkpoint_index, checkpoints.next_checkpoint_index(self._store.records(), attempt))
 
     def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
         """Store one report; ``validation`` is ``(persisted checkpoint, request)`` when the

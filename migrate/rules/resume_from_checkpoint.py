@@ -13,7 +13,9 @@ class ResumeFromCheckpoint(FlagRule):
     Flags ``resume_from_checkpoint=`` and ``metadata=`` passed to a Ray trainer.
 
     ## Why is this bad?
-    V2 raises on both.
+    V2 raises on both. With ``--target compat`` they are not flagged: compat's trainers take
+    both in both modes (under v2 the first attempt's ``get_checkpoint()`` is the given
+    checkpoint, and the use is reported as V1-only; docs/compatibility.md §14).
 
     ## Example
     ```python
@@ -35,6 +37,7 @@ class ResumeFromCheckpoint(FlagRule):
 
     code = "RTM113"
     name = "resume-from-checkpoint"
+    targets = ("ray", "native")
     trigger = re.compile(r"resume_from_checkpoint|metadata")
     summary = "Trainer(resume_from_checkpoint=/metadata=) is rejected by V2"
     advice = (

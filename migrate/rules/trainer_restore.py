@@ -14,7 +14,9 @@ class TrainerRestore(FlagRule):
 
     ## Why is this bad?
     V2 removed them: a run resumes when it is started again with the same
-    ``RunConfig(name=..., storage_path=...)``.
+    ``RunConfig(name=..., storage_path=...)``. With ``--target compat`` they are not flagged:
+    compat's trainers keep V1's ``restore``/``can_restore`` in both modes (under v2 they resume
+    the run on V2's engine and are reported as V1-only usage; docs/compatibility.md §29).
 
     ## Example
     ```python
@@ -37,6 +39,7 @@ class TrainerRestore(FlagRule):
 
     code = "RTM112"
     name = "trainer-restore"
+    targets = ("ray", "native")
     trigger = re.compile(r"restore")
     summary = "Trainer.restore/can_restore are removed in V2"
     advice = "Construct the trainer again with the same RunConfig(name, storage_path); V2 resumes it."

@@ -120,6 +120,19 @@ def test_v1_tree_trainer_form_is_not_flagged_for_compat_which_runs_it() -> None:
     assert [d.code for d in migrate(source, target="compat")[1] if d.code == "RTM122"] == []
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from compat.torch import TorchTrainer\nif TorchTrainer.can_restore(p):\n    t = TorchTrainer.restore(p)\n",
+        "from compat.torch import TorchTrainer\nt = TorchTrainer(f, resume_from_checkpoint=c, metadata={})\n",
+    ],
+)
+def test_restore_and_resume_are_not_flagged_for_compat_which_keeps_them(source: str) -> None:
+    codes = {"RTM112", "RTM113"}
+    assert {d.code for d in migrate(source, target="native")[1]} & codes
+    assert {d.code for d in migrate(source, target="compat")[1]} & codes == set()
+
+
 def test_dataset_config_is_flagged_with_the_mapping_not_renamed() -> None:
     source = "from ray.air import DatasetConfig\n\nconfig = {'train': DatasetConfig(split=True)}\n"
     out, found = migrate(source)

@@ -1,0 +1,132 @@
+"""Job-level restore, V1's ``Trainer.restore(path)``/``Trainer.can_restore(path)``, in both
+modes: the V1 fault-tolerance idiom (after the driver died, a new driver resumes the experiment
+from its latest checkpoint) with only its imports moved to compat."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pytest
+
+import compat as train
+from compat.errors import RestoreError
+from compat.torch import TorchTrainer
+from compat_core import restore, usage
+from compat_core.storage import resolve
+
+EPOCHS = 4
+
+
+def _epochs(config) -> None:
+    """V1's documented pattern: resume from ``get_checkpoint()``; the first run is cut off
+    after the checkpoint of epoch ``config["cut_at"]`` (as a driver or head node lost)."""
+    start = 0
+    checkpoint = train.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as d:
+            start = int(Path(d, "epoch").read_text()) + 1
+    for epoch in range(start, EPOCHS):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "epoch").write_text(str(epoch))
+            train.report(
+                {"epoch": epoch, "start": start, "lr": config["lr"]}, checkpoint=train.Checkpoint.from_directory(d)
+            )
+        if epoch == config["cut_at"] and start == 0:
+            raise RuntimeError("the head node went away")
+
+
+@pytest.mark.ray
+@pytest.mark.one_pass
+def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, storage, monkeypatch) -> None:
+    monkeypatch.setattr(usage, "_warned", set())  # "once" is per process
+    experiment = os.path.join(storage, "job")
+    warns = pytest.warns(train.V1OnlyWarning) if backend == "v2" else contextlib.nullcontext()
+    with warns:  # V2 has no job-level restore: the guard warns (once per process)
+        assert not TorchTrainer.can_restore(experiment)
+    trainer = TorchTrainer(
+        _epochs,
+        train_loop_config={"lr": 0.1, "cut_at": 1},
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(name="job", storage_path=storage),
+    )
+    with pytest.raises(train.TrainingFailedError):
+        trainer.fit()
+
+    # A new driver: the V1 guard, then restore with nothing but the path.
+    assert TorchTrainer.can_restore(experiment)
+    restored = TorchTrainer.restore(experiment)
+    assert restored.scaling_config.num_workers == 2  # the first run's configuration, kept
+    result = restored.fit()
+
+    frame = result.worker_metrics_dataframe
+    assert list(frame[frame["world_rank"] == 0]["epoch"]) == [2, 3]  # resumed after epoch 1's checkpoint
+    assert set(frame["start"]) == {2} and set(frame["lr"]) == {0.1}
+    assert result.metrics["epoch"] == EPOCHS - 1
+    # The earlier run's checkpoints are kept with the new ones, where each engine keeps them.
+    assert [m["epoch"] for _, m in result.best_checkpoints] == list(range(EPOCHS))
+    if backend == "v1":  # V1: one trial; its log has the earlier run's rows, then the new ones
+        assert list(result.metrics_dataframe["epoch"]) == list(range(EPOCHS))
+        assert list(result.metrics_dataframe["training_iteration"]) == [1, 2, 3, 4]
+        names = sorted(n for n in os.listdir(result.path) if re.fullmatch(r"checkpoint_\d+", n))
+        assert names == [f"checkpoint_{i:06d}" for i in range(EPOCHS)]  # numbered on
+    else:
+        assert any(u.kind == "restore" for u in result.v1_usage)
+    assert result.config == {"train_loop_config": {"lr": 0.1, "cut_at": 1}}  # V1's content, both modes
+
+
+def test_can_restore_and_restore_say_what_a_path_holds(tmp_path: Path) -> None:
+    assert not TorchTrainer.can_restore(tmp_path / "missing")
+    with pytest.raises(ValueError, match="does not exist"):
+        TorchTrainer.restore(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RestoreError, match="an empty directory"):
+        TorchTrainer.restore(tmp_path / "empty")
+    trial = tmp_path / "exp" / "TorchTrainer_abc_00000_0_2026"
+    trial.mkdir(parents=True)
+    (trial / "result.json").write_text("")
+    with pytest.raises(RestoreError, match=r"trial directory \(pass its parent"):
+        TorchTrainer.restore(trial)
+    (tmp_path / "v2run").mkdir()
+    (tmp_path / "v2run" / restore.V2_SNAPSHOT).write_text("{}")
+    with pytest.raises(RestoreError, match="a V2 run"):
+        TorchTrainer.restore(tmp_path / "v2run")
+
+
+def test_restore_keeps_the_first_run_arguments_and_asks_for_datasets_again(tmp_path: Path) -> None:
+    """Through any pyarrow filesystem: the state the first fit() stored, built again."""
+    filesystem = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    experiment = resolve("runs", filesystem, "job")
+    first = TorchTrainer(
+        _epochs,
+        train_loop_config={"lr": 0.1},
+        scaling_config=train.ScalingConfig(num_workers=2),
+        datasets={"train": object()},
+        run_config=train.RunConfig(name="job", storage_path="runs", storage_filesystem=filesystem),
+    )
+    restore.save(experiment, restore.TrainerState(TorchTrainer, first._init_arguments))
+    assert TorchTrainer.can_restore("runs/job", storage_filesystem=filesystem)
+    with pytest.raises(RestoreError, match=r"the run had \['train'\], the call gave \[\]"):
+        TorchTrainer.restore("runs/job", storage_filesystem=filesystem)
+    again = TorchTrainer.restore("runs/job", storage_filesystem=filesystem, datasets={"train": "new"})
+    assert again.train_loop_per_worker is _epochs and again.datasets == {"train": "new"}
+    assert again.scaling_config.num_workers == 2 and again.run_config.name == "job"
+    with pytest.raises(RestoreError, match=r"started by TorchTrainer.*TorchTrainer.restore\(path\)"):
+        train.DataParallelTrainer.restore("runs/job", storage_filesystem=filesystem, datasets={"train": "new"})
+
+
+def test_a_tree_trainer_in_v1_form_is_restored_in_that_form(tmp_path: Path) -> None:
+    from compat.xgboost import XGBoostTrainer
+
+    first = XGBoostTrainer(
+        params={"eta": 0.3}, label_column="y", num_boost_round=3, datasets={"train": "data"}, verbose_eval=False
+    )
+    restore.save(resolve(str(tmp_path), None, "trees"), restore.TrainerState(XGBoostTrainer, first._init_arguments))
+    again = XGBoostTrainer.restore(tmp_path / "trees", datasets={"train": "data again"})
+    assert again.legacy_form and again.train_loop_config == {"eta": 0.3}
+    assert again.train_loop_per_worker.keywords["num_boost_round"] == 3  # V1's form, built again
+    assert again.datasets == {"train": "data again"}
