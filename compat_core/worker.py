@@ -149,7 +149,7 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     os.environ.update(settings.env)
     side = settings.side
     rank, size = side.rank_and_size()
-    attempt = ray.get(settings.ledger.worker_started.remote(rank))
+    attempt = ray.get(settings.ledger.worker_started.remote(rank, ray.get_runtime_context().get_actor_id()))
     address = ray.get(settings.ledger.open_channel.remote()) if settings.use_channel else None
     session = _session = WorkerSession(settings, side, rank, size, attempt, sender=channel.connect(address))
     side.start(session)

@@ -10,6 +10,8 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
+from ray.exceptions import RayActorError, RayTaskError
+from ray.tune import Callback
 
 from compat_core import releases, storage, v1_logs
 from compat_core.config import RunConfig
@@ -156,7 +158,7 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
         sync_config=r.sync_config,
         verbose=r.verbose,
         stop=r.stop,
-        callbacks=job.other_callbacks or None,
+        callbacks=[*job.other_callbacks, EngineFailures(job.ledger)],
         progress_reporter=r.progress_reporter,
         log_to_file=r.log_to_file or False,
     )
@@ -188,3 +190,62 @@ def _failed_run_path(snapshot: LedgerSnapshot) -> str:
         if record.checkpoint is not None:
             return os.path.dirname(record.checkpoint.path)
     return ""
+
+
+class EngineFailures(Callback):
+    """A Ray Tune callback on the driver that hands the ledger every failure of a worker
+    process V1's engine sees: a worker that died without raising (``os._exit``, the OOM
+    killer, a lost node) never reports its own, and ``after_exception`` must still follow.
+    V1's trial fails with the dead actor's ``ActorDiedError`` (and Tune retries it under
+    ``FailureConfig(max_failures)``); a Python exception a worker raised it reported itself."""
+
+    def __init__(self, ledger: Any) -> None:
+        self.ledger = ledger
+
+    def __reduce__(self) -> Any:
+        # Tune pickles its callbacks with the experiment (tuner.pkl); a restored experiment
+        # gets its own ledger, not the dead driver's.
+        return (EngineFailures, (None,))
+
+    def on_trial_recover(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self._failed(trial)
+
+    def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self._failed(trial)
+
+    def _failed(self, trial: Any) -> None:
+        import ray
+        from ray import cloudpickle
+
+        died = _dead_actor(_trial_error(trial)) if self.ledger is not None else None
+        if died is not None:  # pickled: Ray takes a RayError argument for a failed input
+            ray.get(self.ledger.actor_died.remote(died.actor_id, cloudpickle.dumps(died)))  # type: ignore[no-untyped-call]
+
+
+def _trial_error(trial: Any) -> BaseException | None:
+    """The error Tune just recorded for ``trial``, from the trial's local directory (the
+    storage copy comes later, with Tune's next sync)."""
+    from ray import cloudpickle
+
+    path = getattr(trial, "pickled_error_file", None)
+    if not path or not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        error: BaseException | None = cloudpickle.load(f)
+    return error
+
+
+def _dead_actor(error: BaseException | None) -> RayActorError | None:
+    """The ``RayActorError`` (``ActorDiedError``, ...) behind a trial's error, if one is: the
+    dead actor's own, not the ``RayTaskError`` of the trial's task that carries it (whose
+    ``actor_id`` is the trial's, and which Ray would not pass on as an argument)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, RayTaskError):
+            error = error.cause
+        elif isinstance(error, RayActorError):
+            return error
+        else:
+            error = error.__cause__ or error.__context__
+    return None

@@ -160,6 +160,10 @@ class RecordStore:
             self._changed.notify_all()  # a failure waiting for this rank's records stops waiting
             return set(finished)
 
+    def finished(self, attempt: int, rank: int) -> bool:
+        with self._lock:
+            return rank in self._finished.get(attempt, ())
+
     def add_validation(self, key: RoundKey, outcome: ValidationOutcome) -> None:
         with self._lock:
             self._validations[key] = outcome

@@ -94,6 +94,7 @@ class RunLedger:
         self._return_value: Any = None
         self._usage = UsageLog()
         self._starts: dict[int, int] = {}
+        self._actors: dict[str, tuple[int, int]] = {}  # a worker's Ray actor id: (attempt, rank)
         self._lock = threading.Lock()
 
     def open_channel(self, host: str | None = None) -> channel.Address | None:
@@ -112,11 +113,14 @@ class RunLedger:
             return self._listener.address
 
     # -- called by workers -------------------------------------------------
-    def worker_started(self, rank: int) -> int:
-        """A worker of ``rank`` starts the training function; returns its attempt number."""
+    def worker_started(self, rank: int, actor_id: str | None = None) -> int:
+        """A worker of ``rank`` (the Ray actor ``actor_id``) starts the training function;
+        returns its attempt number."""
         with self._lock:
             attempt = self._starts.get(rank, 0)
             self._starts[rank] = attempt + 1
+            if actor_id is not None:
+                self._actors[actor_id] = (attempt, rank)
             return attempt
 
     def next_checkpoint_index(self, attempt: int) -> int:
@@ -198,6 +202,26 @@ class RunLedger:
         self._store.wait_for_rounds(attempt, sent, ENGINE_GRACE_S)
         if self._delivery.callbacks:
             self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
+
+    def actor_died(self, actor_id: str | None, pickled_error: bytes) -> None:
+        """The engine saw a Ray actor of the run die (its process exited or was killed, its
+        node went away): a worker's, its rank fails with the error (Ray's ``ActorDiedError``,
+        pickled: Ray would take it as a failed input); another actor (the engine's trainer,
+        whose workers go with it), every rank of the current attempt still running."""
+        import pickle
+
+        error = pickle.loads(pickled_error)
+        with self._lock:
+            found = self._actors.get(actor_id) if actor_id is not None else None
+            attempt = max(self._starts.values(), default=1) - 1
+        if found is not None and found[0] == attempt:
+            ranks = [found[1]]
+        elif found is not None:
+            return  # a worker of an attempt already over
+        else:
+            ranks = [rank for rank in range(self.world_size) if not self._store.finished(attempt, rank)]
+        if ranks:
+            self.engine_failed(dict.fromkeys(ranks, error))
 
     # -- called by the driver ----------------------------------------------
     def delivered_since(self, count: int) -> list[dict[int, Record]]:

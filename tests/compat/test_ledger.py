@@ -73,6 +73,30 @@ def test_after_exception_gets_worker_errors_by_rank() -> None:
     assert [(u.kind, u.count) for u in snap.usages] == [("free-floating-report", 2)]
 
 
+def test_a_dead_worker_actor_fails_its_rank_and_a_dead_trainer_every_running_rank() -> None:
+    """What V1's engine reports of a process that died without raising (v1/backend.py's
+    EngineFailures): the dead actor's id, mapped to the rank it ran, once per attempt."""
+    import pickle
+
+    died = pickle.dumps(RuntimeError("actor died"))
+    cb = Recorder()
+    ledger = RunLedger(2, callbacks=[cb])
+    assert [ledger.worker_started(rank, f"actor-{rank}") for rank in (0, 1)] == [0, 0]
+    ledger.record(rec(0, 0, step=0))
+    ledger.record(rec(1, 0, step=0))
+    ledger.actor_died("actor-1", died)
+    assert [list(e) for e in cb.exceptions] == [[1]] and len(cb.calls) == 1
+    ledger.actor_died("actor-1", died)  # seen again (the trial's error at its end): no second call
+    assert len(cb.exceptions) == 1
+    assert [ledger.worker_started(rank, f"again-{rank}") for rank in (0, 1)] == [1, 1]
+    ledger.actor_died("actor-0", died)  # a worker of the attempt that is over
+    assert len(cb.exceptions) == 1
+    ledger.worker_done(0, None, [], attempt=1)
+    ledger.actor_died("the-trainer", died)  # not a worker: every rank still running
+    assert [list(e) for e in cb.exceptions] == [[1], [1]]
+    assert isinstance(cb.exceptions[1][1], RuntimeError)
+
+
 def test_validations_run_one_at_a_time_with_kwargs_and_timeouts() -> None:
     from compat import ValidationConfig, ValidationTaskConfig
 

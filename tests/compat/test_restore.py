@@ -130,3 +130,23 @@ def test_a_tree_trainer_in_v1_form_is_restored_in_that_form(tmp_path: Path) -> N
     assert again.legacy_form and again.train_loop_config == {"eta": 0.3}
     assert again.train_loop_per_worker.keywords["num_boost_round"] == 3  # V1's form, built again
     assert again.datasets == {"train": "data again"}
+
+
+def test_a_run_started_by_rays_own_v1_trainer_is_restored_by_compats(tmp_path: Path) -> None:
+    """A team whose imports moved to compat mid-experiment: Ray's V1 ``trainer.pkl``."""
+    from ray import cloudpickle
+    from ray.air.config import RunConfig, ScalingConfig
+    from ray.train.torch.torch_trainer import TorchTrainer as RayTorchTrainer
+
+    arguments = {
+        "train_loop_per_worker": _epochs,
+        "train_loop_config": {"lr": 0.1},
+        "scaling_config": ScalingConfig(num_workers=2),
+        "run_config": RunConfig(name="job", storage_path=str(tmp_path)),
+    }
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / restore.RAY_V1_STATE).write_bytes(cloudpickle.dumps((RayTorchTrainer, arguments)))
+    assert TorchTrainer.can_restore(tmp_path / "job")
+    again = TorchTrainer.restore(tmp_path / "job")
+    assert again.train_loop_per_worker is _epochs and again.train_loop_config == {"lr": 0.1}
+    assert again.scaling_config.num_workers == 2 and again.run_config.name == "job"
