@@ -120,12 +120,23 @@ def open_ledger(world_size: int, **options: Any) -> LedgerHandle:
         if _host.actor is None or _host.job != job or _host.threads < needed or not _alive(_host.actor):
             threads = max(MIN_THREADS, needed)
             actor_class = ray.remote(num_cpus=0)(LedgerHost)
-            _host.actor = actor_class.options(max_concurrency=threads).remote()
+            _host.actor = actor_class.options(max_concurrency=threads, scheduling_strategy=_on_this_node()).remote()
             _host.job, _host.threads = job, threads
         actor = _host.actor
     run_id = uuid.uuid4().hex
     pid = ray.get(actor.open_run.remote(run_id, world_size, options))  # before any worker calls it
     return LedgerHandle(actor, run_id, pid)
+
+
+def _on_this_node() -> Any:
+    """The host lives on the driver's node: a worker node that goes away (preempted, removed)
+    must not take the run's records with it; the driver's node going away ends the run anyway.
+    Not ``soft``: Ray 2.60 placed a soft-pinned actor of no resources on another node (measured
+    on a ``Cluster`` of four nodes); it needs no resources, so the driver's node always fits it."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
 
 
 def _alive(actor: Any) -> bool:
