@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from collections.abc import Iterator
@@ -79,6 +80,12 @@ class V1Engine:
         arguments["run_config"].storage_path = self.storage_path
         with _quiet_trainer_resources(job):
             trainer = job.framework.trainer_class(V1)(**arguments)
+        # compat's own Tune callback joins the experiment's configuration only (a copy): the
+        # trainer's stored arguments, which its trial actor is built from, keep the user's, so
+        # Ray's warning about Tune callbacks is not raised for one the user never passed.
+        run = copy.copy(trainer.run_config)
+        run.callbacks = [*(run.callbacks or []), EngineFailures(job.ledger)]
+        trainer.run_config = run
         if self.restoring is not None:  # what Ray's V1 Trainer.restore(path) sets
             trainer._restore_path = self.restoring.path
             trainer._restore_storage_filesystem = self.restoring.filesystem
@@ -158,7 +165,7 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
         sync_config=r.sync_config,
         verbose=r.verbose,
         stop=r.stop,
-        callbacks=[*job.other_callbacks, EngineFailures(job.ledger)],
+        callbacks=job.other_callbacks or None,
         progress_reporter=r.progress_reporter,
         log_to_file=r.log_to_file or False,
     )
