@@ -15,16 +15,12 @@ from typing import Any
 
 from compat_core.result import Result
 from compat_core.storage import checkpoint_dir_name
+from compat_core.v1_logs import AUTO_KEYS
 
 CAPTURE_ENV_VAR = "COMPAT_CAPTURE_DIR"
 _count = 0
 
 # Keys V1 adds to every report; they are the engine's, not the user's.
-AUTO_KEYS = frozenset(
-    {"timestamp", "checkpoint_dir_name", "should_checkpoint", "done", "training_iteration", "trial_id", "date",
-     "time_this_iter_s", "time_total_s", "pid", "hostname", "node_ip", "config", "time_since_restore",
-     "iterations_since_restore", "experiment_tag"}
-)  # fmt: skip
 
 
 def plain(value: Any) -> Any:

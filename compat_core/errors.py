@@ -63,6 +63,10 @@ class RestoreError(CompatError, ValueError):
     """``Trainer.restore(path)`` cannot restore from ``path`` (a ``ValueError``, as V1's)."""
 
 
+class ResultNotFoundError(CompatError, RuntimeError):
+    """``Result.from_path(path)``: no run's result at ``path`` (a ``RuntimeError``, as Ray's)."""
+
+
 class NotInTrainingFunctionError(CompatError, RuntimeError):
     """A worker-only function was called on the driver."""
 

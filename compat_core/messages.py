@@ -326,3 +326,11 @@ def cannot_save_for_restore(trainer: str, error: BaseException) -> str:
         "on; to make it restorable, pass arguments that pickle (define the training function at "
         "module level, keep unpicklable objects out of train_loop_config)."
     )
+
+
+def no_result_at(path: str, found: str) -> str:
+    return (
+        f"No run result at {path!r}: it holds {found}. Pass a run's directory: result.path of "
+        "the run (V1's trial directory, <storage_path>/<name>/<trial>, or V2's run directory, "
+        "<storage_path>/<name>)."
+    )

@@ -22,7 +22,7 @@ import pyarrow.fs as pafs
 
 from compat_core import messages
 from compat_core.errors import RestoreError
-from compat_core.storage import RunStorage, resolve
+from compat_core.storage import RunStorage, at, split
 
 __all__ = ["RestoreError", "RestoreSpec", "TrainerState", "can_restore", "load", "save"]
 
@@ -54,12 +54,6 @@ class RestoreSpec:
     name: str
 
 
-def experiment_at(path: Any, filesystem: Any = None) -> RunStorage:
-    """``path`` (a local path or a URI; a path on ``filesystem`` when given) as a directory."""
-    storage_path, name = _split(path, filesystem)
-    return resolve(storage_path, filesystem, name)
-
-
 def save(experiment: RunStorage, state: TrainerState) -> None:
     """Write ``state`` into the experiment directory (when ``fit()`` starts)."""
     from ray import cloudpickle
@@ -76,7 +70,7 @@ def save(experiment: RunStorage, state: TrainerState) -> None:
 
 def can_restore(path: Any, filesystem: Any = None) -> bool:
     """Whether ``path`` is an experiment directory a trainer's ``fit()`` started in."""
-    experiment = experiment_at(path, filesystem)
+    experiment = at(path, filesystem)
     return experiment.exists(STATE_FILE) or experiment.exists(RAY_V1_STATE)
 
 
@@ -84,7 +78,7 @@ def load(path: Any, filesystem: Any = None) -> RestoreSpec:
     """The state ``fit()`` left at ``path``, or a :class:`RestoreError` naming what is there."""
     from ray import cloudpickle
 
-    experiment = experiment_at(path, filesystem)
+    experiment = at(path, filesystem)
     if experiment.exists(STATE_FILE):
         with experiment.filesystem.open_input_stream(experiment.path(STATE_FILE)) as f:
             state = cloudpickle.loads(f.read())
@@ -94,19 +88,8 @@ def load(path: Any, filesystem: Any = None) -> RestoreSpec:
         state = TrainerState(ray_class, dict(arguments))
     else:
         raise RestoreError(messages.nothing_to_restore(str(path), _found(experiment)))
-    storage_path, name = _split(path, filesystem)
+    storage_path, name = split(path, filesystem)
     return RestoreSpec(experiment, str(path), filesystem, state, storage_path, name)
-
-
-def _split(path: Any, filesystem: Any) -> tuple[str, str]:
-    """``path`` as ``(storage_path, name)``; a local path made absolute, as Ray makes it."""
-    import os
-
-    text = os.fspath(path).rstrip("/")
-    parent, name = posixpath.split(text)
-    if filesystem is None and "://" not in text:
-        parent = os.path.abspath(os.path.expanduser(parent or "."))
-    return parent, name
 
 
 def _found(experiment: RunStorage) -> str:

@@ -66,6 +66,15 @@ class Result:
     raw: Any = field(default=None, repr=False)
     config: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def from_path(cls, path: Any, storage_filesystem: Any = None) -> Result:
+        """The result of the run whose directory is ``path`` (``result.path``: V1's trial
+        directory or V2's run directory, of either engine), by the semantics selected now.
+        ``worker_metrics_dataframe`` and ``v1_usage`` are not stored with a run: None and []."""
+        from compat_core.stored import result_from_path
+
+        return cls(**result_from_path(path, storage_filesystem))
+
     def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:
         """The checkpoint whose ``metric`` is best (``mode`` is ``"max"`` or ``"min"``)."""
         if mode not in ("max", "min"):

@@ -88,3 +88,19 @@ def resolve(storage_path: str | os.PathLike[str] | None, storage_filesystem: Any
         path = os.path.abspath(os.path.expanduser(path))
     filesystem, base = pafs.FileSystem.from_uri(path)
     return RunStorage(filesystem, posixpath.join(base, name))
+
+
+def split(path: str | os.PathLike[str], filesystem: Any = None) -> tuple[str, str]:
+    """A directory's path as ``(storage_path, name)``, as ``RunConfig`` names it; a local path
+    made absolute, as Ray makes it (a path on ``filesystem`` is taken as given)."""
+    text = os.fspath(path).rstrip("/")
+    parent, name = posixpath.split(text)
+    if filesystem is None and "://" not in text:
+        parent = os.path.abspath(os.path.expanduser(parent or "."))
+    return parent, name
+
+
+def at(path: str | os.PathLike[str], filesystem: Any = None) -> RunStorage:
+    """The directory ``path`` (a local path or a URI; a path on ``filesystem`` when given)."""
+    storage_path, name = split(path, filesystem)
+    return resolve(storage_path, filesystem, name)

@@ -31,6 +31,14 @@ RESULT_JSON = "result.json"
 
 Target = RunStorage | str | os.PathLike[str]
 
+# The keys V1 adds to every report (Tune's auto-filled results; ``experiment_tag`` in
+# ``result.metrics`` only).
+AUTO_KEYS = frozenset(
+    {"timestamp", "checkpoint_dir_name", "should_checkpoint", "done", "training_iteration", "trial_id", "date",
+     "time_this_iter_s", "time_total_s", "pid", "hostname", "node_ip", "config", "time_since_restore",
+     "iterations_since_restore", "experiment_tag"}
+)  # fmt: skip
+
 
 def storage_of(target: Target) -> RunStorage:
     if isinstance(target, RunStorage):

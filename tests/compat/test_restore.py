@@ -77,6 +77,12 @@ def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, 
     else:
         assert any(u.kind == "restore" for u in result.v1_usage)
     assert result.config == {"train_loop_config": {"lr": 0.1, "cut_at": 1}}  # V1's content, both modes
+    # Read back from its directory by a new driver: what the fit returned, by the same semantics.
+    loaded = train.Result.from_path(result.path)
+    assert loaded.metrics["epoch"] == EPOCHS - 1 and loaded.checkpoint.path == result.checkpoint.path
+    assert [m["epoch"] for _, m in loaded.best_checkpoints] == list(range(EPOCHS))
+    assert list(loaded.metrics_dataframe["epoch"]) == list(result.metrics_dataframe["epoch"])
+    assert loaded.config["train_loop_config"] == {"lr": 0.1, "cut_at": 1}
 
 
 def test_can_restore_and_restore_say_what_a_path_holds(tmp_path: Path) -> None:
@@ -150,3 +156,48 @@ def test_a_run_started_by_rays_own_v1_trainer_is_restored_by_compats(tmp_path: P
     again = TorchTrainer.restore(tmp_path / "job")
     assert again.train_loop_per_worker is _epochs and again.train_loop_config == {"lr": 0.1}
     assert again.scaling_config.num_workers == 2 and again.run_config.name == "job"
+
+
+def _v1_trial(directory: Path) -> Path:
+    """A V1 trial directory as V1's engine writes one: rows, and the checkpoints still kept."""
+    import json
+
+    trial = directory / "exp" / "TorchTrainer_abc_00000_0_2026"
+    trial.mkdir(parents=True)
+    rows = [
+        {"loss": 3.0, "training_iteration": 1, "checkpoint_dir_name": "checkpoint_000000", "config": {"lr": 1}},
+        {"loss": 2.0, "training_iteration": 2, "checkpoint_dir_name": None, "config": {"lr": 1}},
+        {"loss": 1.0, "training_iteration": 3, "checkpoint_dir_name": "checkpoint_000001", "config": {"lr": 1}},
+        {"loss": 0.5, "training_iteration": 4, "checkpoint_dir_name": None, "config": {"lr": 1}},
+    ]
+    (trial / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for name in ("checkpoint_000000", "checkpoint_000001"):
+        (trial / name).mkdir()
+    return trial
+
+
+@pytest.mark.parametrize("setting", ["0", "1"])
+def test_result_from_path_reads_a_trial_by_the_selected_semantics(setting: str, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", setting)
+    trial = _v1_trial(tmp_path)
+    result = train.Result.from_path(str(trial))
+    assert result.backend == ("v1" if setting == "0" else "v2")
+    assert result.checkpoint is not None and result.checkpoint.path.endswith("checkpoint_000001")
+    assert [m["loss"] for _, m in result.best_checkpoints] == [3.0, 1.0]
+    assert result.config == {"lr": 1}
+    if setting == "0":  # V1: every report; the last one
+        assert list(result.metrics_dataframe["loss"]) == [3.0, 2.0, 1.0, 0.5]
+        assert result.metrics["loss"] == 0.5 and result.metrics["training_iteration"] == 4
+    else:  # V2: the checkpoints' reports; the latest checkpoint's
+        assert list(result.metrics_dataframe["loss"]) == [3.0, 1.0]
+        assert result.metrics == {"loss": 1.0}
+
+
+def test_result_from_path_says_what_a_path_holds(tmp_path: Path) -> None:
+    from compat.errors import ResultNotFoundError
+
+    with pytest.raises(ResultNotFoundError, match="does not exist"):
+        train.Result.from_path(tmp_path / "missing")
+    _v1_trial(tmp_path)
+    with pytest.raises(ResultNotFoundError, match=r"experiment directory: pass one of its trial directories \(Torch"):
+        train.Result.from_path(tmp_path / "exp")

@@ -1,0 +1,120 @@
+"""``compat.Result.from_path(path)``: a run's result read back from its directory, for both
+engines' directories, by the semantics selected now.
+
+A directory is one of: V1's trial directory (``result.json``/``progress.csv`` and
+``checkpoint_00000N``; Ray's V1 engine, or V1 semantics on V2's engine, which also leaves V2's
+snapshot there), or V2's run directory (``checkpoint_manager_snapshot.json``; with V1's logs
+when the run had ``keep_v1_logs``). Ray reads each kind itself (V1's and V2's
+``Result.from_path``); compat picks what the semantics keeps:
+
+* V1: ``metrics`` the last report (V1's row, auto-filled keys and all), ``metrics_dataframe``
+  one row per report, ``best_checkpoints`` every checkpoint with its report's row. From a V2
+  run directory without V1's logs only the checkpoints' metrics exist: those are used.
+* V2: ``metrics`` the latest checkpoint's, ``metrics_dataframe`` one row per kept checkpoint
+  (V1's rows for a ``keep_v1_logs`` run, as its ``fit()`` gave them).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+import pandas as pd
+import pyarrow.fs as pafs
+
+from compat_core import messages, switch
+from compat_core.errors import ResultNotFoundError
+from compat_core.storage import RunStorage, at
+from compat_core.v1_logs import AUTO_KEYS
+
+RESULT_JSON, PROGRESS_CSV = "result.json", "progress.csv"
+V2_SNAPSHOT = "checkpoint_manager_snapshot.json"
+STATE_FILE = "compat_trainer.pkl"
+
+
+def result_from_path(path: Any, storage_filesystem: Any = None) -> dict[str, Any]:
+    """The fields of ``compat.Result`` for the run directory at ``path``."""
+    mode = switch.mode()
+    run = at(path, storage_filesystem)
+    has_logs = run.exists(RESULT_JSON) or run.exists(PROGRESS_CSV)
+    has_snapshot = run.exists(V2_SNAPSHOT)
+    if not has_logs and not has_snapshot:
+        raise ResultNotFoundError(messages.no_result_at(str(path), _found(run)))
+    v1 = _v1_result(run) if has_logs else None
+    v2 = _v2_result(run) if has_snapshot else None
+    metrics: dict[str, Any] | None
+    if mode.keeps_every_report and v1 is not None:
+        metrics, frame, best, checkpoint = dict(v1.metrics), v1.metrics_dataframe, v1.best_checkpoints, v1.checkpoint
+    elif v2 is not None:
+        metrics, checkpoint = v2.metrics, v2.checkpoint
+        best = list(v2.best_checkpoints or [])
+        frame = v1.metrics_dataframe if v1 is not None else v2.metrics_dataframe  # keep_v1_logs: V1's rows
+    else:  # V2 semantics over V1's trial directory: the checkpoints' reports
+        assert v1 is not None
+        best = [(c, _user_metrics(m)) for c, m in v1.best_checkpoints or []]
+        metrics = best[-1][1] if best else None
+        checkpoint = best[-1][0] if best else None
+        frame = pd.DataFrame([m for _, m in best]) if best else None
+    raw = v1 if v1 is not None else v2
+    return {
+        "backend": mode.backend,
+        "metrics": metrics,
+        "checkpoint": checkpoint,
+        "path": run.run_dir,
+        "error": getattr(raw, "error", None),
+        "metrics_dataframe": frame,
+        "best_checkpoints": list(best or []),
+        "raw": raw,
+        "config": _config(run, v1),
+    }
+
+
+def _v1_result(run: RunStorage) -> Any:
+    from ray.air.result import Result as V1Result
+
+    return V1Result.from_path(run.run_dir, storage_filesystem=run.filesystem)
+
+
+def _v2_result(run: RunStorage) -> Any:
+    from ray.train.v2.api.result import Result as V2Result
+
+    return V2Result.from_path(run.run_dir, storage_filesystem=run.filesystem)
+
+
+def _user_metrics(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in AUTO_KEYS and not k.startswith("config/")}
+
+
+def _config(run: RunStorage, v1: Any) -> dict[str, Any]:
+    """V1's ``Result.config``: the ``config`` of its rows; for a V2 run, what the trainer's
+    ``fit()`` stored for ``restore()``."""
+    if v1 is not None:
+        config = v1.metrics.get("config") if v1.metrics else None
+        return dict(config) if isinstance(config, dict) else {}
+    if run.exists(STATE_FILE):
+        from ray import cloudpickle
+
+        with run.filesystem.open_input_stream(run.path(STATE_FILE)) as f:
+            arguments = cloudpickle.loads(f.read()).arguments
+        if "train_loop_config" in arguments:
+            return {"train_loop_config": arguments["train_loop_config"]}
+    return {}
+
+
+def _found(run: RunStorage) -> str:
+    """What ``run`` holds, for the error of a path without a result."""
+    if not run.exists():
+        return "nothing: the path does not exist"
+    entries = run.filesystem.get_file_info(pafs.FileSelector(run.run_dir, recursive=False))
+    trials = sorted(
+        posixpath.basename(e.path)
+        for e in entries
+        if e.type == pafs.FileType.Directory and at(e.path, run.filesystem).exists(RESULT_JSON)
+    )
+    if trials:
+        return f"an experiment directory: pass one of its trial directories ({', '.join(trials)})"
+    if not entries:
+        return "an empty directory"
+    names = sorted(posixpath.basename(e.path) for e in entries)
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return f"no {RESULT_JSON}, {PROGRESS_CSV} or {V2_SNAPSHOT} (it has {shown})"
