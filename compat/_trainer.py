@@ -279,7 +279,7 @@ class DataParallelTrainer:
             has_validation_config=self.validation_config is not None,
             keep_v1_logs=run.keep_v1_logs,
             route_air_session=route_air_session,
-            resume_from_checkpoint=self.resume_from_checkpoint,
+            resume_from_checkpoint=_first_checkpoint(self.resume_from_checkpoint, engine),
         )
         return TrainJob(
             train_fn=worker.wrap(self.train_loop_per_worker, settings),
@@ -295,7 +295,7 @@ class DataParallelTrainer:
             dataset_config=self.dataset_config,
             validation_config=validation_config,
             metadata=self.metadata,
-            resume_from_checkpoint=self.resume_from_checkpoint,
+            resume_from_checkpoint=_first_checkpoint(self.resume_from_checkpoint, engine),
             start_time=start_time,
             restoring=self._restoring,
         )
@@ -341,6 +341,13 @@ def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, Bas
             return (engine.run_in_trial(job) if in_trial else engine.run(job)), None
     except Exception as exc:
         return None, exc
+
+
+def _first_checkpoint(given: Any, engine: Engine) -> Any:
+    """Where the first attempt starts: a restored run's latest checkpoint where the engine
+    cannot resume it itself (as V1's trial checkpoint wins over ``resume_from_checkpoint``),
+    else ``Trainer(resume_from_checkpoint=...)``."""
+    return engine.start_checkpoint if engine.start_checkpoint is not None else given
 
 
 def _close_ledger(ledger: LedgerHandle) -> LedgerSnapshot:

@@ -131,6 +131,9 @@ class Engine(Protocol):
     trial: dict[str, str]
     # V1's number of the run's first checkpoint where compat names them (a restored trial's).
     first_checkpoint_index: int
+    # Set by prepare() for a restored run the engine cannot resume itself (the other engine
+    # wrote it): the checkpoint its first attempt starts from.
+    start_checkpoint: Any
 
     def worker_side(self) -> WorkerSide:
         """The worker half, shipped to every training worker of the run."""

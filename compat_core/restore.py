@@ -15,6 +15,7 @@ a run of the same name and storage, which V2 resumes from its latest checkpoint.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,66 @@ def load(path: Any, filesystem: Any = None) -> RestoreSpec:
         raise RestoreError(messages.nothing_to_restore(str(path), _found(experiment)))
     storage_path, name = split(path, filesystem)
     return RestoreSpec(experiment, str(path), filesystem, state, storage_path, name)
+
+
+TUNE_STATE = "tuner.pkl"  # Ray's V1 engine's experiment state, which its own restore reads
+_V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
+
+
+def has_tune_state(experiment: RunStorage) -> bool:
+    """Ray's V1 engine ran this experiment: its own restore can resume it."""
+    return experiment.exists(TUNE_STATE)
+
+
+def latest_v1_trial(experiment: RunStorage) -> str | None:
+    """The newest V1 trial directory of the experiment (V1's engine's, or compat's on V2's
+    engine): a subdirectory with V1's logs, the newest by modification time."""
+    trials = [
+        entry
+        for entry in _entries(experiment)
+        if entry.type == pafs.FileType.Directory and at(entry.path, experiment.filesystem).exists("result.json")
+    ]
+    if not trials:
+        return None
+    return posixpath.basename(max(trials, key=lambda e: (e.mtime_ns or 0, e.path)).path)
+
+
+def latest_checkpoint(directory: RunStorage) -> Any:
+    """The highest-numbered ``checkpoint_00000N`` in a V1 trial directory, as a Checkpoint."""
+    from ray.train import Checkpoint
+
+    numbered = [
+        (int(match.group(1)), entry.path)
+        for entry in _entries(directory)
+        if entry.type == pafs.FileType.Directory and (match := _V1_CHECKPOINT.fullmatch(posixpath.basename(entry.path)))
+    ]
+    if not numbered:
+        return None
+    return Checkpoint(path=max(numbered)[1], filesystem=directory.filesystem)
+
+
+def start_checkpoint(experiment: RunStorage) -> Any:
+    """Where a restored run starts when its engine cannot resume the stored run itself (it
+    was written by the other engine: the switch flipped between the two drivers): the
+    latest checkpoint, from V2's snapshot or from the newest V1 trial."""
+    if experiment.exists(V2_SNAPSHOT):
+        from ray.train.v2.api.result import Result as V2Result
+
+        return V2Result.from_path(experiment.run_dir, storage_filesystem=experiment.filesystem).checkpoint
+    trial = latest_v1_trial(experiment)
+    return latest_checkpoint(at(experiment.path(trial), experiment.filesystem)) if trial else None
+
+
+def trial_of(name: str) -> dict[str, str]:
+    """A V1 trial directory's name and id (``<Trainer>_<id>_00000_0_<date>``: ``<id>_00000``)."""
+    parts = name.split("_")
+    return {"name": name, "id": "_".join(parts[1:3])} if len(parts) > 3 else {"name": name}
+
+
+def _entries(directory: RunStorage) -> list[Any]:
+    if not directory.exists():
+        return []
+    return list(directory.filesystem.get_file_info(pafs.FileSelector(directory.run_dir, recursive=False)))
 
 
 def _found(experiment: RunStorage) -> str:

@@ -189,3 +189,29 @@ def test_importing_the_core_patches_nothing_in_ray_and_imports_no_public_module(
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _compares_a_backend_name(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Compare):
+        return False
+    operands = [node.left, *node.comparators]
+    for operand in operands:
+        values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+        if any(isinstance(v, ast.Constant) and v.value in ("v1", "v2") for v in values):
+            return True
+    return False
+
+
+def test_no_module_but_the_switch_tests_a_backend_name() -> None:
+    """Decisions ask the mode (``Mode.keeps_every_report``, ``emulates_v1_engine``, ...), never
+    compare ``"v1"``/``"v2"``: only compat_core.switch turns names into a mode."""
+    found = sorted(
+        f"{name}:{node.lineno}"
+        for name, path in modules("compat", "compat_core", "v1", "v2").items()
+        if name != "compat_core.switch"
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if _compares_a_backend_name(node)
+    )
+    assert found == []
+    assert _compares_a_backend_name(ast.parse("x == 'v2'").body[0].value)  # type: ignore[attr-defined]
+    assert _compares_a_backend_name(ast.parse("x in ('v1', 'v2')").body[0].value)  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ import pandas as pd
 from ray.exceptions import RayActorError, RayTaskError
 from ray.tune import Callback
 
-from compat_core import releases, storage, v1_logs
+from compat_core import releases, restore, storage, v1_logs
 from compat_core.config import RunConfig
 from compat_core.engine import TrainJob, note_v1_rerun
 from compat_core.ledger import LedgerSnapshot
@@ -42,6 +42,7 @@ class V1Engine:
         self.run_name: str | None = None  # Ray's name for an unnamed run, given by compat
         self.storage_path: str | None = None
         self.restoring: RestoreSpec | None = None
+        self.start_checkpoint: Any = None
 
     def worker_side(self) -> V1WorkerSide:
         return V1WorkerSide()
@@ -58,6 +59,11 @@ class V1Engine:
         if restoring is not None:  # Ray's own restore continues the experiment at that path
             self.run_name, self.storage_path = restoring.name, restoring.storage_path
             self.experiment = restoring.experiment
+            if not restore.has_tune_state(restoring.experiment):
+                # V2's engine wrote it (the switch flipped): a run of the same name starts
+                # from its latest checkpoint.
+                self.restoring = None
+                self.start_checkpoint = restore.start_checkpoint(restoring.experiment)
             return
         note_v1_rerun(run, self.mode)
         # Ray's name for an unnamed run, given here so that compat knows the experiment directory.

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 from ray.train.v2.api.callback import UserCallback
 
-from compat_core import messages, releases, storage, tune, usage, v1_logs
+from compat_core import messages, releases, restore, storage, tune, usage, v1_logs
 from compat_core.config import RunConfig
 from compat_core.engine import TrainJob, note_v1_rerun
 from compat_core.errors import CompatError
@@ -83,6 +83,7 @@ class V2Engine:
         self.experiment: RunStorage | None = None
         self.trial: dict[str, str] = {}  # V1 semantics: the trial directory, for restore()
         self.first_checkpoint_index = 0  # V1 semantics: a restored trial numbers on
+        self.start_checkpoint: Any = None  # a restored run V2 cannot resume itself starts there
 
     def worker_side(self) -> V2WorkerSide:
         return V2WorkerSide(self.mode)
@@ -108,6 +109,9 @@ class V2Engine:
             note_v1_rerun(run, self.mode)  # the experiment directory, as on V1's engine
         if v1:
             trial = restoring.state.trial if restoring is not None else {}
+            if restoring is not None and not trial:  # V1's engine wrote it: its newest trial goes on
+                newest = restore.latest_v1_trial(restoring.experiment)
+                trial = restore.trial_of(newest) if newest else {}
             experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
             self.experiment, self.trial = experiment, {"name": str(run.name), "id": trial_id}
         # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
@@ -115,6 +119,13 @@ class V2Engine:
         self.storage_path = run.storage_path
         self.storage_filesystem = run.storage_filesystem
         self.storage = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
+        if restoring is not None and not self.storage.exists(SNAPSHOT_FILE):
+            # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the run
+            # starts from the latest checkpoint there.
+            if v1:
+                self.start_checkpoint = restore.latest_checkpoint(self.storage)
+            else:
+                self.start_checkpoint = restore.start_checkpoint(restoring.experiment)
         if not v1:
             self.experiment = self.storage
             if restoring is None and self.storage.exists(SNAPSHOT_FILE):

@@ -85,6 +85,32 @@ def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, 
     assert loaded.config["train_loop_config"] == {"lr": 0.1, "cut_at": 1}
 
 
+@pytest.mark.ray
+@pytest.mark.one_pass
+@pytest.mark.parametrize("setting", ["0", "1"])
+def test_a_run_restored_after_the_switch_flipped_starts_from_its_latest_checkpoint(
+    setting: str, ray_cluster, storage, monkeypatch
+) -> None:
+    """The first driver ran one semantics, the one that restores runs the other (a team that
+    flipped RAY_TRAIN_V2_ENABLED between the crash and the restart): the other engine's
+    directory has nothing its engine resumes, so the run starts from the latest checkpoint."""
+    monkeypatch.setattr(usage, "_warned", set())
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", setting)
+    experiment = os.path.join(storage, "job")
+    trainer = TorchTrainer(
+        _epochs,
+        train_loop_config={"lr": 0.1, "cut_at": 1},
+        run_config=train.RunConfig(name="job", storage_path=storage),
+    )
+    with pytest.raises(train.TrainingFailedError):
+        trainer.fit()
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1" if setting == "0" else "0")
+    result = TorchTrainer.restore(experiment).fit()
+    frame = result.worker_metrics_dataframe
+    assert list(frame["epoch"]) == [2, 3] and set(frame["start"]) == {2}
+    assert result.metrics["epoch"] == EPOCHS - 1
+
+
 def test_can_restore_and_restore_say_what_a_path_holds(tmp_path: Path) -> None:
     assert not TorchTrainer.can_restore(tmp_path / "missing")
     with pytest.raises(ValueError, match="does not exist"):
