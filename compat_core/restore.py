@@ -115,18 +115,21 @@ def latest_v1_trial(experiment: RunStorage) -> str | None:
     return posixpath.basename(max(trials, key=lambda e: (e.mtime_ns or 0, e.path)).path)
 
 
+def numbered_checkpoints(directory: RunStorage) -> list[tuple[int, str]]:
+    """V1's ``checkpoint_00000N`` directories in a trial directory: ``(N, path)``, in order."""
+    return sorted(
+        (int(match.group(1)), entry.path)
+        for entry in _entries(directory)
+        if entry.type == pafs.FileType.Directory and (match := _V1_CHECKPOINT.fullmatch(posixpath.basename(entry.path)))
+    )
+
+
 def latest_checkpoint(directory: RunStorage) -> Any:
     """The highest-numbered ``checkpoint_00000N`` in a V1 trial directory, as a Checkpoint."""
     from ray.train import Checkpoint
 
-    numbered = [
-        (int(match.group(1)), entry.path)
-        for entry in _entries(directory)
-        if entry.type == pafs.FileType.Directory and (match := _V1_CHECKPOINT.fullmatch(posixpath.basename(entry.path)))
-    ]
-    if not numbered:
-        return None
-    return Checkpoint(path=max(numbered)[1], filesystem=directory.filesystem)
+    numbered = numbered_checkpoints(directory)
+    return Checkpoint(path=numbered[-1][1], filesystem=directory.filesystem) if numbered else None
 
 
 def start_checkpoint(experiment: RunStorage) -> Any:

@@ -18,7 +18,6 @@ import io
 import json
 import os
 import posixpath
-import re
 import time
 import uuid
 from datetime import datetime
@@ -337,16 +336,8 @@ def _v1_trial(
 
 def _next_checkpoint_number(trial: RunStorage) -> int:
     """One past the highest ``checkpoint_00000N`` in a trial directory (V1 numbers on)."""
-    import pyarrow.fs as pafs
-
-    if not trial.exists():
-        return 0
-    entries = trial.filesystem.get_file_info(pafs.FileSelector(trial.run_dir, recursive=False))
-    numbers = [int(m.group(1)) for e in entries if (m := _V1_CHECKPOINT.fullmatch(posixpath.basename(e.path)))]
-    return max(numbers) + 1 if numbers else 0
-
-
-_V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
+    numbered = restore.numbered_checkpoints(trial)
+    return numbered[-1][0] + 1 if numbered else 0
 
 
 class EngineFailures(UserCallback):
