@@ -20,7 +20,7 @@ from compat.session import route_air_session
 from compat_core import capture, checks, messages, restore, result, switch, tune, usage, where, worker
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.engine import Engine, TrainJob
-from compat_core.errors import CallbackError, training_failed
+from compat_core.errors import CallbackError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
 from compat_core.ledger import LedgerHandle, LedgerSnapshot, open_ledger, ray_validation_runner
 from compat_core.model import Retention
@@ -181,11 +181,11 @@ class DataParallelTrainer:
         spec = restore.load(path, filesystem)
         stored = spec.state.trainer_class
         if stored.__name__ != cls.__name__:  # Ray's own V1 trainer of the same name is fine
-            raise restore.RestoreError(messages.restore_other_trainer(stored.__name__, cls.__name__))
+            raise RestoreError(messages.restore_other_trainer(stored.__name__, cls.__name__))
         arguments = dict(spec.state.arguments)
         had = sorted(arguments.pop("datasets", None) or {})
         if had != sorted(datasets or {}):
-            raise restore.RestoreError(messages.restore_needs_datasets(cls.__name__, had, sorted(datasets or {})))
+            raise RestoreError(messages.restore_needs_datasets(cls.__name__, had, sorted(datasets or {})))
         given = {"train_loop_per_worker": train_loop_per_worker, "train_loop_config": train_loop_config, **kwargs}
         arguments.update({k: v for k, v in given.items() if v is not None})
         if datasets:
@@ -231,7 +231,7 @@ class DataParallelTrainer:
         """``Result.config`` as V1 gives it: the trainer's ``train_loop_config`` when given."""
         import copy
 
-        given = "train_loop_config" in self.__dict__.get("_init_arguments", {})
+        given = "train_loop_config" in self._init_arguments
         return {"train_loop_config": copy.deepcopy(self.train_loop_config)} if given else {}
 
     def _start_services(self, engine: Engine, start_time: float, in_trial: bool) -> TrainJob:
@@ -253,6 +253,7 @@ class DataParallelTrainer:
         engine.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name, self._restoring)
         if not in_trial:  # a Tune trial is restored by Tune (Tuner.restore)
             self._save_for_restore(engine)
+        first_checkpoint = _first_checkpoint(self.resume_from_checkpoint, engine)
         validation_env = mode.outside_training_env[switch.ENV_VAR]
         ledger = open_ledger(
             scaling.num_workers,
@@ -279,7 +280,7 @@ class DataParallelTrainer:
             has_validation_config=self.validation_config is not None,
             keep_v1_logs=run.keep_v1_logs,
             route_air_session=route_air_session,
-            resume_from_checkpoint=_first_checkpoint(self.resume_from_checkpoint, engine),
+            resume_from_checkpoint=first_checkpoint,
         )
         return TrainJob(
             train_fn=worker.wrap(self.train_loop_per_worker, settings),
@@ -295,7 +296,7 @@ class DataParallelTrainer:
             dataset_config=self.dataset_config,
             validation_config=validation_config,
             metadata=self.metadata,
-            resume_from_checkpoint=_first_checkpoint(self.resume_from_checkpoint, engine),
+            resume_from_checkpoint=first_checkpoint,
             start_time=start_time,
             restoring=self._restoring,
         )
@@ -305,7 +306,7 @@ class DataParallelTrainer:
         V1 writes ``trainer.pkl``). A trainer that cannot be pickled trains on, unrestorable."""
         if engine.experiment is None:
             return
-        state = restore.TrainerState(type(self), self.__dict__.get("_init_arguments", {}), engine.trial)
+        state = restore.TrainerState(type(self), self._init_arguments, engine.trial)
         try:
             restore.save(engine.experiment, state)
         except Exception as exc:  # pickling runs the user's objects' code

@@ -15,7 +15,6 @@ a run of the same name and storage, which V2 resumes from its latest checkpoint.
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +22,8 @@ import pyarrow.fs as pafs
 
 from compat_core import messages
 from compat_core.errors import RestoreError
-from compat_core.storage import RunStorage, at, split
-
-__all__ = ["RestoreError", "RestoreSpec", "TrainerState", "can_restore", "load", "save"]
+from compat_core.storage import V1_CHECKPOINT, RunStorage, at, split
+from compat_core.v1_logs import PROGRESS_CSV, RESULT_JSON
 
 STATE_FILE = "compat_trainer.pkl"
 RAY_V1_STATE = "trainer.pkl"  # raw Ray V1's, for a run started before its imports moved to compat
@@ -94,7 +92,6 @@ def load(path: Any, filesystem: Any = None) -> RestoreSpec:
 
 
 TUNE_STATE = "tuner.pkl"  # Ray's V1 engine's experiment state, which its own restore reads
-_V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
 
 
 def has_tune_state(experiment: RunStorage) -> bool:
@@ -102,14 +99,19 @@ def has_tune_state(experiment: RunStorage) -> bool:
     return experiment.exists(TUNE_STATE)
 
 
-def latest_v1_trial(experiment: RunStorage) -> str | None:
-    """The newest V1 trial directory of the experiment (V1's engine's, or compat's on V2's
-    engine): a subdirectory with V1's logs, the newest by modification time."""
-    trials = [
+def v1_trials(experiment: RunStorage) -> list[pafs.FileInfo]:
+    """The experiment's V1 trial directories (V1's engine's, or compat's on V2's engine):
+    its subdirectories with V1's logs."""
+    return [
         entry
-        for entry in _entries(experiment)
-        if entry.type == pafs.FileType.Directory and at(entry.path, experiment.filesystem).exists("result.json")
+        for entry in experiment.entries()
+        if entry.type == pafs.FileType.Directory and at(entry.path, experiment.filesystem).exists(RESULT_JSON)
     ]
+
+
+def latest_v1_trial(experiment: RunStorage) -> str | None:
+    """The newest V1 trial directory of the experiment, by modification time."""
+    trials = v1_trials(experiment)
     if not trials:
         return None
     return posixpath.basename(max(trials, key=lambda e: (e.mtime_ns or 0, e.path)).path)
@@ -119,8 +121,8 @@ def numbered_checkpoints(directory: RunStorage) -> list[tuple[int, str]]:
     """V1's ``checkpoint_00000N`` directories in a trial directory: ``(N, path)``, in order."""
     return sorted(
         (int(match.group(1)), entry.path)
-        for entry in _entries(directory)
-        if entry.type == pafs.FileType.Directory and (match := _V1_CHECKPOINT.fullmatch(posixpath.basename(entry.path)))
+        for entry in directory.entries()
+        if entry.type == pafs.FileType.Directory and (match := V1_CHECKPOINT.fullmatch(posixpath.basename(entry.path)))
     )
 
 
@@ -150,12 +152,6 @@ def trial_of(name: str) -> dict[str, str]:
     return {"name": name, "id": "_".join(parts[1:3])} if len(parts) > 3 else {"name": name}
 
 
-def _entries(directory: RunStorage) -> list[Any]:
-    if not directory.exists():
-        return []
-    return list(directory.filesystem.get_file_info(pafs.FileSelector(directory.run_dir, recursive=False)))
-
-
 def _found(experiment: RunStorage) -> str:
     """What ``experiment`` holds, in words, for the error of a path that cannot be restored."""
     if not experiment.exists():
@@ -163,13 +159,12 @@ def _found(experiment: RunStorage) -> str:
     info = experiment.filesystem.get_file_info(experiment.run_dir)
     if info.type != pafs.FileType.Directory:
         return "a file, not a directory"
-    entries = experiment.filesystem.get_file_info(pafs.FileSelector(experiment.run_dir, recursive=False))
-    names = sorted(posixpath.basename(e.path) for e in entries)
+    names = sorted(posixpath.basename(e.path) for e in experiment.entries())
     if not names:
         return "an empty directory"
     if V2_SNAPSHOT in names:
         return f"a V2 run ({V2_SNAPSHOT}) that compat did not start"
-    if any(n in names for n in ("result.json", "progress.csv", "params.json")):
+    if any(n in names for n in (RESULT_JSON, PROGRESS_CSV, "params.json")):
         return "a trial directory (pass its parent, the experiment directory)"
     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
     return f"{len(names)} entries ({shown}) but no {STATE_FILE} or {RAY_V1_STATE}"

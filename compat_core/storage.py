@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
 DEFAULT_STORAGE_PATH = os.path.expanduser("~/ray_results")
+# V1's checkpoint directories: ``checkpoint_00000N``.
+V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,14 @@ class RunStorage:
         info = self.filesystem.get_file_info(self.path(name) if name else self.run_dir)
         return bool(info.type != pafs.FileType.NotFound)
 
-    def has_entries(self) -> bool:
+    def entries(self) -> list[pafs.FileInfo]:
+        """What the directory holds (nothing when it does not exist)."""
         if not self.exists():
-            return False
-        return bool(self.filesystem.get_file_info(pafs.FileSelector(self.run_dir, recursive=False)))
+            return []
+        return list(self.filesystem.get_file_info(pafs.FileSelector(self.run_dir, recursive=False)))
+
+    def has_entries(self) -> bool:
+        return bool(self.entries())
 
     def read_text(self, name: str) -> str | None:
         if not self.exists(name):

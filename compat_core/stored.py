@@ -20,16 +20,12 @@ import posixpath
 from typing import Any
 
 import pandas as pd
-import pyarrow.fs as pafs
 
 from compat_core import messages, switch
 from compat_core.errors import ResultNotFoundError
+from compat_core.restore import STATE_FILE, V2_SNAPSHOT, v1_trials
 from compat_core.storage import RunStorage, at
-from compat_core.v1_logs import AUTO_KEYS
-
-RESULT_JSON, PROGRESS_CSV = "result.json", "progress.csv"
-V2_SNAPSHOT = "checkpoint_manager_snapshot.json"
-STATE_FILE = "compat_trainer.pkl"
+from compat_core.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON
 
 
 def result_from_path(path: Any, storage_filesystem: Any = None) -> dict[str, Any]:
@@ -105,16 +101,11 @@ def _found(run: RunStorage) -> str:
     """What ``run`` holds, for the error of a path without a result."""
     if not run.exists():
         return "nothing: the path does not exist"
-    entries = run.filesystem.get_file_info(pafs.FileSelector(run.run_dir, recursive=False))
-    trials = sorted(
-        posixpath.basename(e.path)
-        for e in entries
-        if e.type == pafs.FileType.Directory and at(e.path, run.filesystem).exists(RESULT_JSON)
-    )
+    trials = sorted(posixpath.basename(e.path) for e in v1_trials(run))
     if trials:
         return f"an experiment directory: pass one of its trial directories ({', '.join(trials)})"
-    if not entries:
+    names = sorted(posixpath.basename(e.path) for e in run.entries())
+    if not names:
         return "an empty directory"
-    names = sorted(posixpath.basename(e.path) for e in entries)
     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
     return f"no {RESULT_JSON}, {PROGRESS_CSV} or {V2_SNAPSHOT} (it has {shown})"

@@ -41,7 +41,7 @@ from compat_core.switch import V2, Mode
 from v2.tune_callbacks import TuneCallbacks
 from v2.worker import V2WorkerSide
 
-SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
+SNAPSHOT_FILE = restore.V2_SNAPSHOT
 PARAMS_JSON = "params.json"  # the trial's config, as V1 writes it
 _STATUS_KEYS = {
     "validated_checkpoint_dir_names": CheckpointStatus.VALIDATED,
@@ -118,7 +118,8 @@ class V2Engine:
         self.storage_path = run.storage_path
         self.storage_filesystem = run.storage_filesystem
         self.storage = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
-        if restoring is not None and not self.storage.exists(SNAPSHOT_FILE):
+        has_snapshot = self.storage.exists(SNAPSHOT_FILE)  # one stat: an object store's is a request
+        if restoring is not None and not has_snapshot:
             # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the run
             # starts from the latest checkpoint there.
             if v1:
@@ -127,7 +128,7 @@ class V2Engine:
                 self.start_checkpoint = restore.start_checkpoint(restoring.experiment)
         if not v1:
             self.experiment = self.storage
-            if restoring is None and self.storage.exists(SNAPSHOT_FILE):
+            if restoring is None and has_snapshot:
                 usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", mode=self.mode)
         # The V1 rows' trial id and config: V1's (``None`` stays ``None``, as in V1's rows), or
         # for keep_v1_logs the run's name and V2's config.

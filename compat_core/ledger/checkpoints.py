@@ -4,14 +4,12 @@ engine cannot answer (V1; V1 semantics on V2's engine; V2 before Ray 2.50)."""
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
 from compat_core.ledger.records import Record, RecordStore, group_rounds, to_round
 from compat_core.model import CheckpointStatus, Retention, checkpoint_status, merge_validation, retained
-
-_V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
+from compat_core.storage import V1_CHECKPOINT
 
 
 def next_checkpoint_index(records: list[Record], attempt: int) -> int:
@@ -21,7 +19,7 @@ def next_checkpoint_index(records: list[Record], attempt: int) -> int:
         int(match.group(1))
         for r in records
         if r.attempt < attempt and r.checkpoint_dir_name
-        for match in [_V1_CHECKPOINT.fullmatch(r.checkpoint_dir_name)]
+        for match in [V1_CHECKPOINT.fullmatch(r.checkpoint_dir_name)]
         if match
     ]
     return max(numbers) + 1 if numbers else 0

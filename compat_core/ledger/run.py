@@ -188,6 +188,10 @@ class RunLedger:
         if self._delivery.callbacks:
             self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
 
+    def _current_attempt_locked(self) -> int:
+        """The attempt the workers started last (0 before any started); hold ``_lock``."""
+        return max(self._starts.values(), default=1) - 1
+
     # -- called by the engine ----------------------------------------------
     def engine_failed(self, errors: dict[int, BaseException]) -> None:
         """The engine saw the current attempt fail (``{rank: error}``), whatever the workers
@@ -195,7 +199,7 @@ class RunLedger:
         follows, once per attempt, after the rounds the failed ranks completed; a Python
         exception the worker reported itself stays its rank's error."""
         with self._lock:
-            attempt = max(self._starts.values(), default=1) - 1
+            attempt = self._current_attempt_locked()
         for rank, error in errors.items():
             self._failures.add(attempt, rank, error, replace=False)
         sent = max((self._store.count(attempt, rank) for rank in errors), default=0)
@@ -213,7 +217,7 @@ class RunLedger:
         error = pickle.loads(pickled_error)
         with self._lock:
             found = self._actors.get(actor_id) if actor_id is not None else None
-            attempt = max(self._starts.values(), default=1) - 1
+            attempt = self._current_attempt_locked()
         if found is not None and found[0] == attempt:
             ranks = [found[1]]
         elif found is not None:
@@ -251,6 +255,6 @@ class RunLedger:
                 usages=self._usage.as_list(),
                 worker_errors=self._failures.last_by_rank(),
                 callback_failures=self._delivery.failures.since(0),
-                attempts=max(self._starts.values(), default=1),
+                attempts=self._current_attempt_locked() + 1,
                 failures=self._failures.by_attempt(),
             )
