@@ -150,7 +150,22 @@ def compare_in_turns(mode: str, reports: int, repeat: int) -> tuple[dict[str, fl
     for i in range(repeat):
         for turn in (raw_turn, compat_turn) if i % 2 == 0 else (compat_turn, raw_turn):
             turn()
-    return summary(f"raw {mode}", raw), summary(f"compat {mode}", ours)
+    rows = summary(f"raw {mode}", raw), summary(f"compat {mode}", ours)
+    spread(mode, raw, ours)
+    return rows
+
+
+def spread(mode: str, raw: Samples, ours: Samples) -> None:
+    """The ratio of each turn's compat sample to the raw sample next to it, as quartiles:
+    how far one pair of fits moves the ratio on this machine."""
+    parts = []
+    for key, label in (("checkpoint_ms", "checkpoint"), ("free_ms", "free-floating"), ("per_fit_s", "fit")):
+        ratios = [o / r for o, r in zip(ours[key], raw[key], strict=True)]
+        if len(ratios) >= 2:
+            q1, q2, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
+            parts.append(f"{label} {q2:.2f}x (quartiles {q1:.2f}x-{q3:.2f}x)")
+    if parts:
+        print(f"{'paired compat/raw ' + mode:<34} " + ", ".join(parts), flush=True)
 
 
 def compare_engines(reports: int, repeat: int) -> None:
