@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from compat import _engines
 from compat.callbacks import is_user_callback
 from compat.session import route_air_session
-from compat_core import capture, checks, messages, restore, result, switch, tune, usage, where, worker
+from compat_core import capture, checks, messages, restore, result, stored, switch, tune, usage, where, worker
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.engine import Engine, TrainJob
 from compat_core.errors import CallbackError, RestoreError, training_failed
@@ -26,6 +26,7 @@ from compat_core.ledger import LedgerHandle, LedgerSnapshot, open_ledger, ray_va
 from compat_core.model import Retention
 from compat_core.patch import scoped_env
 from compat_core.result import Result
+from compat_core.storage import RunStorage
 from compat_core.usage import UsageLog
 from compat_core.validation import trainer_config
 
@@ -219,6 +220,7 @@ class DataParallelTrainer:
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
         outcome.config = self._result_config()
+        _keep_worker_reports(engine, raw, outcome, snapshot)
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site)
         capture.capture(outcome, time.time() - start_time, error, call)
         if engine.mode.warns_v1_only:
@@ -332,6 +334,18 @@ class TorchTrainer(DataParallelTrainer):
     @property
     def torch_config(self) -> Any:
         return self.backend_config
+
+
+def _keep_worker_reports(engine: Engine, raw: Any, outcome: Result, snapshot: LedgerSnapshot) -> None:
+    """Every worker's reports, stored with the run for ``Result.from_path`` (a run that
+    cannot store them keeps them in the result it returns)."""
+    filesystem = engine.experiment.filesystem if engine.experiment is not None else getattr(raw, "filesystem", None)
+    if not outcome.path or filesystem is None:
+        return
+    try:
+        stored.keep_worker_reports(RunStorage(filesystem, outcome.path), snapshot.records)
+    except Exception as exc:  # the storage's error, whatever it is, must not cost the result
+        where.warn(messages.cannot_keep_worker_reports(outcome.path, exc), UserWarning)
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:

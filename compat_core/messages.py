@@ -319,6 +319,15 @@ def restore_other_trainer(stored: str, called: str) -> str:
     )
 
 
+def cannot_keep_worker_reports(path: str, error: BaseException) -> str:
+    return (
+        f"Every worker's reports could not be stored with the run at {path} "
+        f"({type(error).__name__}: {error}): this fit's result has them "
+        "(result.worker_metrics_dataframe), Result.from_path() on that directory will not. "
+        "Check that the storage is writable."
+    )
+
+
 def cannot_save_for_restore(trainer: str, error: BaseException) -> str:
     return (
         f"{trainer}.restore() will not be able to restore this run: its arguments could not be "

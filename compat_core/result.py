@@ -16,6 +16,7 @@ from compat_core.model import (
     merge_validation,
 )
 from compat_core.storage import checkpoint_dir_name
+from compat_core.stored import result_from_path, worker_rows
 from compat_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -70,9 +71,8 @@ class Result:
     def from_path(cls, path: Any, storage_filesystem: Any = None) -> Result:
         """The result of the run whose directory is ``path`` (``result.path``: V1's trial
         directory or V2's run directory, of either engine), by the semantics selected now.
-        ``worker_metrics_dataframe`` and ``v1_usage`` are not stored with a run: None and []."""
-        from compat_core.stored import result_from_path
-
+        ``worker_metrics_dataframe``: every report of every ``fit()`` compat ran there (None
+        for a run compat did not start); ``v1_usage`` is not stored with a run: []."""
         return cls(**result_from_path(path, storage_filesystem))
 
     def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:
@@ -102,14 +102,8 @@ class Result:
 
 
 def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
-    """Every worker's reports as rows ordered by (attempt, report_index, world_rank)."""
-    if not records:
-        return None
-    rows = [
-        {**r.metrics, "attempt": r.attempt, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
-        for r in sorted(records, key=lambda r: (r.attempt, r.index, r.rank))
-    ]
-    return pd.DataFrame(rows)
+    """``Result.worker_metrics_dataframe``: :func:`worker_rows` as a frame (None: no report)."""
+    return pd.DataFrame(worker_rows(records)) if records else None
 
 
 def ledger_validated(

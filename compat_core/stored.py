@@ -12,10 +12,15 @@ when the run had ``keep_v1_logs``). Ray reads each kind itself (V1's and V2's
   run directory without V1's logs only the checkpoints' metrics exist: those are used.
 * V2: ``metrics`` the latest checkpoint's, ``metrics_dataframe`` one row per kept checkpoint
   (V1's rows for a ``keep_v1_logs`` run, as its ``fit()`` gave them).
+
+Every worker's reports (``worker_metrics_dataframe``) are compat's own: each ``fit()`` appends
+them to ``compat_worker_reports.jsonl`` in the run's directory when it ends (a restored run's
+after the earlier run's), one JSON line per report as V1's ``result.json`` holds its rows.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 from typing import Any
 
@@ -25,7 +30,30 @@ from compat_core import messages, switch
 from compat_core.errors import ResultNotFoundError
 from compat_core.restore import STATE_FILE, V2_SNAPSHOT, v1_trials
 from compat_core.storage import RunStorage, at
-from compat_core.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON
+from compat_core.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON, json_line
+
+WORKER_REPORTS = "compat_worker_reports.jsonl"
+
+
+def worker_rows(records: list[Any]) -> list[dict[str, Any]]:
+    """Every worker's reports as rows ordered by (attempt, report_index, world_rank): what
+    ``worker_metrics_dataframe`` is made of and what :func:`keep_worker_reports` stores."""
+    return [
+        {**r.metrics, "attempt": r.attempt, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
+        for r in sorted(records, key=lambda r: (r.attempt, r.index, r.rank))
+    ]
+
+
+def keep_worker_reports(run: RunStorage, records: list[Any]) -> None:
+    """Append a finished ``fit()``'s reports of every worker to the run's directory."""
+    if records:
+        run.append_text(WORKER_REPORTS, "".join(json_line(row) for row in worker_rows(records)))
+
+
+def _worker_reports(run: RunStorage) -> pd.DataFrame | None:
+    text = run.read_text(WORKER_REPORTS)
+    rows = [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+    return pd.DataFrame(rows) if rows else None
 
 
 def result_from_path(path: Any, storage_filesystem: Any = None) -> dict[str, Any]:
@@ -62,6 +90,7 @@ def result_from_path(path: Any, storage_filesystem: Any = None) -> dict[str, Any
         "best_checkpoints": list(best or []),
         "raw": raw,
         "config": _config(run, v1),
+        "worker_metrics_dataframe": _worker_reports(run),
     }
 
 

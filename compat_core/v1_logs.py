@@ -77,7 +77,9 @@ def _csv_text(rows: Sequence[Mapping[str, Any]], fieldnames: list[str] | None = 
     return buffer.getvalue()
 
 
-def _json_line(row: Mapping[str, Any]) -> str:
+def json_line(row: Mapping[str, Any]) -> str:
+    """One row as a line of JSON, as V1's ``result.json`` holds it (a value JSON cannot
+    hold: its ``tolist()``, else its ``str``)."""
     return json.dumps(dict(row), default=_json_default) + "\n"
 
 
@@ -102,7 +104,7 @@ def repair_progress_csv(target: Target) -> bool:
 def write_logs(target: Target, rows: Sequence[Mapping[str, Any]]) -> None:
     """Write ``result.json`` (one JSON line per row) and ``progress.csv``."""
     storage = storage_of(target)
-    storage.write_text(RESULT_JSON, "".join(_json_line(r) for r in rows))
+    storage.write_text(RESULT_JSON, "".join(json_line(r) for r in rows))
     storage.write_text(PROGRESS_CSV, _csv_text(rows))
 
 
@@ -199,7 +201,7 @@ class LiveV1Logs:
 
     def __call__(self, round_: Mapping[int, Record]) -> None:
         row = self.rows.round_row(round_)
-        self.storage.append_text(RESULT_JSON, _json_line(row))
+        self.storage.append_text(RESULT_JSON, json_line(row))
         if self._csv_columns is None:
             self._csv_columns = list(flatten(row))
             self.storage.write_text(PROGRESS_CSV, _csv_text([row], self._csv_columns))

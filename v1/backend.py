@@ -95,7 +95,12 @@ class V1Engine:
         if self.restoring is not None:  # what Ray's V1 Trainer.restore(path) sets
             trainer._restore_path = self.restoring.path
             trainer._restore_storage_filesystem = self.restoring.filesystem
-        return trainer.fit()
+        global _running_ledger
+        _running_ledger = job.ledger
+        try:
+            return trainer.fit()
+        finally:
+            _running_ledger = None
 
     def run_in_trial(self, job: TrainJob) -> Any:
         """Inside a Tune trial: Ray's own trainer-as-trainable path (what the trainable of
@@ -216,9 +221,10 @@ class EngineFailures(Callback):
         self.ledger = ledger
 
     def __reduce__(self) -> Any:
-        # Tune pickles its callbacks with the experiment (tuner.pkl); a restored experiment
-        # gets its own ledger, not the dead driver's.
-        return (EngineFailures, (None,))
+        # Tune pickles its callbacks with the experiment (tuner.pkl) and a restored experiment
+        # runs with the ones it unpickles, not the trainer's: those report to the ledger of
+        # the run restoring it, not the dead driver's.
+        return (_restored_engine_failures, ())
 
     def on_trial_recover(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._failed(trial)
@@ -227,12 +233,24 @@ class EngineFailures(Callback):
         self._failed(trial)
 
     def _failed(self, trial: Any) -> None:
+        if self.ledger is None:
+            return
         import ray
         from ray import cloudpickle
 
-        died = _dead_actor(_trial_error(trial)) if self.ledger is not None else None
+        died = _dead_actor(_trial_error(trial))
         if died is not None:  # pickled: Ray takes a RayError argument for a failed input
             ray.get(self.ledger.actor_died.remote(died.actor_id, cloudpickle.dumps(died)))  # type: ignore[no-untyped-call]
+
+
+# The ledger of the run this driver process is running on V1's engine, while it runs.
+_running_ledger: Any = None
+
+
+def _restored_engine_failures() -> EngineFailures:
+    """An experiment's failure callback as Tune unpickles it (``Tuner.restore``, inside a
+    restored ``fit()``): bound to the run restoring it; inert anywhere else."""
+    return EngineFailures(_running_ledger)
 
 
 def _trial_error(trial: Any) -> BaseException | None:

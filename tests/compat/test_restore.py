@@ -18,6 +18,7 @@ from compat.errors import RestoreError
 from compat.torch import TorchTrainer
 from compat_core import restore, usage
 from compat_core.storage import resolve
+from tests.compat.calls import CallLog, calls
 
 EPOCHS = 4
 
@@ -83,6 +84,10 @@ def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, 
     assert [m["epoch"] for _, m in loaded.best_checkpoints] == list(range(EPOCHS))
     assert list(loaded.metrics_dataframe["epoch"]) == list(result.metrics_dataframe["epoch"])
     assert loaded.config["train_loop_config"] == {"lr": 0.1, "cut_at": 1}
+    # Every worker's reports of both fits, stored with the run: the first driver's, then these.
+    workers = loaded.worker_metrics_dataframe
+    assert list(workers["epoch"]) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert list(workers["world_rank"]) == [0, 1] * EPOCHS and set(workers["lr"]) == {0.1}
 
 
 @pytest.mark.ray
@@ -211,6 +216,7 @@ def test_result_from_path_reads_a_trial_by_the_selected_semantics(setting: str, 
     assert result.checkpoint is not None and result.checkpoint.path.endswith("checkpoint_000001")
     assert [m["loss"] for _, m in result.best_checkpoints] == [3.0, 1.0]
     assert result.config == {"lr": 1}
+    assert result.worker_metrics_dataframe is None  # not a run compat started
     if setting == "0":  # V1: every report; the last one
         assert list(result.metrics_dataframe["loss"]) == [3.0, 2.0, 1.0, 0.5]
         assert result.metrics["loss"] == 0.5 and result.metrics["training_iteration"] == 4
@@ -227,3 +233,42 @@ def test_result_from_path_says_what_a_path_holds(tmp_path: Path) -> None:
     _v1_trial(tmp_path)
     with pytest.raises(ResultNotFoundError, match=r"experiment directory: pass one of its trial directories \(Torch"):
         train.Result.from_path(tmp_path / "exp")
+
+
+def _exits_after_restore(config) -> None:
+    """The first driver's run fails after a checkpoint; in the restored run rank 1's process
+    exits without a word (the OOM killer, a lost node)."""
+    rank = train.get_context().get_world_rank()
+    with tempfile.TemporaryDirectory() as d:
+        train.report({"step": 0}, checkpoint=train.Checkpoint.from_directory(d))
+    if not Path(config["work"], "restored").exists():
+        raise RuntimeError("the head node went away")
+    if rank == 1:
+        os._exit(1)
+    train.report({"step": 1})
+
+
+@pytest.mark.ray
+def test_a_restored_run_reports_a_worker_that_dies_to_after_exception(v1, storage) -> None:
+    """Ray's V1 engine runs a restored experiment with the Tune callbacks it pickled with it:
+    a failure a worker process cannot report itself still reaches ``after_exception`` (on
+    V2's engine, in CI's second pass, the restored run is V2's own)."""
+    log = Path(storage, "calls.jsonl")
+    trainer = train.DataParallelTrainer(
+        _exits_after_restore,
+        train_loop_config={"work": storage},
+        scaling_config=train.ScalingConfig(num_workers=2),
+        run_config=train.RunConfig(name="job", storage_path=storage, callbacks=[CallLog(str(log))]),
+    )
+    with pytest.raises(train.TrainingFailedError):
+        trainer.fit()
+    first = calls(log)
+    assert first[0] == ["report", 0] and set(first[1][1].values()) == {"RuntimeError"}
+    log.unlink()
+    Path(storage, "restored").write_text("")
+
+    with pytest.raises(train.TrainingFailedError, match="worker 1: (ActorDiedError|WorkerHealthCheckFailedError)"):
+        train.DataParallelTrainer.restore(os.path.join(storage, "job")).fit()
+    made = calls(log)
+    assert made[-1][0] == "exception" and list(made[-1][1]) == ["1"]  # the process that exited
+    assert [c[0] for c in made].count("exception") == 1

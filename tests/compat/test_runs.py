@@ -16,6 +16,7 @@ import pytest
 import compat as train
 from compat.torch import TorchTrainer
 from compat_core import releases, switch, usage
+from tests.compat.calls import CallLog, calls
 
 pytestmark = pytest.mark.ray
 
@@ -550,53 +551,51 @@ def test_resume_from_checkpoint_starts_the_first_attempt_and_later_ones_resume_t
     assert any(u.kind == "resume-from-checkpoint" for u in result.v1_usage)
 
 
-def _rank_1_dies_once(config) -> None:
-    """Rank 1 exits without a word (as a process the OOM killer took) after the first round."""
+def _dies_then_loses_its_placement_group(config) -> None:
+    """Attempt 0: rank 1 exits without a word after the first round (as a process the OOM
+    killer took). Attempt 1: after its first round the run's placement group goes away (as
+    Ray removes one whose node or job is gone), and every worker with it. Attempt 2 finishes."""
+    import ray
+
     rank = train.get_context().get_world_rank()
     train.report({"step": 0})
-    marker = Path(config["marker"])
-    if rank == 1 and not marker.exists():
-        marker.write_text("died")
-        os._exit(1)
+    work = Path(config["work"])
+    if not (work / "died").exists():
+        if rank == 1:
+            (work / "died").write_text("")
+            os._exit(1)
+    elif not (work / "lost").exists():
+        if rank == 0:
+            (work / "lost").write_text("")
+            ray.util.remove_placement_group(ray.util.get_current_placement_group())
+        time.sleep(60)
     train.report({"step": 1})
 
 
-class _CallLog(train.UserCallback):
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def _write(self, entry) -> None:
-        with open(self.path, "a") as f:
-            f.write(json.dumps(entry) + "\n")
-
-    def after_report(self, run_context, metrics, checkpoint) -> None:
-        self._write(["report", metrics[0]["step"]])
-
-    def after_exception(self, run_context, worker_exceptions) -> None:
-        self._write(["exception", {str(rank): type(e).__name__ for rank, e in worker_exceptions.items()}])
-
-
 @pytest.mark.one_pass
-def test_a_worker_that_dies_without_raising_reaches_after_exception_once(backend, storage) -> None:
-    """A worker process that exits without a Python exception: ``after_exception`` is called
-    once, naming its rank, after the rounds completed before it; the retry keeps every report."""
+def test_a_dead_worker_and_a_lost_placement_group_each_reach_after_exception_once(backend, storage) -> None:
+    """Failures without a Python exception: ``after_exception`` is called once per failure,
+    after the rounds completed before it, naming the rank that died (the lost placement
+    group: the ranks it took); the retries keep every report."""
     log = Path(storage, "calls.jsonl")
     result = train.DataParallelTrainer(
-        _rank_1_dies_once,
-        train_loop_config={"marker": str(Path(storage, "marker"))},
+        _dies_then_loses_its_placement_group,
+        train_loop_config={"work": storage},
         scaling_config=train.ScalingConfig(num_workers=2),
         run_config=train.RunConfig(
-            storage_path=storage, callbacks=[_CallLog(str(log))], failure_config=train.FailureConfig(max_failures=1)
+            storage_path=storage, callbacks=[CallLog(str(log))], failure_config=train.FailureConfig(max_failures=2)
         ),
     ).fit()
-    calls = [json.loads(line) for line in log.read_text().splitlines()]
-    assert calls[:2] == [["report", 0], ["exception", calls[1][1]]]
-    assert list(calls[1][1]) == ["1"]  # the rank that died, and only it
-    assert calls[2:] == [["report", 0], ["report", 1]]  # the retry, every round
+    made = calls(log)
+    assert [c[0] for c in made] == ["report", "exception", "report", "exception", "report", "report"]
+    assert list(made[1][1]) == ["1"]  # the rank that died, and only it
+    assert set(made[3][1]) <= {"0", "1"} and made[3][1]  # the ranks the group took
     frame = result.worker_metrics_dataframe
     rows = sorted(zip(frame["attempt"], frame["world_rank"], frame["step"], strict=True))
-    # Rank 0's second report of the first attempt is kept where the engine took it (V1's
-    # reports do not wait for the other ranks; V2's do); the dead rank sent only its first.
-    assert [r for r in rows if r[0] == 0 and r[2] == 0] == [(0, 0, 0), (0, 1, 0)]
+    # Each attempt's first round from both ranks; the last attempt's second too. Nothing the
+    # lost processes sent is missing, and nothing they did not send is made up. (Rank 0's
+    # second report of attempt 0 is kept where the engine took it: V1's reports do not wait
+    # for the other ranks, V2's do.)
+    assert [r for r in rows if r[2] == 0] == [(a, rank, 0) for a in (0, 1, 2) for rank in (0, 1)]
+    assert [r for r in rows if r[2] == 1 and r[0] > 0] == [(2, 0, 1), (2, 1, 1)]
     assert (0, 1, 1) not in rows
-    assert [r for r in rows if r[0] == 1] == [(1, 0, 0), (1, 0, 1), (1, 1, 0), (1, 1, 1)]
