@@ -315,6 +315,21 @@ def v2_config_classes() -> tuple[type, type, type, type]:
     return CheckpointConfig, config.FailureConfig, config.RunConfig, config.ScalingConfig
 
 
+def worker_group_placement_group(worker_group: Any) -> Any:
+    """The placement group of a V2 worker group: its state's handle since 2.5x
+    (``get_worker_group_state().placement_group_handle``), the state's own attribute before
+    (2.44); None if neither is there."""
+    state = (
+        worker_group.get_worker_group_state()
+        if hasattr(worker_group, "get_worker_group_state")
+        else getattr(worker_group, "_worker_group_state", None)
+    )
+    handle = getattr(state, "placement_group_handle", None)
+    if handle is not None:
+        return handle.placement_group
+    return getattr(state, "placement_group", None)
+
+
 def expose_v2_names() -> None:
     """Let this process unpickle V2's objects even if its ``ray.train`` was imported with
     V2 off: a V2-mode ``ray.train`` sets ``__module__ = "ray.train"`` on V2's public classes,

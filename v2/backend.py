@@ -38,6 +38,7 @@ from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated
 from compat_core.semantics import V2Semantics
 from compat_core.storage import RunStorage, checkpoint_dir_name
 from compat_core.switch import V2, Mode
+from v2 import groups
 from v2.tune_callbacks import TuneCallbacks
 from v2.worker import V2WorkerSide
 
@@ -153,7 +154,9 @@ class V2Engine:
     def engine_env(self) -> dict[str, str]:
         return {} if POLL_ENV_VAR in os.environ else {POLL_ENV_VAR: COMPAT_POLL_DEFAULT_S}
 
-    def run(self, job: TrainJob) -> Any:
+    def run(self, job: TrainJob, watcher: Any = None) -> Any:
+        """``watcher``: inside a Tune trial, the :class:`v2.groups.GroupWatcher` V2's
+        controller registers its worker groups with."""
         CheckpointConfig, FailureConfig, RunConfig, ScalingConfig = releases.v2_config_classes()
 
         releases.expose_v2_names()
@@ -176,7 +179,7 @@ class V2Engine:
             ),
             # The users' UserCallbacks run in the ledger, which sees every round; V2's
             # controller tells it of every failure it sees (see EngineFailures).
-            callbacks=[EngineFailures(job.ledger)],
+            callbacks=[EngineFailures(job.ledger), *([groups.RegisterGroups(watcher)] if watcher is not None else [])],
             **({"worker_runtime_env": r.worker_runtime_env} if releases.WORKER_RUNTIME_ENV else {}),
             **({"logging_config": r.logging_config} if releases.LOGGING_CONFIG else {}),
         )
@@ -221,8 +224,17 @@ class V2Engine:
         # Trials queue for workers as V1's do (Tune reserves them per trial under V1); V2's
         # controller would give up after 60 s waiting for another trial's workers.
         wait = {} if START_TIMEOUT_ENV_VAR in os.environ else {START_TIMEOUT_ENV_VAR: TRIAL_START_TIMEOUT_S}
+        # The workers' placement groups outlive a controller Tune's end of the trial kills.
+        watcher = groups.start_watcher()
+
+        def run() -> Any:
+            try:
+                return self.run(job, watcher)
+            finally:
+                watcher.release.remote()  # fit() is over: its controller is done
+
         with scoped_env(wait):
-            return tune.run_forwarding(lambda: self.run(job), job.ledger, ray.tune.report)
+            return tune.run_forwarding(run, job.ledger, ray.tune.report)
 
     def trial_resources(self, scaling: Any) -> Any:
         """The trial itself only drives V2's controller (which reserves no CPU either): one
