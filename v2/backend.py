@@ -231,7 +231,8 @@ class V2Engine:
             try:
                 return self.run(job, watcher)
             finally:
-                watcher.release.remote()  # fit() is over: its controller is done
+                if watcher is not None:
+                    watcher.release.remote()  # fit() is over: its controller is done
 
         with scoped_env(wait):
             return tune.run_forwarding(run, job.ledger, ray.tune.report)

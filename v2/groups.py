@@ -19,6 +19,7 @@ controller died) and exits.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -28,6 +29,10 @@ from compat_core import releases
 
 # How often the watcher asks whether the trial's actor is alive.
 CHECK_INTERVAL_S = 1.0
+# How long V2's controller waits to register a group (the watcher starts as the run does).
+REGISTER_TIMEOUT_S = 60.0
+
+logger = logging.getLogger(__name__)
 
 
 class GroupWatcher:
@@ -85,9 +90,13 @@ def _dead(actor: Any) -> bool:
 
 
 def start_watcher() -> Any:
-    """A watcher for the run this trial starts (call it in the trial's actor)."""
+    """A watcher for the run this trial starts, in the trial's actor (None elsewhere: no
+    actor's death can then take the controller with it)."""
     import ray
 
+    context = ray.get_runtime_context()
+    if context.get_actor_id() is None:
+        return None
     actor_class = ray.remote(num_cpus=0)(GroupWatcher)
     watcher: Any = actor_class.options(
         max_concurrency=4,
@@ -95,7 +104,7 @@ def start_watcher() -> Any:
         # Not in the trial's placement group (Tune's trials capture their child actors): the
         # watcher must outlive it.
         scheduling_strategy="DEFAULT",
-    ).remote(ray.get_runtime_context().current_actor)
+    ).remote(context.current_actor)
     watcher.run.remote()
     return watcher
 
@@ -111,5 +120,9 @@ class RegisterGroups(WorkerGroupCallback):
         import ray
 
         group = releases.worker_group_placement_group(worker_group)
-        if group is not None:
-            ray.get(self.watcher.watch.remote(group))
+        if group is None:
+            return
+        try:
+            ray.get(self.watcher.watch.remote(group), timeout=REGISTER_TIMEOUT_S)
+        except Exception as exc:  # the watcher is gone or stuck: the run goes on without it
+            logger.warning("compat could not register a worker group with its watcher (%s)", exc)
