@@ -20,7 +20,6 @@ after the earlier run's), one JSON line per report as V1's ``result.json`` holds
 
 from __future__ import annotations
 
-import json
 import posixpath
 from typing import Any
 
@@ -30,7 +29,7 @@ from compat_core import messages, switch
 from compat_core.errors import ResultNotFoundError
 from compat_core.restore import STATE_FILE, V2_SNAPSHOT, v1_trials
 from compat_core.storage import RunStorage, at
-from compat_core.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON, json_line
+from compat_core.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON, json_line, read_json_lines
 
 WORKER_REPORTS = "compat_worker_reports.jsonl"
 
@@ -51,8 +50,7 @@ def keep_worker_reports(run: RunStorage, records: list[Any]) -> None:
 
 
 def _worker_reports(run: RunStorage) -> pd.DataFrame | None:
-    text = run.read_text(WORKER_REPORTS)
-    rows = [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+    rows = read_json_lines(run, WORKER_REPORTS)
     return pd.DataFrame(rows) if rows else None
 
 

@@ -83,9 +83,14 @@ def json_line(row: Mapping[str, Any]) -> str:
     return json.dumps(dict(row), default=_json_default) + "\n"
 
 
-def read_result_json(target: Target) -> list[dict[str, Any]]:
-    text = storage_of(target).read_text(RESULT_JSON)
+def read_json_lines(target: Target, name: str) -> list[dict[str, Any]]:
+    """The rows of a file of :func:`json_line` lines (none when it does not exist)."""
+    text = storage_of(target).read_text(name)
     return [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+
+
+def read_result_json(target: Target) -> list[dict[str, Any]]:
+    return read_json_lines(target, RESULT_JSON)
 
 
 def repair_progress_csv(target: Target) -> bool:
