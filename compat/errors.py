@@ -14,6 +14,7 @@ from compat_core.errors import (
     TrainingFailedError,
     UnsupportedRayError,
     WorkerGroupFailedError,
+    WorkerLostError,
     training_failed,
 )
 
@@ -30,5 +31,6 @@ __all__ = [
     "TrainingFailedError",
     "UnsupportedRayError",
     "WorkerGroupFailedError",
+    "WorkerLostError",
     "training_failed",
 ]

@@ -67,6 +67,11 @@ class ResultNotFoundError(CompatError, RuntimeError):
     """``Result.from_path(path)``: no run's result at ``path`` (a ``RuntimeError``, as Ray's)."""
 
 
+class WorkerLostError(CompatError, RuntimeError):
+    """A worker's process ended without a word: neither its return nor an error reached
+    compat, and the engine retried without saying why (``after_exception`` gets this)."""
+
+
 class NotInTrainingFunctionError(CompatError, RuntimeError):
     """A worker-only function was called on the driver."""
 

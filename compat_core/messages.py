@@ -343,3 +343,13 @@ def no_result_at(path: str, found: str) -> str:
         "the run (V1's trial directory, <storage_path>/<name>/<trial>, or V2's run directory, "
         "<storage_path>/<name>)."
     )
+
+
+def worker_lost(rank: int, attempt: int, where: str | None) -> str:
+    seen = f" ({where})" if where else ""
+    return (
+        f"Worker rank {rank} of attempt {attempt}{seen} stopped without finishing or raising, "
+        f"and the engine started attempt {attempt + 1} without reporting why: its process or "
+        "node was most likely lost (on Ray's V1 engine, Tune retries a trial whose actor died "
+        "this way without recording an error; see docs/compatibility.md §21)."
+    )

@@ -191,6 +191,15 @@ class RecordStore:
     def rounds_complete_locked(self, attempt: int, sent: int) -> bool:
         return not any((attempt, i) in self._pending for i in range(sent))
 
+    def last_seen(self, attempt: int) -> dict[int, str]:
+        """Where each rank of ``attempt`` last reported from: ``"pid N on HOST"``."""
+        with self._lock:
+            seen = {}
+            for r in self._records:
+                if r.attempt == attempt and r.pid is not None:
+                    seen[r.rank] = f"pid {r.pid} on {r.hostname}" if r.hostname else f"pid {r.pid}"
+            return seen
+
     def count(self, attempt: int, rank: int) -> int:
         """Records stored of ``rank`` in ``attempt``."""
         with self._lock:

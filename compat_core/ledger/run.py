@@ -13,7 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from compat_core import channel
+from compat_core import channel, messages
+from compat_core.errors import WorkerLostError
 from compat_core.ledger import checkpoints
 from compat_core.ledger.delivery import RoundDelivery
 from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record, RecordStore
@@ -121,7 +122,26 @@ class RunLedger:
             self._starts[rank] = attempt + 1
             if actor_id is not None:
                 self._actors[actor_id] = (attempt, rank)
-            return attempt
+        if attempt > 0:
+            self._end_unexplained(attempt - 1)
+        return attempt
+
+    def _end_unexplained(self, attempt: int) -> None:
+        """The engine retries: if ``attempt`` ended without a word (no rank failed, some did
+        not finish), its unfinished ranks are its failure, delivered before the next attempt's
+        rounds. Engines report a failure before they retry; Ray 2.60's Tune sometimes does
+        not (a running trial whose actor died before its task's error came, docs §21)."""
+        if self._failures.of_attempt(attempt):
+            return
+        lost = [rank for rank in range(self.world_size) if not self._store.finished(attempt, rank)]
+        if not lost:
+            return
+        seen = self._store.last_seen(attempt)
+        for rank in lost:
+            error = WorkerLostError(messages.worker_lost(rank, attempt, seen.get(rank)))
+            self._failures.add(attempt, rank, error, replace=False)
+        if self._delivery.callbacks:
+            self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
 
     def next_checkpoint_index(self, attempt: int) -> int:
         """The number V1 gives the next checkpoint of ``attempt`` (V1 numbers across restores)."""

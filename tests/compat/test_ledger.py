@@ -167,6 +167,57 @@ def test_after_exception_comes_after_the_failed_attempts_complete_rounds() -> No
     assert order == [("report", 1), ("exception", [0]), ("report", 2)]
 
 
+def test_an_attempt_the_engine_retried_without_a_word_reaches_after_exception_before_the_next() -> None:
+    """An engine may start attempt N+1 without ever saying why attempt N ended (Ray 2.60's
+    Tune, when a running trial's actor died before its task's error came: docs §21): the
+    ranks of attempt N that neither finished nor reported an error are its failure."""
+    from compat.errors import WorkerLostError
+
+    order = []
+
+    class Log(UserCallback):
+        def after_report(self, run_context, metrics, checkpoint):
+            order.append(("report", [m["a"] for m in metrics]))
+
+        def after_exception(self, run_context, worker_exceptions):
+            order.append(("exception", worker_exceptions))
+
+    ledger = RunLedger(3, callbacks=[Log()])
+    assert [ledger.worker_started(rank, f"actor-{rank}") for rank in (0, 1, 2)] == [0, 0, 0]
+    for rank in (0, 1, 2):
+        record = rec_at(0, rank, 0, a=rank)
+        record.pid, record.hostname = 100 + rank, "node-b"
+        ledger.record(record)
+    ledger.record(rec_at(0, 0, 1, a=9))  # rank 0's second report: its round never completes
+    ledger.worker_done(2, None, [], attempt=0)  # rank 2 returned; ranks 0 and 1 just stop
+    assert ledger.worker_started(1, "again-1") == 1
+    ((kind, errors),) = [entry for entry in order if entry[0] == "exception"]
+    assert order[0] == ("report", [0, 1, 2]) and order[1][0] == "exception"
+    assert sorted(errors) == [0, 1]  # not rank 2, which finished
+    assert all(isinstance(e, WorkerLostError) for e in errors.values())
+    message = str(errors[1])
+    assert "rank 1" in message and "attempt 0" in message and "pid 101 on node-b" in message
+    assert "§21" in message
+    assert [ledger.worker_started(rank, f"again-{rank}") for rank in (0, 2)] == [1, 1]
+    ledger.record(rec_at(1, 0, 0, a=10))
+    ledger.record(rec_at(1, 1, 0, a=11))
+    ledger.record(rec_at(1, 2, 0, a=12))
+    snap = ledger.close()
+    assert [entry[0] for entry in order] == ["report", "exception", "report"]  # one call per failure
+    assert snap.failures == [errors] and snap.attempts == 2
+
+
+def test_an_attempt_whose_failure_was_reported_is_not_reported_again_when_the_next_starts() -> None:
+    cb = Recorder()
+    ledger = RunLedger(2, callbacks=[cb])
+    boom = RuntimeError("boom")
+    assert [ledger.worker_started(rank) for rank in (0, 1)] == [0, 0]
+    ledger.worker_done(1, None, [], boom, attempt=0)  # rank 0 never finishes: the engine stops it
+    assert [ledger.worker_started(rank) for rank in (0, 1)] == [1, 1]
+    ledger.close()
+    assert cb.exceptions == [{1: boom}]
+
+
 def test_attempt_numbers_count_restarts_per_rank() -> None:
     ledger = RunLedger(2)
     assert [ledger.worker_started(0), ledger.worker_started(1)] == [0, 0]
