@@ -129,3 +129,39 @@ def test_param_space_merges_like_v1_and_names_unknown_keys() -> None:
         tune.with_sample(trainer, {"lr": 0.1})
     with pytest.raises(ValueError, match=r"got 'params'"):
         tune.with_sample(trainer, {"params": {"eta": 0.1}})  # only the tree trainers' V1 form has params
+
+
+@pytest.mark.one_pass
+def test_the_group_watcher_is_only_started_in_a_trial_and_a_registration_that_fails_lets_the_run_go_on(
+    ray_cluster, caplog
+) -> None:
+    """The watcher's guards (v2/groups.py): outside an actor there is no trial whose death
+    could take a controller with it, so no watcher; a watcher that is gone is logged, and the
+    worker group still trains (the callback returns)."""
+    import ray
+
+    from v2 import groups
+
+    assert groups.start_watcher() is None  # the driver is not an actor
+
+    @ray.remote(num_cpus=0)
+    class Gone:
+        def ready(self) -> None:
+            pass
+
+    watcher = Gone.remote()
+    ray.get(watcher.ready.remote())
+    ray.kill(watcher)
+    group = ray.util.placement_group([{"CPU": 0.01}])
+    ray.get(group.ready())
+
+    class WorkerGroup:  # stands for V2's WorkerGroup: only the state the callback reads
+        def get_worker_group_state(self):
+            return type("State", (), {"placement_group_handle": type("Handle", (), {"placement_group": group})})()
+
+    try:
+        with caplog.at_level("WARNING", logger="v2.groups"):
+            groups.RegisterGroups(watcher).after_worker_group_start(WorkerGroup())
+    finally:
+        ray.util.remove_placement_group(group)
+    assert "could not register a worker group with its watcher" in caplog.text
