@@ -204,13 +204,13 @@ def record_cost(records: int, repeat: int) -> None:
 
     @ray.remote(num_cpus=0)
     class Worker:
-        def send(self, ledger: Any, channel: bool, records: int) -> tuple[float, float]:
+        def send(self, ledger: Any, use_socket: bool, records: int) -> tuple[float, float]:
             from compat_core import channel, switch, worker
             from compat_core.engine import EngineReport
 
-            address = ray.get(ledger.open_channel.remote()) if channel else None
+            address = ray.get(ledger.open_channel.remote()) if use_socket else None
             mode = switch.Mode(switch.V1, switch.V1)
-            settings = worker.WorkerSettings(mode, None, ledger, {}, False, False, use_channel=channel)
+            settings = worker.WorkerSettings(mode, None, ledger, {}, False, False, use_channel=use_socket)
             session = worker.WorkerSession(settings, None, 0, 1, sender=channel.connect(address))
             wall, cpu = time.perf_counter(), time.process_time()
             for step in range(records):

@@ -35,7 +35,13 @@ class Log:
 class RoundDelivery:
     """Hands complete rounds on in ``(attempt, index)`` order (a threaded actor may store
     them out of order): a later attempt's round, or the end of the run, means an attempt
-    ended, and its remaining complete rounds go first."""
+    ended, and its remaining complete rounds go first.
+
+    A round is handed over on a thread of its own when there is anyone to call (callbacks,
+    the round sink): the thread that completed the round (reading a worker's records) goes
+    straight back, so a slow ``after_report`` never holds up a worker's records. With no one
+    to call, a round is only logged, at once. ``_lock`` orders every call to a callback;
+    ``_held_lock`` guards the complete rounds not yet handed over, briefly."""
 
     def __init__(
         self,
@@ -54,11 +60,22 @@ class RoundDelivery:
         self._next: RoundKey = (0, 0)
         self._failed_attempts: set[int] = set()
         self._lock = threading.Lock()
+        self._held_lock = threading.Lock()
+        self._waiting = threading.Event()  # rounds wait for the delivery thread
+        self._finished = False
+        self._thread: threading.Thread | None = None
+        if callbacks or round_sink is not None:
+            self._thread = threading.Thread(target=self._deliver_loop, name="compat-ledger-rounds", daemon=True)
+            self._thread.start()
 
     def round_complete(self, key: RoundKey, round_: dict[int, Record]) -> None:
-        with self._lock:
+        with self._held_lock:
             self._complete[key] = round_
-            self._drain()
+        if self._thread is not None:
+            self._waiting.set()
+        else:
+            with self._lock:
+                self._drain()
 
     def attempt_failed(self, attempt: int, errors: Callable[[], dict[int, BaseException]]) -> None:
         """``after_exception`` once per failed attempt, after that attempt's rounds (as V2),
@@ -75,37 +92,57 @@ class RoundDelivery:
     def finish(self) -> None:
         """The run ended: every complete round still held is delivered."""
         with self._lock:
+            self._finished = True
             self._drain(final=True)
+        self._waiting.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _deliver_loop(self) -> None:
+        while True:
+            self._waiting.wait()
+            self._waiting.clear()
+            with self._lock:
+                if self._finished:
+                    return
+                self._drain()
 
     def _drain(self, final: bool = False, through_attempt: int | None = None) -> None:
+        """Hand over what is complete, in order; hold ``_lock``."""
         while True:
-            if self._next in self._complete:
+            with self._held_lock:
+                round_ = self._complete.pop(self._next, None)
+                if round_ is None:
+                    attempt = self._next[0]
+                    later = [k[0] for k in self._complete if k[0] > attempt]
+                    ended = final or (through_attempt is not None and through_attempt >= attempt)
+                    if not later and not ended:
+                        return
+                    # The attempt ended: its complete rounds after a gap go too, in order.
+                    rest = sorted(k for k in self._complete if k[0] == attempt)
+                    rounds = [(key, self._complete.pop(key)) for key in rest]
+            if round_ is not None:
                 attempt, index = self._next
-                self._deliver(self._next, self._complete.pop(self._next))
+                self._deliver(self._next, round_)
                 self._next = (attempt, index + 1)
                 continue
-            attempt = self._next[0]
-            later = [k[0] for k in self._complete if k[0] > attempt]
-            ended = final or (through_attempt is not None and through_attempt >= attempt)
-            if not later and not ended:
-                return
-            for key in sorted(k for k in self._complete if k[0] == attempt):
-                self._deliver(key, self._complete.pop(key))
+            for key, held in rounds:
+                self._deliver(key, held)
             if not later:
                 return
             self._next = (min(later), 0)
 
     def _deliver(self, key: RoundKey, round_: dict[int, Record]) -> None:
-        self.delivered.append(round_)
+        """The round to the sink and every callback, then to the log of delivered rounds."""
         if self._round_sink is not None:
             self._call(self._round_sink, "__call__", key[1], round_)
-        if not self.callbacks:
-            return
-        records = [round_[i] for i in range(self.world_size)]
-        metrics = [dict(r.metrics) for r in records]
-        checkpoint = next((r.checkpoint for r in records if r.has_checkpoint), None)
-        for callback in self.callbacks:
-            self._call(callback, "after_report", key[1], self._run_context, metrics, checkpoint)
+        if self.callbacks:
+            records = [round_[i] for i in range(self.world_size)]
+            metrics = [dict(r.metrics) for r in records]
+            checkpoint = next((r.checkpoint for r in records if r.has_checkpoint), None)
+            for callback in self.callbacks:
+                self._call(callback, "after_report", key[1], self._run_context, metrics, checkpoint)
+        self.delivered.append(round_)
 
     def _call(self, callback: Any, hook: str, index: int | None, *args: Any) -> None:
         try:

@@ -142,6 +142,32 @@ def test_a_slow_callback_never_blocks_a_worker_writing_records() -> None:
     assert len(cb.metrics) == 2000
 
 
+def test_a_stuck_callback_does_not_hold_up_storing_records_so_a_worker_finishes_at_once() -> None:
+    """Records are stored as they are read; only the callbacks wait for a slow callback. A
+    worker's end (and ``get_all_reported_checkpoints``) waits for its records to be stored,
+    never for ``after_report``."""
+    release = threading.Event()
+
+    class Stuck(UserCallback):
+        def after_report(self, run_context, metrics, checkpoint):
+            release.wait()
+
+    cb = Recorder()
+    ledger = RunLedger(1, callbacks=[Stuck(), cb])
+    sender = channel.connect(ledger.open_channel("127.0.0.1"))
+    for index in range(50):
+        assert sender.send((rec(0, index, step=index), None))
+    sender.close()
+    done = threading.Thread(target=ledger.worker_done, args=(0, None, []), kwargs={"sent": 50}, daemon=True)
+    done.start()
+    done.join(timeout=10)  # waiting for the stuck callback, it would take the 30 s arrival timeout
+    finished = not done.is_alive()
+    release.set()
+    assert finished
+    snapshot = ledger.close()
+    assert len(snapshot.records) == 50 and [m[0]["step"] for m in cb.metrics] == list(range(50))
+
+
 @pytest.mark.parametrize("value,wanted", [(None, True), ("socket", True), ("actor", False), (" Actor ", False)])
 def test_the_channel_setting(monkeypatch, value, wanted) -> None:
     if value is None:

@@ -22,6 +22,16 @@ class Recorder(UserCallback):
         self.exceptions.append(worker_exceptions)
 
 
+def delivered(ledger, count):
+    """Wait until ``count`` rounds were handed over (on the ledger's delivery thread)."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while len(ledger.delivered_since(0)) < count and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return len(ledger.delivered_since(0))
+
+
 def rec(rank, index, ckpt=None, **metrics):
     return Record(rank, index, metrics, ckpt is not None, False, 0.0, ckpt, "c" if ckpt else None)
 
@@ -31,9 +41,10 @@ def test_after_report_fires_once_per_complete_round_in_order_even_if_records_arr
     ledger = RunLedger(2, callbacks=[cb])
     ledger.record(rec(0, 1, loss=2))
     ledger.record(rec(1, 1, loss=2.5))  # round 1 complete before round 0
-    assert cb.calls == []
+    assert delivered(ledger, 0) == 0 and cb.calls == []
     ledger.record(rec(1, 0, loss=1.5))
     ledger.record(rec(0, 0, ckpt="CKPT", loss=1))
+    assert delivered(ledger, 2) == 2
     assert cb.calls == [([{"loss": 1}, {"loss": 1.5}], "CKPT"), ([{"loss": 2}, {"loss": 2.5}], None)]
 
 
@@ -426,6 +437,7 @@ def test_callback_failures_from_the_ledger_and_from_the_driver_are_one_log_in_or
 
     ledger = RunLedger(1, callbacks=[Failing()])
     ledger.record(Record(0, 0, {"step": 0}, False, False, 0.0))
+    assert delivered(ledger, 1) == 1
     ledger.callback_failed(CallbackFailure("MLflowLoggerCallback", "on_trial_result", 0, "E: x", ""))
     ledger.record(Record(0, 1, {"step": 1}, False, False, 0.0))
     failures = ledger.close().callback_failures
