@@ -349,7 +349,8 @@ def worker_lost(rank: int, attempt: int, where: str | None) -> str:
     seen = f" ({where})" if where else ""
     return (
         f"Worker rank {rank} of attempt {attempt}{seen} stopped without finishing or raising, "
-        f"and the engine started attempt {attempt + 1} without reporting why: its process or "
-        "node was most likely lost (on Ray's V1 engine, Tune retries a trial whose actor died "
-        "this way without recording an error; see docs/compatibility.md §21)."
+        f"and the engine started attempt {attempt + 1} without reporting why: the worker's "
+        "process or node was most likely lost, or the engine's own part of the attempt failed "
+        "(on Ray's V1 engine, Tune retries a trial whose actor died without recording an "
+        "error; see docs/compatibility.md §21)."
     )
