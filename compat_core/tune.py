@@ -86,7 +86,7 @@ def run_forwarding(run: Callable[[], Any], ledger: Any, report: Callable[..., No
     seen = 0
     while True:
         done = not running.is_alive()
-        rounds = ray.get(ledger.delivered_since.remote(seen))
+        rounds = ray.get(ledger.delivered_since.remote(seen, done))  # done: every round, once run() ended
         for round_ in rounds:
             rank0 = round_[min(round_)]
             checkpoint = next((r.checkpoint for _, r in sorted(round_.items()) if r.checkpoint is not None), None)

@@ -60,7 +60,7 @@ class TuneCallbacks:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self._poll()  # rounds completed since the last poll
+        self._poll(flush=True)  # every round completed since the last poll
         self.trial.set_status(Trial.ERROR if failed else Trial.TERMINATED)
         hook = "on_trial_error" if failed else "on_trial_complete"
         self._each(hook, self._seen, [self.trial], self.trial)
@@ -73,11 +73,11 @@ class TuneCallbacks:
         while not self._stop.wait(POLL_S):
             self._poll()
 
-    def _poll(self) -> None:
+    def _poll(self, flush: bool = False) -> None:
         import ray
 
         try:
-            rounds = ray.get(self.ledger.delivered_since.remote(self._seen))
+            rounds = ray.get(self.ledger.delivered_since.remote(self._seen, flush))
         except Exception:  # the run is ending; finish() polls once more
             return
         for round_ in rounds:

@@ -89,6 +89,11 @@ class RoundDelivery:
             for callback in self.callbacks:
                 self._call(callback, "after_exception", None, self._run_context, failures)
 
+    def flush(self) -> None:
+        """Return once every round complete by now is handed over, in order."""
+        with self._lock:
+            self._drain()
+
     def finish(self) -> None:
         """The run ended: every complete round still held is delivered."""
         with self._lock:

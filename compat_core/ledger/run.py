@@ -248,9 +248,13 @@ class RunLedger:
             self.engine_failed(dict.fromkeys(ranks, error))
 
     # -- called by the driver ----------------------------------------------
-    def delivered_since(self, count: int) -> list[dict[int, Record]]:
+    def delivered_since(self, count: int, flush: bool = False) -> list[dict[int, Record]]:
         """The complete rounds delivered after the first ``count``, in delivery order (the
-        driver polls this to feed Ray Tune callbacks as the run goes on)."""
+        driver polls this to feed Ray Tune as the run goes on). ``flush``: the engine is done,
+        so every round complete by now is handed over first (the delivery thread may still be
+        busy with a slow sink or callback: the last poll must not miss those rounds)."""
+        if flush:
+            self._delivery.flush()
         rounds: list[dict[int, Record]] = self._delivery.delivered.since(count)
         return rounds
 

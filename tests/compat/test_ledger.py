@@ -446,3 +446,23 @@ def test_callback_failures_from_the_ledger_and_from_the_driver_are_one_log_in_or
         ("MLflowLoggerCallback", 0),
         ("Failing", 1),
     ]
+
+
+def test_the_drivers_last_poll_gets_every_complete_round_while_a_slow_sink_holds_the_delivery() -> None:
+    """Rounds reach the sink and callbacks on the ledger's delivery thread; when the engine
+    is done, the driver's last poll (``flush=True``) must still get every round that is
+    complete, however slow the first round's sink was (V1's live logs import tensorboardX:
+    a second; a Tune trial's results all went missing when its run was shorter)."""
+    import threading
+
+    slow = threading.Event()
+
+    def sink(round_):
+        slow.wait(timeout=0.5)
+
+    ledger = RunLedger(1, round_sink=sink)
+    for index in range(3):
+        ledger.record(rec(0, index, a=index))
+    assert len(ledger.delivered_since(0)) < 3  # the sink is still busy with round 0
+    assert [r[0].metrics["a"] for r in ledger.delivered_since(0, flush=True)] == [0, 1, 2]
+    ledger.close()

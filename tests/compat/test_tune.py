@@ -96,8 +96,11 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     out = subprocess.run(
         [sys.executable, "-c", SWEEP, str(tmp_path)], env=env, capture_output=True, text=True, timeout=600
     )
+    # Ray's own PlacementGroupCleaner fails loudly here (no dashboard, two clusters on the
+    # machine): leave its lines out of what a failure shows.
+    stderr = "\n".join(line for line in out.stderr.splitlines() if "PlacementGroupCleaner" not in line)
     lines = [line for line in out.stdout.splitlines() if line.startswith("SWEEP ")]
-    assert lines, out.stderr[-3000:]
+    assert lines, stderr[-6000:]
     sweep = json.loads(lines[-1].removeprefix("SWEEP "))
     assert (sweep["trials"], sweep["errors"]) == (2, 0)
     assert sweep["config"] == {"train_loop_config": {"lr": 0.1}}
@@ -108,7 +111,7 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     assert sweep["epochs"] == list(range(STOP_AT))
     assert sweep["free_cpus"] == 2  # nothing the sweep started still holds a CPU
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESTORED ")]
-    assert lines, out.stderr[-3000:]
+    assert lines, stderr[-6000:]
     restored = json.loads(lines[-1].removeprefix("RESTORED "))
     assert (restored["trials"], restored["best"]) == (2, {"train_loop_config": {"lr": 0.1}})
     assert restored["run"] == ["TERMINATED", pytest.approx(0.5)]
