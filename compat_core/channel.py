@@ -49,7 +49,7 @@ class Listener:
     """In the ledger's process: accepts workers and hands each record to ``deliver``, in
     the order each worker wrote them, on the thread that reads that worker's connection: one
     thread wakes per record (a reading thread handing records to a storing one cost 20 us of
-    the ledger's CPU a record instead of 14, ``bench_runtime --records``). ``deliver`` is
+    the ledger's CPU a record instead of 13-18 us, ``bench_runtime --records``). ``deliver`` is
     called from several threads at once and must return quickly: the ledger stores the record
     and leaves the callbacks to its delivery thread."""
 

@@ -140,6 +140,10 @@ class RunLedger:
         for rank in lost:
             error = WorkerLostError(messages.worker_lost(rank, attempt, seen.get(rank)))
             self._failures.add(attempt, rank, error, replace=False)
+        self._attempt_failed(attempt)
+
+    def _attempt_failed(self, attempt: int) -> None:
+        """``after_exception`` for ``attempt`` (once), after its rounds, with its failures."""
         if self._delivery.callbacks:
             self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
 
@@ -205,8 +209,7 @@ class RunLedger:
         # not send them to finish, so after_exception follows those rounds. Those ranks are
         # still running: the engine learns of this failure only when this call returns.
         self._store.wait_for_rounds(attempt, sent, GRACE_S)
-        if self._delivery.callbacks:
-            self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
+        self._attempt_failed(attempt)
 
     def _current_attempt_locked(self) -> int:
         """The attempt the workers started last (0 before any started); hold ``_lock``."""
@@ -224,8 +227,7 @@ class RunLedger:
             self._failures.add(attempt, rank, error, replace=False)
         sent = max((self._store.count(attempt, rank) for rank in errors), default=0)
         self._store.wait_for_rounds(attempt, sent, ENGINE_GRACE_S)
-        if self._delivery.callbacks:
-            self._delivery.attempt_failed(attempt, lambda: self._failures.of_attempt(attempt))
+        self._attempt_failed(attempt)
 
     def actor_died(self, actor_id: str | None, pickled_error: bytes) -> None:
         """The engine saw a Ray actor of the run die (its process exited or was killed, its
