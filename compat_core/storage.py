@@ -16,7 +16,6 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-DEFAULT_STORAGE_PATH = os.path.expanduser("~/ray_results")
 # V1's checkpoint directories: ``checkpoint_00000N``.
 V1_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
 
@@ -86,13 +85,33 @@ def checkpoint_dir_name(checkpoint: Any) -> str:
     return posixpath.basename(str(checkpoint.path).rstrip("/"))
 
 
+def default_storage_path() -> str:
+    """Ray's default ``storage_path`` (``~/ray_results``), as Ray's ``RunConfig`` reads it."""
+    from ray.train.constants import DEFAULT_STORAGE_PATH
+
+    return str(DEFAULT_STORAGE_PATH)
+
+
+def root(
+    storage_path: str | os.PathLike[str] | None, storage_filesystem: Any = None, default: str | None = None
+) -> str:
+    """The ``storage_path`` a run uses, as compat hands it to Ray: ``default`` (Ray's default
+    unless given) when unset; a local path made absolute, ``~`` expanded (Ray's storage takes
+    no relative path: raw Ray fails on one, compat resolves it against the working directory,
+    docs/compatibility.md §22); a URI, or a path on a custom filesystem, as given."""
+    if storage_path is None:
+        return default if default is not None else default_storage_path()
+    path = os.fspath(storage_path)
+    if storage_filesystem is not None or "://" in path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def resolve(storage_path: str | os.PathLike[str] | None, storage_filesystem: Any, name: str) -> RunStorage:
     """The run directory ``<storage_path>/<name>`` on the filesystem Ray would use."""
-    path = os.fspath(storage_path) if storage_path is not None else DEFAULT_STORAGE_PATH
+    path = root(storage_path, storage_filesystem)
     if storage_filesystem is not None:
         return RunStorage(storage_filesystem, posixpath.join(path, name))
-    if "://" not in path:
-        path = os.path.abspath(os.path.expanduser(path))
     filesystem, base = pafs.FileSystem.from_uri(path)
     return RunStorage(filesystem, posixpath.join(base, name))
 

@@ -62,6 +62,10 @@ def warn(message: str, category: type[Warning], *, site: str | None = None) -> N
         warnings.warn(message, category, stacklevel=2)
         return
     globals_ = frame.f_globals
+    # No ``module_globals``, as ``warnings.warn`` passes none: with it, Python asks the frame's
+    # loader for the source, and the ``__main__`` of ``python -c``, of stdin and of ``python -i``
+    # has a loader that raises ImportError instead of warning. The line's source comes from
+    # linecache, as for ``warnings.warn`` (files, and Jupyter's cells, which IPython registers).
     warnings.warn_explicit(
         message,
         category,
@@ -69,7 +73,6 @@ def warn(message: str, category: type[Warning], *, site: str | None = None) -> N
         frame.f_lineno,
         module=globals_.get("__name__", "<unknown>"),
         registry=globals_.setdefault("__warningregistry__", {}),
-        module_globals=globals_,
     )
 
 

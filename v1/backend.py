@@ -68,8 +68,10 @@ class V1Engine:
         note_v1_rerun(run, self.mode)
         # Ray's name for an unnamed run, given here so that compat knows the experiment directory.
         self.run_name = run.name or f"{trainer_name}_{datetime.fromtimestamp(start_time):%Y-%m-%d_%H-%M-%S}"
-        self.storage_path = run.storage_path
-        self.experiment = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
+        # Ray's RunConfig has already filled in its default when run() sets this on it: the
+        # path is resolved here, as Ray's V1 RunConfig resolves it (RAY_STORAGE included).
+        self.storage_path = storage.root(run.storage_path, run.storage_filesystem, os.environ.get("RAY_STORAGE"))
+        self.experiment = storage.resolve(self.storage_path, run.storage_filesystem, self.run_name)
 
     def round_sink(self) -> Any:
         return None  # Ray's V1 engine writes its own logs as it goes

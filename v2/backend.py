@@ -98,6 +98,7 @@ class V2Engine:
     ) -> None:
         v1 = self.mode.emulates_v1_engine
         trial_id = None
+        run = dataclasses.replace(run, storage_path=storage.root(run.storage_path, run.storage_filesystem))
         if restoring is not None:  # V2's restore: the same name and storage, which V2 resumes
             run = dataclasses.replace(
                 run,
@@ -343,7 +344,7 @@ def _v1_trial(
     experiment = run.name or f"{trainer_name}_{stamp}"
     trial_id = restored.get("id") or f"{uuid.uuid4().hex[:5]}_00000"
     name = restored.get("name") or f"{trainer_name}_{trial_id}_0_{stamp}"
-    root = os.fspath(run.storage_path) if run.storage_path is not None else storage.DEFAULT_STORAGE_PATH
+    root = storage.root(run.storage_path, run.storage_filesystem)
     trial = dataclasses.replace(run, name=name, storage_path=posixpath.join(root, experiment))
     return storage.resolve(run.storage_path, run.storage_filesystem, experiment), trial, trial_id
 
