@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from compat_core import switch, usage
+from compat_core import switch, usage, where
 
 
 class TrainContext:
@@ -49,14 +49,14 @@ class TrainContext:
     def get_metadata(self) -> dict[str, Any]:
         usage.relied_on("resume-from-checkpoint", "get_context().get_metadata()", mode=self._mode)
         if self._mode.keeps_every_report:
-            return dict(self._ray.get_metadata())
+            return dict(where.call_for_user(self._ray.get_metadata))
         return {}
 
     def _trial(self, name: str, v1_value: Any, v2_value: Any, v1_on_v2: Any = None) -> Any:
         usage.relied_on("trial-api", f"get_context().{name}()", mode=self._mode)
         if self._v1_on_v2:
             return v1_on_v2() if v1_on_v2 is not None else v2_value()
-        return v1_value() if self._mode.keeps_every_report else v2_value()
+        return where.call_for_user(v1_value) if self._mode.keeps_every_report else v2_value()
 
     def _trial_dir(self) -> str:
         return str(self.get_storage().experiment_fs_path)

@@ -283,6 +283,7 @@ class DataParallelTrainer:
             keep_v1_logs=run.keep_v1_logs,
             route_air_session=route_air_session,
             resume_from_checkpoint=first_checkpoint,
+            in_tune_trial=in_trial,
         )
         return TrainJob(
             train_fn=worker.wrap(self.train_loop_per_worker, settings),

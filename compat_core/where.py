@@ -12,8 +12,12 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 _ROOT = Path(__file__).resolve().parent.parent
 _PACKAGE_DIRS = tuple(str(_ROOT / name) + os.sep for name in ("compat", "compat_core", "v1", "v2"))
@@ -74,6 +78,18 @@ def warn(message: str, category: type[Warning], *, site: str | None = None) -> N
         module=globals_.get("__name__", "<unknown>"),
         registry=globals_.setdefault("__warningregistry__", {}),
     )
+
+
+def call_for_user(function: Callable[..., _T], *args: Any) -> _T:
+    """``function(*args)`` called for the user (a Ray method compat's own stands in for): each
+    warning it raises is raised again at the user's line, where Ray's would be had the user
+    called it directly (Ray's deprecation warnings use ``stacklevel=2``: compat's line)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = function(*args)
+    for w in caught:
+        warn(str(w.message), w.category)
+    return value
 
 
 def _module_of(filename: str) -> str:

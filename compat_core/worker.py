@@ -36,9 +36,12 @@ class WorkerSettings:
     # Routes ``ray.air.session.*`` to compat's functions while the training function runs;
     # returns the undo (the public package's, handed down: the core does not import it).
     route_air_session: Callable[[], Callable[[], None]] | None = None
-    # ``Trainer(resume_from_checkpoint=...)``: where the first attempt starts, on an engine
-    # that does not take it (V2's).
+    # Where the first attempt starts when the engine is not told: ``Trainer(resume_from_checkpoint=...)``
+    # on V2's engine, a restored run's latest checkpoint on either.
     resume_from_checkpoint: Any = None
+    # Inside a Tune trial every round is forwarded to Tune as a result: a report without a
+    # checkpoint is kept there, in both modes, so it is no free-floating report V2 drops.
+    in_tune_trial: bool = False
 
 
 @dataclass
@@ -83,7 +86,7 @@ class WorkerSession:
     def on_report(self, report: EngineReport) -> None:
         """The engine delivered a report of this worker: record it in the ledger."""
         call, self.compat_call = self.compat_call, None
-        if not report.has_checkpoint and report.metrics and self.rank == 0:
+        if not report.has_checkpoint and report.metrics and self.rank == 0 and not self.settings.in_tune_trial:
             usage.relied_on("free-floating-report", mode=self.mode)
         from compat_core.ledger import Record
 
@@ -126,6 +129,7 @@ def driver_settings(
     keep_v1_logs: bool,
     route_air_session: Callable[[], Callable[[], None]] | None = None,
     resume_from_checkpoint: Any = None,
+    in_tune_trial: bool = False,
 ) -> WorkerSettings:
     env = {name: os.environ[name] for name in _PROPAGATED if name in os.environ}
     env.update(mode.engine_env)  # what Ray's own functions must see
@@ -139,6 +143,7 @@ def driver_settings(
         channel.wanted(),
         route_air_session,
         resume_from_checkpoint,
+        in_tune_trial,
     )
 
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import copy
 import os
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
+from ray.air.config import ScalingConfig as RayScalingConfig
 from ray.exceptions import RayActorError, RayTaskError
 from ray.tune import Callback
 
@@ -86,8 +84,12 @@ class V1Engine:
         arguments = ray_trainer_args(job)
         arguments["run_config"].name = self.run_name
         arguments["run_config"].storage_path = self.storage_path
-        with _quiet_trainer_resources(job):
-            trainer = job.framework.trainer_class(V1)(**arguments)
+        if self.start_checkpoint is not None:
+            # A restored run's latest checkpoint is compat's choice, not the user's: Ray would
+            # warn that resume_from_checkpoint is deprecated. The workers start from it instead
+            # (V1WorkerSide.start: Ray's get_checkpoint() returns it).
+            arguments["resume_from_checkpoint"] = None
+        trainer = job.framework.trainer_class(V1)(**arguments)
         # compat's own Tune callback joins the experiment's configuration only (a copy): the
         # trainer's stored arguments, which its trial actor is built from, keep the user's, so
         # Ray's warning about Tune callbacks is not raised for one the user never passed.
@@ -109,10 +111,9 @@ class V1Engine:
         ``BaseTrainer.as_trainable`` runs), so the trial behaves as a V1 Trainer's trial."""
         from ray.train.base_trainer import _train_coordinator_fn
 
-        with _quiet_trainer_resources(job):
-            _train_coordinator_fn(
-                ray_trainer_args(job), trainer_cls=job.framework.trainer_class(V1), metadata=job.metadata or {}
-            )
+        _train_coordinator_fn(
+            ray_trainer_args(job), trainer_cls=job.framework.trainer_class(V1), metadata=job.metadata or {}
+        )
         return None
 
     def trial_resources(self, scaling: Any) -> Any:
@@ -143,18 +144,25 @@ class V1Engine:
         )
 
 
-def _ray_scaling(s: Any) -> Any:
-    from ray.air.config import ScalingConfig
+class NoTrainerCPU(RayScalingConfig):
+    """Ray's V1 ``ScalingConfig`` whose trainer actor reserves no CPU (V1 reserves one: 2
+    workers would wait forever on 2 cores; V2's controller reserves none, and compat does the
+    same by default), without setting ``trainer_resources``: Ray's deprecation warning about
+    that option, in the driver and in the trial's actor, is for users who set it."""
 
-    return ScalingConfig(
+    @property
+    def _trainer_resources_not_none(self) -> dict[str, float]:
+        return {}
+
+
+def _ray_scaling(s: Any) -> Any:
+    return (RayScalingConfig if s.trainer_resources is not None else NoTrainerCPU)(
         num_workers=s.num_workers,
         use_gpu=s.use_gpu,
         resources_per_worker=s.resources_per_worker,
         placement_strategy=s.placement_strategy,
         accelerator_type=s.accelerator_type,
-        # V1 reserves a CPU for its trainer actor: 2 workers would wait forever on
-        # 2 cores. V2's controller reserves none; compat does the same by default.
-        trainer_resources=s.trainer_resources if s.trainer_resources is not None else {"CPU": 0},
+        trainer_resources=s.trainer_resources,
     )
 
 
@@ -193,16 +201,6 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
         "metadata": job.metadata,
         "resume_from_checkpoint": job.resume_from_checkpoint,
     }
-
-
-@contextmanager
-def _quiet_trainer_resources(job: TrainJob) -> Iterator[None]:
-    """compat sets ``trainer_resources`` itself; Ray's deprecation warning about it would
-    blame the user for an option they never used."""
-    with warnings.catch_warnings():
-        if job.scaling.trainer_resources is None:
-            warnings.filterwarnings("ignore", message=r".*trainer_resources", category=Warning)
-        yield
 
 
 def _failed_run_path(snapshot: LedgerSnapshot) -> str:

@@ -24,7 +24,18 @@ class V1WorkerSide:
     amp_helpers = True
 
     def start(self, session: Any) -> None:
-        pass  # V1's session answers everything itself
+        """V1's session answers everything itself; a restored run's latest checkpoint, which
+        the driver did not hand Ray as ``resume_from_checkpoint`` (compat chose it, not the
+        user), is where an attempt with no checkpoint of its own starts, for every door of
+        ``get_checkpoint()``."""
+        first = session.settings.resume_from_checkpoint
+        if first is None:
+            return
+        from ray.train._internal import session as v1_session
+
+        ray_session: Any = v1_session.get_session()
+        if ray_session is not None and ray_session.loaded_checkpoint is None:
+            ray_session.loaded_checkpoint = first
 
     def torch_utils(self) -> Any:
         from ray.train.torch import train_loop_utils

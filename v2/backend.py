@@ -220,7 +220,6 @@ class V2Engine:
     def run_in_trial(self, job: TrainJob) -> Any:
         """Inside a Tune trial: this run on V2's engine, every rank-0 round forwarded to
         Tune as it completes (V2's pattern for Train inside Tune)."""
-        import ray.tune
 
         # Trials queue for workers as V1's do (Tune reserves them per trial under V1); V2's
         # controller would give up after 60 s waiting for another trial's workers.
@@ -236,7 +235,7 @@ class V2Engine:
                     watcher.release.remote()  # fit() is over: its controller is done
 
         with scoped_env(wait):
-            return tune.run_forwarding(run, job.ledger, ray.tune.report)
+            return tune.run_forwarding(run, job.ledger, _tune_report)
 
     def trial_resources(self, scaling: Any) -> Any:
         """The trial itself only drives V2's controller (which reserves no CPU either): one
@@ -347,6 +346,18 @@ def _v1_trial(
     root = storage.root(run.storage_path, run.storage_filesystem)
     trial = dataclasses.replace(run, name=name, storage_path=posixpath.join(root, experiment))
     return storage.resolve(run.storage_path, run.storage_filesystem, experiment), trial, trial_id
+
+
+def _tune_report(metrics: dict[str, Any], checkpoint: Any = None) -> None:
+    """``ray.tune.report`` with the checkpoint as Tune's own class: Ray warns that a
+    ``ray.train.Checkpoint`` "should be imported from ray.tune", and here compat, not the user,
+    hands it over (Rays before ``ray.tune.Checkpoint`` take the train class)."""
+    import ray.tune
+
+    tune_checkpoint = getattr(ray.tune, "Checkpoint", None)
+    if checkpoint is not None and tune_checkpoint is not None and not isinstance(checkpoint, tune_checkpoint):
+        checkpoint = tune_checkpoint(checkpoint.path, filesystem=checkpoint.filesystem)
+    ray.tune.report(metrics, checkpoint=checkpoint)
 
 
 def _next_checkpoint_number(trial: RunStorage) -> int:

@@ -393,6 +393,25 @@ def test_every_warning_points_at_the_users_line(v2, storage, monkeypatch) -> Non
     }
 
 
+def _trial_name_and_its_warnings(config):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train.get_context().get_trial_name()  # <- trial name
+    train.report({"warned_at": ";".join(f"{w.filename}:{w.lineno}" for w in caught)})
+
+
+def test_rays_deprecation_of_a_call_compat_makes_for_the_user_points_at_the_users_line(v1, storage) -> None:
+    """Under V1 semantics ``get_context().get_trial_name()`` is Ray's deprecated method: Ray's
+    warning is at the user's line (as with raw V1), not in compat's context."""
+    result = TorchTrainer(_trial_name_and_its_warnings, run_config=train.RunConfig(storage_path=storage)).fit()
+    warned_at = [w for w in result.metrics["warned_at"].split(";") if w]
+    if not switch.mode().emulates_v1_engine:  # V2's engine has no such method: compat answers
+        assert warned_at, "Ray 2.60's V1 get_trial_name is deprecated"
+    assert warned_at == [f"{__file__}:{_line_of('# <- trial name')}"] * len(warned_at)
+
+
 def test_v1_only_options_warn_once_per_kind_under_v2(v2, storage, monkeypatch) -> None:
     import warnings
 
