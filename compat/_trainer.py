@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from compat import _engines
+from compat import _engines, _shadowing
 from compat.callbacks import is_user_callback
 from compat.session import route_air_session
 from compat_core import capture, checks, messages, restore, result, stored, switch, tune, usage, where, worker
@@ -208,6 +208,8 @@ class DataParallelTrainer:
 
     def _fit(self, engine: Engine, *, in_trial: bool) -> Result:
         call_site = where.user_call_site()
+        if not in_trial:  # before anything starts: Ray's processes would import another compat
+            _shadowing.check()
         ensure_ray()
         usage.take()
         start_time = time.time()

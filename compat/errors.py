@@ -4,6 +4,7 @@ own classes of the engine that ran it (defined in :mod:`compat_core.errors`)."""
 from compat_core.errors import (
     CallbackError,
     CompatError,
+    CompatShadowedError,
     ControllerFailedError,
     InvalidSwitchValueError,
     MissingRayError,
@@ -21,6 +22,7 @@ from compat_core.errors import (
 __all__ = [
     "CallbackError",
     "CompatError",
+    "CompatShadowedError",
     "ControllerFailedError",
     "InvalidSwitchValueError",
     "MissingRayError",

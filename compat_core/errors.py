@@ -51,6 +51,11 @@ class MissingRayError(CompatError, ModuleNotFoundError):
     """Ray is not installed: the base install is the codemod's; the runtime is an extra."""
 
 
+class CompatShadowedError(CompatError, ImportError):
+    """A module of the user's named ``compat`` would be imported instead of this package (by
+    Ray's workers, which put the driver's working and script directories first on their path)."""
+
+
 class InvalidSwitchValueError(CompatError, ValueError):
     """``RAY_TRAIN_V2_ENABLED`` holds a value Ray would not read as intended."""
 

@@ -354,3 +354,13 @@ def worker_lost(rank: int, attempt: int, where: str | None) -> str:
         "(on Ray's V1 engine, Tune retries a trial whose actor died without recording an "
         "error; see docs/compatibility.md §21)."
     )
+
+
+def compat_shadowed(found: str, ours: str, directory: str, why: str) -> str:
+    return (
+        f"{found} would be imported as `compat` instead of ray-train-compat's package ({ours}): "
+        f"Ray puts the driver's {why} ({directory}) first on its workers' import path, so every "
+        "worker (and the run ledger) would fail to find compat's modules. Rename that module "
+        "(for example to compat_utils.py and its imports to match), or start the driver from "
+        "another directory."
+    )
