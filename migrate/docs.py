@@ -34,6 +34,9 @@ def render() -> str:
     lines = [
         "# Rules of `python -m migrate`",
         "",
+        "<!-- docs-test: fragments: each Example and Use instead goes through the codemod in"
+        " tests/migrate/test_rule_docs.py -->",
+        "",
         "Generated from the rule classes by `python -m migrate.docs > docs/rules.md`; a test keeps",
         f"this file in sync. Migration guide: {GUIDE}",
         "",
