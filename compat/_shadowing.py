@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 from compat_core import messages
@@ -18,13 +19,22 @@ from compat_core.errors import CompatShadowedError
 _PACKAGE = Path(__file__).resolve().parent
 
 
-def _module_in(directory: str) -> Path | None:
-    """The module ``import compat`` finds in ``directory``, if any (a namespace directory,
-    with no ``__init__.py``, never wins over an installed package)."""
-    for candidate in (Path(directory, "compat.py"), Path(directory, "compat", "__init__.py")):
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
+def _module_in(directory: str) -> str | None:
+    """What ``import compat`` finds with ``directory`` first on the path, when that is not this
+    package: a ``compat.py``, a ``compat/`` package, or (where this package is installed in
+    editable mode, which Python's path search does not see) a bare ``compat/`` directory, which
+    Python then imports as a namespace package."""
+    spec = PathFinder.find_spec("compat", [directory, *sys.path])
+    if spec is None:
+        return None
+    if spec.origin and Path(spec.origin).resolve() == _PACKAGE / "__init__.py":
+        return None
+    locations = [Path(location).resolve() for location in spec.submodule_search_locations or []]
+    if spec.origin is None and not any(location.parent == Path(directory).resolve() for location in locations):
+        return None  # a namespace package from elsewhere on the path: not this directory's doing
+    return (
+        str(Path(spec.origin).resolve()) if spec.origin else f"{locations[0]}{os.sep} (a directory without __init__.py)"
+    )
 
 
 def ray_code_paths() -> list[tuple[str, str]]:
@@ -45,5 +55,5 @@ def check() -> None:
     imported as ``compat`` by Ray's processes."""
     for why, directory in ray_code_paths():
         found = _module_in(directory)
-        if found is not None and found.parent != _PACKAGE and found != _PACKAGE / "__init__.py":
-            raise CompatShadowedError(messages.compat_shadowed(str(found), str(_PACKAGE), directory, why))
+        if found is not None:
+            raise CompatShadowedError(messages.compat_shadowed(found, str(_PACKAGE), directory, why))

@@ -59,8 +59,15 @@ def test_the_script_directory_counts_and_this_package_itself_does_not(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompatShadowedError, match=r"compat/__init__.py would be imported .* script directory"):
         _shadowing.check()
-    # The source checkout of this package (or a bare directory named compat) is no shadow.
+    # A bare directory named compat is a namespace package, which Python imports only where its
+    # path search does not see this package (an editable install): then it shadows it too.
     (scripts / "compat" / "__init__.py").unlink()
-    _shadowing.check()
-    monkeypatch.chdir(Path(_shadowing.__file__).parent.parent)
+    _shadowing.check()  # this package is on the path here
+    installed_at = Path(_shadowing.__file__).resolve().parent.parent
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p and Path(p).resolve() != installed_at])
+    with pytest.raises(CompatShadowedError, match=r"compat/ \(a directory without __init__.py\) would be imported"):
+        _shadowing.check()
+    # This package's own checkout is no shadow.
+    monkeypatch.chdir(installed_at)
+    monkeypatch.setattr(sys, "argv", [str(installed_at / "job.py")])
     _shadowing.check()
