@@ -28,13 +28,17 @@ def check_metrics(metrics: Any) -> dict[str, Any]:
     return dict(metrics)
 
 
-def non_finite_keys(metrics: Mapping[str, Any]) -> list[str]:
-    """The top-level keys whose value is a NaN or infinite number."""
-    return [
-        key
-        for key, value in metrics.items()
-        if isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value)
-    ]
+def non_finite_keys(metrics: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The keys whose value is a NaN or infinite number; a nested one as V1's logs flatten it
+    (``{"eval": {"loss": nan}}``: ``eval/loss``)."""
+    found = []
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            found += non_finite_keys(value, f"{name}/")
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
+            found.append(name)
+    return found
 
 
 def _check_value(key: str, value: Any, depth: int) -> None:

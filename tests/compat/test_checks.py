@@ -64,3 +64,8 @@ def test_non_finite_values_are_accepted_as_ray_accepts_them(value) -> None:
 def test_non_finite_keys_names_the_diverged_metrics_only() -> None:
     metrics = {"loss": math.nan, "lr": math.inf, "ok": 1.0, "flag": True, "name": "nan", "n": np.float32("nan")}
     assert non_finite_keys(metrics) == ["loss", "lr", "n"]
+
+
+def test_a_nested_non_finite_value_is_named_as_v1_flattens_it() -> None:
+    metrics = {"eval": {"acc": 0.5, "per_class": {"dog": -math.inf, "cat": 0.1}}, "loss": 1.0}
+    assert non_finite_keys(metrics) == ["eval/per_class/dog"]
