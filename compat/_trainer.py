@@ -23,6 +23,7 @@ from compat_core.engine import Engine, TrainJob
 from compat_core.errors import CallbackError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
 from compat_core.ledger import LedgerHandle, LedgerSnapshot, open_ledger, ray_validation_runner
+from compat_core.ledger.votes import vote_timeout_s
 from compat_core.model import Retention
 from compat_core.patch import scoped_env
 from compat_core.result import Result
@@ -273,6 +274,7 @@ class DataParallelTrainer:
             round_sink=engine.round_sink(),
             retention=_retention(run, engine),
             first_checkpoint_index=engine.first_checkpoint_index,
+            vote_timeout_s=vote_timeout_s(),
         )
         validation_config = trainer_config(self.validation_config, ledger)
         if engine.ledger_runs_validation:

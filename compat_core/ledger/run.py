@@ -80,6 +80,7 @@ class RunLedger:
         round_sink: Callable[[dict[int, Record]], None] | None = None,
         retention: Retention | None = None,
         first_checkpoint_index: int = 0,
+        vote_timeout_s: float | None = None,
     ) -> None:
         self.world_size = world_size
         # V1's number of the run's first checkpoint (a restored trial's follows its stored ones).
@@ -88,7 +89,7 @@ class RunLedger:
         self._store = RecordStore(world_size)
         self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink)
         self._validations = Validations(self._store, validation_runner)
-        self._vote = FreeRoundVote(world_size)
+        self._vote = FreeRoundVote(world_size, vote_timeout_s)
         self._failures = Failures()
         self._listener: channel.Listener | None = None
         # The run's outcome: rank 0's return value, the workers' usage, attempts started.
