@@ -91,8 +91,9 @@ FRAMEWORK_CHECKPOINTS = frozenset(
     }
 )  # fmt: skip
 
+# compat.Checkpoint is Ray's: code moved onto compat keeps calling what no longer exists.
 CHECKPOINT_CLASSES = frozenset({"ray.train.Checkpoint", "ray.air.checkpoint.Checkpoint", "ray.air.Checkpoint",
-                                "ray.train._checkpoint.Checkpoint"})  # fmt: skip
+                                "ray.train._checkpoint.Checkpoint", "compat.Checkpoint"})  # fmt: skip
 REMOVED_CHECKPOINT_METHODS = ("from_dict", "to_dict", "from_bytes", "to_bytes", "from_uri", "to_uri")
 
 TUNE_CALLBACK_PREFIXES = ("ray.tune.", "ray.air.integrations.")

@@ -114,6 +114,18 @@ def test_checkpoint_flags_name_the_directory_based_replacement() -> None:
     assert "torch.save(model.state_dict()" in found[0].message and "model.load_state_dict" in found[0].message
 
 
+@pytest.mark.parametrize("imports", ["import compat as train\n", "from compat import Checkpoint\ntrain = None\n"])
+def test_a_removed_checkpoint_method_stays_flagged_after_the_move_onto_compat(imports: str) -> None:
+    """`--target compat` rewrites the import to compat.Checkpoint, which is Ray's class and has
+    no from_dict either: the call must stay flagged, or CI passes code that raises."""
+    call = "train.Checkpoint" if imports.startswith("import") else "Checkpoint"
+    source = f"{imports}c = {call}.from_dict({{}})\n"
+    assert [d.code for d in migrate(source, target="compat")[1]] == ["RTM103"]
+    v1_era = "from ray.air import Checkpoint\nc = Checkpoint.from_dict({})\n"
+    out, found = migrate(v1_era, target="compat")
+    assert "compat" in out and "RTM103" in [d.code for d in found]
+
+
 def test_v1_tree_trainer_form_is_not_flagged_for_compat_which_runs_it() -> None:
     source = "from compat.xgboost import XGBoostTrainer\nXGBoostTrainer(params={}, label_column='y')\n"
     assert [d.code for d in migrate(source, target="native")[1] if d.code == "RTM122"] == ["RTM122"]
