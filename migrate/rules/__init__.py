@@ -6,8 +6,8 @@
    import is removed, not rewritten. RTM001 (air imports) before RTM002: a mixed ``from ray.air import session,
    ScalingConfig`` is split first, so RTM002 only ever removes whole session imports.
 3. RTM002 (session calls) before RTM005 (ray.train -> ray.tune in Tune function
-   trainables) before RTM003: rewritten ``session.report`` calls then get their
-   checkpoint keyword too.
+   trainables) before RTM009 (keyword metrics -> a dict) and RTM003: rewritten
+   ``session.report`` calls then get their metrics dict and checkpoint keyword too.
 4. RTM004 (compat target) after every rule that produces ``ray.train`` code.
 5. RTM100 (leftovers) last: it reports what every other rule left behind; then RTM900
    (unused ``noqa`` codes), over every rule's findings.
@@ -35,6 +35,7 @@ from migrate.rules.native_target import NativeTarget
 from migrate.rules.old_validation_form import OldValidationForm
 from migrate.rules.removed_trainers import RemovedTrainers
 from migrate.rules.report_checkpoint_keyword import ReportCheckpointKeyword
+from migrate.rules.report_keyword_metrics import ReportKeywordMetrics
 from migrate.rules.resume_from_checkpoint import ResumeFromCheckpoint
 from migrate.rules.session_calls import SessionCalls
 from migrate.rules.torch_amp import TorchAmp
@@ -87,6 +88,7 @@ RULES: tuple[type[Rule], ...] = (
     AirImports,
     SessionCalls,
     TuneTrainableApi,
+    ReportKeywordMetrics,
     ReportCheckpointKeyword,
     CompatTarget,
     NativeTarget,

@@ -303,6 +303,54 @@ def test_a_local_name_session_is_not_touched() -> None:
     assert migrate(src)[0] == src
 
 
+# --- RTM009 keyword metrics -------------------------------------------------------------
+
+
+def test_legacy_keyword_metrics_become_one_dict_in_tune_and_train() -> None:
+    check(
+        """
+        from ray import tune
+        from ray.tune import report as send
+
+        def trainable(config):
+            for step in range(3):
+                tune.report(loss=0.5, step=step)
+                send(_metric=1.0)
+                tune.report(**config["metrics"], epoch=step)
+                tune.report(score=2, checkpoint=None)
+
+        tune.run(trainable)
+        """,
+        """
+        from ray import tune
+        from ray.tune import report as send
+
+        def trainable(config):
+            for step in range(3):
+                tune.report({"loss": 0.5, "step": step})
+                send({"_metric": 1.0})
+                tune.report({**config["metrics"], "epoch": step})
+                tune.report({"score": 2}, checkpoint=None)
+
+        tune.run(trainable)
+        """,
+    )
+
+
+def test_reports_already_given_a_dict_and_look_alikes_stay() -> None:
+    source = """
+        from ray import tune
+
+        def trainable(config, logger):
+            tune.report({"loss": 0.5})
+            tune.report(metrics={"loss": 0.5})
+            logger.report(loss=0.5)
+
+        tune.run(trainable)
+        """
+    check(source, source)
+
+
 # --- RTM003 checkpoint keyword ------------------------------------------------------------
 
 
