@@ -32,6 +32,13 @@ CASES = [
      "from ray import tune\nrc = tune.RunConfig(stop={'x': 1}, verbose=0)\ns = tune.SyncConfig(sync_period=5)\n"),
     ("RTM108", "from ray.air import RunConfig\nrc = RunConfig(progress_reporter=r)\n",
      "from ray.tune import RunConfig, SyncConfig\nrc = RunConfig(sync_config=SyncConfig(), log_to_file=True)\n"),
+    # local_dir and SyncConfig(upload_dir=) are rejected everywhere, Tune's own classes too.
+    ("RTM108", "from ray.air import RunConfig\nrc = RunConfig(name='x', local_dir='/tmp/results')\n",
+     "from ray.air import RunConfig\nrc = RunConfig(name='x', storage_path='/tmp/results')\n"),
+    ("RTM108", "from ray.tune.syncer import SyncConfig\ns = SyncConfig(upload_dir='s3://b/x')\n",
+     "from ray.tune import SyncConfig\ns = SyncConfig(sync_period=300)\n"),
+    ("RTM108", "from ray import tune\nrc = tune.RunConfig(local_dir='/tmp/results')\n",
+     "from ray import tune\nrc = tune.RunConfig(storage_path='/tmp/results')\n"),
     ("RTM109", "from ray import train\nf = train.FailureConfig(fail_fast=True)\n",
      "from ray import train\nf = train.FailureConfig(max_failures=1)\n"),
     ("RTM110", "from ray.air import CheckpointConfig as CC\nc = CC(checkpoint_at_end=True)\n",
