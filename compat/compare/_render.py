@@ -6,6 +6,7 @@ import html
 import io
 import json
 import os
+import re
 from typing import Any
 
 from compat.compare._diff import SECTIONS, FitComparison, link
@@ -300,11 +301,20 @@ details summary { cursor: pointer; } details pre { white-space: pre-wrap; font-s
 """
 
 
+# A terminal's colour codes (Ray colours its workers' log prefixes and errors), raw or as JSON
+# writes them: text for a terminal, noise on a page.
+_ANSI = re.compile(r"(?:\x1b|\\u001b)\[[0-9;]*[A-Za-z]")
+
+
+def _escape(text: str) -> str:
+    return html.escape(_ANSI.sub("", text))
+
+
 def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str, ok: bool, command: str) -> str:
     """One self-contained page: no script, no stylesheet or image fetched from anywhere. A
     summary of the fits first; per fit, its differences (compact, each value in full behind
     ``<details>``), then one line per aspect equal under both (its value behind ``<details>``)."""
-    esc = html.escape
+    esc = _escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>compat compare</title>",
         f"<style>{_STYLE}</style></head><body>",
@@ -386,8 +396,8 @@ def _with_full(compact: str, value: Any) -> str:
     """A compact value, and the value in full behind ``<details>`` when the compact one leaves
     something out."""
     full = value_text(value)
-    shown = html.escape(compact).replace("\n", "<br>")
+    shown = _escape(compact).replace("\n", "<br>")
     if full == compact:
         return shown
-    dumped = html.escape(json.dumps(value, indent=1, default=str))
+    dumped = _escape(json.dumps(value, indent=1, default=str))
     return f"{shown}<details><summary>in full</summary><pre>{dumped}</pre></details>"

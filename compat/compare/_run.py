@@ -94,7 +94,9 @@ def run_script(backend: str, command: list[str], workdir: Path, timeout: float |
             _stop(child)
             status = None
     fits = [json.loads(p.read_text()) for p in sorted(capture_dir.glob("fit-*.json"), key=_fit_order)]
-    return ScriptRun(backend, status, str(log), time.monotonic() - start, traceback_tail(log), fits)
+    # A run that exited 0 has no failure to show (Ray logs tracebacks it recovered from).
+    tail = traceback_tail(log) if status != 0 else []
+    return ScriptRun(backend, status, str(log), time.monotonic() - start, tail, fits)
 
 
 def _fit_order(path: Path) -> tuple[float, str]:

@@ -92,6 +92,38 @@ def test_the_html_report_needs_matplotlib_only_to_draw_and_says_how_to_get_the_p
     assert "result.metrics" in page  # the tables are all there
 
 
+def test_the_html_report_shows_no_terminal_colour_codes(tmp_path) -> None:
+    """Ray colours its log prefixes and errors; the page shows their text without the codes."""
+    from compat.compare._render import html_report
+    from compat.compare._run import ScriptRun
+
+    v2 = record("v2", True)
+    v2["error"] = "\x1b[36mray::TrainController\x1b[39m died: WorkerGroupError"
+    fits = compare_runs([record("v1", True)], [v2], rtol=1e-9)
+    tail = ["Traceback (most recent call last):", "\x1b[31mRuntimeError: boom\x1b[0m"]
+    runs = {
+        "v1": ScriptRun("v1", 0, "/tmp/v1.log", 9.0, fits=[record("v1", True)]),
+        "v2": ScriptRun("v2", 1, "/tmp/v2.log", 9.0, traceback_tail=tail, fits=[v2]),
+    }
+    page = html_report(runs, fits, "verdict", False, "python job.py")
+    assert "ray::TrainController" in page and "RuntimeError: boom" in page
+    assert "\x1b" not in page and "[36m" not in page and "u001b" not in page
+
+
+def test_a_run_that_exited_0_shows_no_traceback(tmp_path) -> None:
+    """Ray logs tracebacks it recovered from (a retried worker): only a failed run has one to show."""
+    from compat.compare._run import run_script
+
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys, traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    traceback.print_exc()\n"
+        "sys.exit(int(sys.argv[1]))\n"
+    )
+    assert run_script("v1", [str(script), "0"], tmp_path / "ok", None).traceback_tail == []
+    failed = run_script("v2", [str(script), "3"], tmp_path / "failed", None)
+    assert failed.exit_status == 3 and failed.traceback_tail[-1] == "ZeroDivisionError: division by zero"
+
+
 def _named(record_: dict, index: int) -> dict:
     return {
         **record_,
