@@ -224,12 +224,15 @@ class DataParallelTrainer:
         outcome.v1_usage = log.as_list()
         outcome.config = self._result_config()
         _keep_worker_reports(engine, raw, outcome, snapshot)
+        failure = _failure(outcome, snapshot, error)
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site)
-        capture.capture(outcome, time.time() - start_time, error, call)
+        # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
+        capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
         if engine.mode.warns_v1_only:
             usage.warn_for_workers(snapshot.usages)
         _warn_non_finite(snapshot)
-        _raise_failure(outcome, snapshot, error)
+        if failure is not None:
+            raise failure from error
         return outcome
 
     def _result_config(self) -> dict[str, Any]:
@@ -375,17 +378,18 @@ def _close_ledger(ledger: LedgerHandle) -> LedgerSnapshot:
     return ledger.close()
 
 
-def _raise_failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | None) -> None:
-    """A failed run raises compat's error (also Ray's class of its engine), carrying the
-    result; a user callback that raised, compat's CallbackError."""
+def _failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | None) -> Exception | None:
+    """What a fit raises: for a failed run compat's error (also Ray's class of its engine),
+    carrying the result; for a user callback that raised, compat's CallbackError."""
     if error is not None:
         last = snapshot.failures[-1] if snapshot.failures else {}
         causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
         cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
-        raise training_failed(messages.training_failed(cause), outcome, last, error) from error
+        return training_failed(messages.training_failed(cause), outcome, last, error)
     if snapshot.callback_failures:
         first = snapshot.callback_failures[0]
-        raise CallbackError(first.message(), outcome, snapshot.callback_failures)
+        return CallbackError(first.message(), outcome, snapshot.callback_failures)
+    return None
 
 
 def _retention(run: RunConfig, engine: Engine) -> Retention:

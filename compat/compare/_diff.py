@@ -6,6 +6,7 @@ Plain code over the JSON records of :mod:`compat_core.capture`: no Ray, no subpr
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -98,8 +99,15 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
         if not close(a, b, rtol):
             out.differences.append(Difference(aspect, a, b, section, why))
 
-    # What V1 and V2 share: any difference here is unexplained.
-    check("error", v1["error"], v2["error"], None, "the fit failed under one setting only")
+    # What V1 and V2 share: any difference here is unexplained, but a failure of the same kind
+    # under both (each engine words Ray's error its own way).
+    errors = v1["error"], v2["error"]
+    if None in errors:
+        check("error", *errors, None, "the fit failed under one setting only")
+    else:
+        alike = _error_kind(errors[0]) == _error_kind(errors[1])
+        why = "failed under both settings with the same error type" if alike else "failed differently"
+        check("error", *errors, 15 if alike else None, f"the fit {why} (each engine words its failure itself)")
     check("after_report calls", _calls(v1), _calls(v2), None, "every round reaches after_report in both")
     check("every worker's reports", v1["worker_reports"], v2["worker_reports"])
     check("checkpoints (count)", len(v1["checkpoints"]), len(v2["checkpoints"]))
@@ -131,7 +139,6 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
     v1_rows = (v1["metrics_dataframe"] or {}).get("rows", [])
     v2_rows = (v2["metrics_dataframe"] or {}).get("rows", [])
     rows_explained = len(v1_rows) == len(v1["rounds"]) and close(v2_rows, _kept_metrics(v2), rtol)
-    keep_v1_logs = close(v1_rows, v2_rows, rtol)
     check(
         "metrics_dataframe rows",
         len(v1_rows),
@@ -139,8 +146,21 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
         4 if rows_explained else None,
         "V1 has a row per report, V2 a row per checkpoint",
     )
-    if not keep_v1_logs and rows_explained:
-        out.rows.append(("metrics_dataframe columns", _columns(v1), _columns(v2)))
+    if v1["metrics_dataframe"] or v2["metrics_dataframe"]:
+        columns = _columns(v1), _columns(v2)
+        only_v1, only_v2 = set(columns[0]) - set(columns[1]), set(columns[1]) - set(columns[0])
+        no_frame = v2["metrics_dataframe"] is None and rows_explained  # V2: no checkpoint, no frame
+        auto_only = not only_v2 and all(_auto_key(c) for c in only_v1)  # V1 adds its keys to every row
+        check(
+            "metrics_dataframe columns",
+            *columns,
+            4 if no_frame or auto_only else None,
+            "V1's frame has a column for each key V1 adds to every report; V2's only the reported keys"
+            if auto_only
+            else "V2 has no frame for a run without checkpoints"
+            if no_frame
+            else "other columns (a nested metric: V1 flattens it to a/b columns, V2 keeps one column of dicts)",
+        )
     check(
         "checkpoint directories",
         [c["dir_name"] for c in v1["checkpoints"]],
@@ -159,6 +179,27 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
     )
     out.rows.append(("fit seconds", v1["seconds"], v2["seconds"]))
     return out
+
+
+# compat's failure classes, one per family of Ray's engine (V2 names its two families): a
+# failure of the same workers is the same failure whichever engine ran it.
+_FAILURE_FAMILIES = {"TrainingFailedError", "WorkerGroupFailedError", "ControllerFailedError"}
+
+
+def _error_kind(error: str) -> tuple[str, list[tuple[str, str]]]:
+    """A fit record's ``"Type: message"`` as (the exception's class, compat's failure classes
+    as one; each worker's error type the message names: ``worker 0: RuntimeError``)."""
+    kind = error.partition(":")[0].strip()
+    if kind in _FAILURE_FAMILIES:
+        kind = "TrainingFailedError"
+    return kind, sorted(set(re.findall(r"worker (\d+): (\w+)", error)))
+
+
+def _auto_key(column: str) -> bool:
+    """A column of a key V1 adds to every report (``config`` flattened: ``config/...``)."""
+    from compat_core.v1_logs import AUTO_KEYS
+
+    return column in AUTO_KEYS or column.partition("/")[0] in AUTO_KEYS
 
 
 def _calls(fit: Mapping[str, Any]) -> list[Any]:

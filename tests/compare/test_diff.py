@@ -36,9 +36,43 @@ def test_the_documented_v1_v2_differences_are_each_explained() -> None:
     assert {d.aspect: d.section for d in fit.differences} == {
         "result.metrics": 3,
         "metrics_dataframe rows": 4,
+        "metrics_dataframe columns": 4,  # V2 has no frame without checkpoints: not "identical"
         "run directory": 5,
     }
     assert fit.unexplained == []
+
+
+def test_metrics_dataframe_columns_are_compared_for_real() -> None:
+    """V1's extra columns are explained only when they are the keys V1 adds to every report; a
+    nested metric (V1: `eval/acc` columns, V2: one `eval` column of dicts) is not."""
+    v1, v2 = record("v1", False), record("v2", False)
+    v1["metrics_dataframe"]["columns"] = ["loss", "training_iteration", "config/train_loop_config/lr"]
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    [columns] = [d for d in fit.differences if d.aspect == "metrics_dataframe columns"]
+    assert columns.section == 4 and "adds to every report" in columns.why
+    v1["metrics_dataframe"]["columns"] = ["loss", "eval/acc", "training_iteration"]
+    v2["metrics_dataframe"]["columns"] = ["loss", "eval"]
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    assert [d.aspect for d in fit.unexplained] == ["metrics_dataframe columns"]
+
+
+def test_a_fit_that_fails_under_both_settings_alike_is_explained_and_differently_is_not() -> None:
+    v1, v2 = record("v1", False), record("v2", False)
+    # As fit() raised them: compat's error, of Ray's V1 family and of V2's worker-group one.
+    v1["error"] = "TrainingFailedError: Training failed: worker 0: RuntimeError: boom (V1's words)"
+    v2["error"] = "WorkerGroupFailedError: Training failed: worker 0: RuntimeError: boom (V2's words)"
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    [error] = [d for d in fit.differences if d.aspect == "error"]
+    assert error.section == 15 and "failed under both settings" in error.why
+    v2["error"] = "WorkerGroupFailedError: Training failed: worker 1: KeyError: 'x'"  # another worker, another error
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    assert "error" in [d.aspect for d in fit.unexplained]
+    v2["error"] = "ValueError: bad input"
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    assert "error" in [d.aspect for d in fit.unexplained]
+    v2["error"] = None
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    assert [d.why for d in fit.unexplained if d.aspect == "error"] == ["the fit failed under one setting only"]
 
 
 def test_a_difference_in_what_both_modes_share_is_unexplained() -> None:
@@ -159,7 +193,7 @@ def test_the_terminal_reads_at_a_glance(capsys, monkeypatch) -> None:
     assert "V1-only usages: 1 usage, identical" in first
     # The differing row of the second fit: which row, not the whole list.
     assert "4 rows; differing:" in second and '[1] {"loss": 2.0}' in second and '[0] {"loss": 1.0}' not in second
-    assert len(out.splitlines()) < 60
+    assert len(out.splitlines()) < 70
     terminal(runs, fits, "the verdict", False, verbose=True)
     verbose = capsys.readouterr().out
     assert "identical" not in verbose and '[{"loss": 1.0}, {"loss": 1.0}' in verbose.replace("\n", "")
@@ -192,4 +226,9 @@ def test_the_json_names_each_fit_and_lists_the_identical_aspects() -> None:
         "TorchTrainer", "run_0", "/somewhere/job.py:40", "explained"
     )  # fmt: skip
     assert "after_report calls" in fit["identical"] and "result.metrics" not in fit["identical"]
-    assert {d["aspect"] for d in fit["differences"]} == {"result.metrics", "metrics_dataframe rows", "run directory"}
+    assert {d["aspect"] for d in fit["differences"]} == {
+        "result.metrics",
+        "metrics_dataframe rows",
+        "metrics_dataframe columns",
+        "run directory",
+    }
