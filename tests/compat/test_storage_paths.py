@@ -31,8 +31,7 @@ def _two_rounds(config) -> None:
 
 # name -> (run_config keywords, the storage root the run must land under, relative to tmp_path)
 CASES = {
-    "no run_config": (None, "default"),
-    "RunConfig()": ({}, "default"),
+    "no run_config": (None, "default"),  # also RunConfig(): the same config (test below)
     "RunConfig(name=...)": ({"name": "named"}, "default"),
     "relative storage_path": ({"name": "rel", "storage_path": "results"}, "cwd/results"),
     "~ storage_path": ({"name": "tilde", "storage_path": "~/runs"}, "home/runs"),
@@ -65,8 +64,20 @@ def _run_config(keywords: dict | None, tmp: Path) -> tuple[dict, pafs.FileSystem
     return {"run_config": train.RunConfig(**keywords)}, filesystem
 
 
+# CI's second pass runs V1 semantics again on Ray's V2 engine: the cases that differ there.
+SECOND_PASS = ("no run_config", "relative storage_path", "storage_filesystem")
+
+
+def test_no_run_config_is_run_config_with_nothing_set() -> None:
+    from compat_core.config import RunConfig, coerce
+
+    assert coerce(RunConfig, None, "run_config") == train.RunConfig() == RunConfig()
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_run_lands_where_raw_ray_puts_it(case: str, backend: str, places: Path) -> None:
+    if os.environ.get("COMPAT_V1_ENGINE") == "v2" and case not in SECOND_PASS:
+        pytest.skip("CI's second pass: the storage cases that differ on Ray's V2 engine only")
     keywords, root = CASES[case]
     kwargs, filesystem = _run_config(keywords, places)
     result = TorchTrainer(_two_rounds, scaling_config=train.ScalingConfig(num_workers=1), **kwargs).fit()
