@@ -29,17 +29,29 @@ print(TorchTrainer(train_func, scaling_config=train.ScalingConfig(num_workers=2)
 """
 
 
-def test_a_compat_py_in_the_drivers_working_directory_stops_fit_at_once(tmp_path: Path) -> None:
-    """The repository's root holds compat.py; the job's script lives in a subdirectory and is
-    started from the root: the driver imports this package, Ray's workers would import the
-    root's compat.py (Ray puts the driver's working directory on their path)."""
+@pytest.mark.parametrize(
+    ("script", "argv"),
+    [
+        # The repository's root holds compat.py; the job's script lives in a subdirectory and is
+        # started from the root: the driver imports this package, Ray's workers would import the
+        # root's compat.py (Ray puts the driver's working directory on their path).
+        ("jobs/train.py", [sys.executable, "jobs/train.py"]),
+        # compat.py beside the script, which runs with Python's safe path (-P, PYTHONSAFEPATH:
+        # the script's directory is not put first), from that directory: the same for workers.
+        ("train.py", [sys.executable, "-P", "train.py"]),
+    ],
+    ids=["in the working directory", "beside the script"],
+)
+def test_a_compat_py_where_rays_workers_look_first_stops_fit_at_once(
+    script: str, argv: list[str], tmp_path: Path
+) -> None:
+    if "-P" in argv and sys.version_info < (3, 11):
+        pytest.skip("python -P is Python 3.11's")
     (tmp_path / "compat.py").write_text("import sys\nPY2 = sys.version_info[0] == 2\n")
-    (tmp_path / "jobs").mkdir()
-    (tmp_path / "jobs" / "train.py").write_text(README_PROGRAM)
+    (tmp_path / script).parent.mkdir(exist_ok=True)
+    (tmp_path / script).write_text(README_PROGRAM)
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
-    run = subprocess.run(
-        [sys.executable, "jobs/train.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    run = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith("compat_core.errors.CompatShadowedError: ")
