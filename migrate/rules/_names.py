@@ -50,6 +50,23 @@ def is_any_report(names: set[str] | frozenset[str]) -> bool:
     return is_report(names) or "ray.tune.report" in names
 
 
+# --- RTM009 report's keyword metrics
+# report()'s own parameters, in any Ray release; every other keyword is a metric of the legacy form.
+REPORT_KEYWORDS = frozenset(
+    {
+        "metrics",
+        "checkpoint",
+        "checkpoint_dir_name",
+        "checkpoint_upload_mode",
+        "delete_local_checkpoint_after_upload",
+        "checkpoint_upload_fn",
+        "validation",
+        "validate_fn",
+        "validate_config",
+    }
+)
+
+
 # --- RTM004 compat target
 def compat_path(qualified: str) -> str | None:
     module, _, name = qualified.rpartition(".")

@@ -8,26 +8,11 @@ from typing import TYPE_CHECKING
 
 from migrate._index import Index
 from migrate.rules._base import Rule
-from migrate.rules._names import is_any_report
+from migrate.rules._names import REPORT_KEYWORDS, is_any_report
 
 if TYPE_CHECKING:  # libcst only when a file needs the libcst form
     import libcst as cst
     from libcst.metadata import MetadataWrapper
-
-# report()'s own parameters, in any Ray release; every other keyword is a metric of the legacy form.
-REPORT_KEYWORDS = frozenset(
-    {
-        "metrics",
-        "checkpoint",
-        "checkpoint_dir_name",
-        "checkpoint_upload_mode",
-        "delete_local_checkpoint_after_upload",
-        "checkpoint_upload_fn",
-        "validation",
-        "validate_fn",
-        "validate_config",
-    }
-)
 
 
 def metric_keywords(call: ast.Call) -> bool:

@@ -69,7 +69,7 @@ def test_each_warning_is_printed_once_at_the_users_line(way: str, tmp_path: Path
 @pytest.mark.parametrize("way", list(WAYS))
 def test_warning_filters_apply_at_the_users_line(way: str, tmp_path: Path) -> None:
     """``-W error`` for the user's own module (``__main__``) turns each into its exception;
-    ``-W ignore`` silences both."""
+    ``-W ignore`` silences both (from a file)."""
     stops = way != "-i"  # the interactive prompt goes on after an exception
     as_error = _run(way, tmp_path, "error::UserWarning:__main__")
     assert "Traceback" in as_error.stderr and "UntestedRayWarning: ray 2.61.0 is newer" in as_error.stderr
@@ -77,9 +77,10 @@ def test_warning_filters_apply_at_the_users_line(way: str, tmp_path: Path) -> No
     v1_error = _run(way, tmp_path, "default::UserWarning,error::DeprecationWarning:__main__")
     assert "Traceback" in v1_error.stderr and "V1OnlyWarning: [restore]" in v1_error.stderr
     assert ("finished" in v1_error.stdout) is not stops
-    quiet = _run(way, tmp_path, "ignore::UserWarning:__main__,ignore::DeprecationWarning:__main__")
-    assert quiet.returncode == 0 and "finished" in quiet.stdout
-    assert "Warning" not in quiet.stderr, quiet.stderr
+    if way == "file":  # the same filter machinery for every way: once is enough
+        quiet = _run(way, tmp_path, "ignore::UserWarning:__main__,ignore::DeprecationWarning:__main__")
+        assert quiet.returncode == 0 and "finished" in quiet.stdout
+        assert "Warning" not in quiet.stderr, quiet.stderr
 
 
 def test_in_a_jupyter_kernel(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from migrate.rules._cst import RuleVisitor, qualified
-from migrate.rules._names import is_any_report
+from migrate.rules._names import REPORT_KEYWORDS, is_any_report
 
 if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
     from migrate.rules.report_keyword_metrics import ReportKeywordMetrics
@@ -22,8 +22,6 @@ class _Rewrite(RuleVisitor):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        from migrate.rules.report_keyword_metrics import REPORT_KEYWORDS
-
         if not is_any_report(qualified(self, original_node.func)):
             return updated_node
         args = list(updated_node.args)
