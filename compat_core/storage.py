@@ -119,11 +119,8 @@ def resolve(storage_path: str | os.PathLike[str] | None, storage_filesystem: Any
 def split(path: str | os.PathLike[str], filesystem: Any = None) -> tuple[str, str]:
     """A directory's path as ``(storage_path, name)``, as ``RunConfig`` names it; a local path
     made absolute, as Ray makes it (a path on ``filesystem`` is taken as given)."""
-    text = os.fspath(path).rstrip("/")
-    parent, name = posixpath.split(text)
-    if filesystem is None and "://" not in text:
-        parent = os.path.abspath(os.path.expanduser(parent or "."))
-    return parent, name
+    parent, name = posixpath.split(os.fspath(path).rstrip("/"))
+    return root(parent or ".", filesystem), name
 
 
 def at(path: str | os.PathLike[str], filesystem: Any = None) -> RunStorage:
