@@ -2,7 +2,8 @@
 
 Exit codes, as ruff's: 0 clean; 1 a flagged finding remains (after a write too), something
 would change (``--diff``/``--check``) or a file could not be processed; 2 a usage or
-configuration error, or a bug of the tool. ``--exit-zero``: 0 instead of 1.
+configuration error, or a bug of the tool. ``--exit-zero``: 0 instead of 1. ``--fail-on
+SEVERITY``: 1 only for findings of that severity or worse (breaks, silent, warns, fix).
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import json
 import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from migrate import config, engine, formats
-from migrate.rules import RULES
+from migrate import baseline, config, engine, formats
+from migrate.rules import BY_CODE, RULES
+from migrate.severity import SEVERITIES, at_least
 from migrate.tables import GUIDE
 
 
@@ -36,6 +39,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     mode.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if anything would change or was flagged"
     )
+    mode.add_argument(
+        "--statistics", action="store_true",
+        help="write nothing; print how many findings each rule has, with its severity (text or json)",
+    )  # fmt: skip
+    mode.add_argument(
+        "--add-noqa", action="store_true",
+        help="write only `# noqa: RTMnnn` comments marking every flagged finding (a baseline); rewrite nothing",
+    )  # fmt: skip
     parser.add_argument(
         "--target",
         choices=config.TARGETS,
@@ -62,6 +73,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--exit-zero", action="store_true", help="exit 0 even when findings remain (2 still means an error)"
     )
     parser.add_argument(
+        "--fail-on", choices=SEVERITIES, default=None, metavar="SEVERITY",
+        help="exit 1 only for findings of this severity or worse: breaks, silent, warns or fix (default: fix: any)",
+    )  # fmt: skip
+    parser.add_argument(
         "--isolated", action="store_true", help=f"ignore every pyproject.toml's [tool.{config.TABLE}] table"
     )
     parser.add_argument(
@@ -77,9 +92,9 @@ def _codes(value: str) -> list[str]:
 
 
 def list_rules() -> str:
-    lines = [f"{'code':<8}{'name':<28}{'fix':<7}summary"]
+    lines = [f"{'code':<8}{'name':<28}{'fix':<7}{'severity':<9}summary"]
     for rule in RULES:
-        lines.append(f"{rule.code:<8}{rule.name:<28}{rule.fix_safety:<7}{rule.summary}")
+        lines.append(f"{rule.code:<8}{rule.name:<28}{rule.fix_safety:<7}{rule.severity:<9}{rule.summary}")
     return "\n".join(lines)
 
 
@@ -111,8 +126,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"error: no such file or directory: {exc}", file=sys.stderr)
         return 2
-    write = not (args.diff or args.check)
+    if args.statistics and args.output_format not in ("text", "json"):
+        print(f"error: --statistics prints text or json, not {args.output_format}", file=sys.stderr)
+        return 2
+    if args.add_noqa:
+        return add_noqa(run(plan, False, args.jobs), args)
+    write = not (args.diff or args.check or args.statistics)
     results = run(plan, write, args.jobs)
+    if args.statistics:
+        print(statistics(results, args.output_format))
+        return exit_status(results, args)
     return report(results, args, write)
 
 
@@ -128,6 +151,7 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
     if top.path is None and args.paths:
         top = settings(args.paths[0])
     args.output_format = args.output_format or args.report or top.output_format or "text"
+    args.fail_on = args.fail_on or top.fail_on or "fix"
 
     def excluded(path: str) -> bool:
         """The command line's --exclude globs when given, else the file's configuration."""
@@ -218,8 +242,9 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
         if rendered:
             print(rendered)
     else:
-        for r, d in flags:
-            print(f"{r.path}:{d.line}:{d.col}: {d.code} {d.message}")
+        listed = [f for f in formats.findings(results, pending_fixes=args.check) if f.kind != "error"]
+        for f in listed:  # flags; with --check the pending rewrites too, in file order (as ruff lists them)
+            print(formats.text_line(f))
         for r in errors:
             print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)
         if not args.quiet:
@@ -234,18 +259,91 @@ def report(results: list[engine.FileResult], args: argparse.Namespace, write: bo
                 f"{len(flags)} flagged ({summary}){silenced}; {len(errors)} skipped with errors",
                 file=sys.stderr,
             )
-    # As ruff: 2 only for a bug of the tool; a file that cannot be read or parsed is a finding.
-    # A write exits 1 while flagged findings remain (as `ruff check --fix` while violations
-    # remain): a hook can tell "done" from "manual work left".
-    if any(r.internal for r in errors):
+    return exit_status(results, args)
+
+
+def exit_status(results: list[engine.FileResult], args: argparse.Namespace) -> int:
+    """As ruff: 2 only for a bug of the tool; a file that cannot be read or parsed is a finding.
+    A write exits 1 while flagged findings remain (as `ruff check --fix` while violations
+    remain): a hook can tell "done" from "manual work left". ``--fail-on`` counts only the
+    findings of that severity or worse (a pending rewrite is ``fix``)."""
+    if any(r.internal for r in results if r.error):
         return 2
     if args.exit_zero:
         return 0
-    if errors or flags:
+    if any(r.error for r in results):
         return 1
-    if (args.diff or args.check) and changed:
+    for d in (d for r in results for d in r.diagnostics if not d.fixed):
+        severity = formats.severity_of(d)
+        if severity is None or at_least(severity, args.fail_on):  # None: an error, which always counts
+            return 1
+    pending = args.diff or args.check or args.statistics
+    if pending and args.fail_on == "fix" and any(r.changed for r in results):
         return 1
     return 0
+
+
+def statistics(results: list[engine.FileResult], fmt: str) -> str:
+    """Findings counted by rule, worst severity first (``--statistics``), as ruff counts them:
+    flags and pending rewrites; files that could not be processed as ``ERROR``."""
+    counts = Counter((d.code, formats.severity_of(d)) for r in results for d in r.diagnostics)
+    errors = sum(1 for r in results if r.error) + counts.pop(("ERROR", None), 0)  # unparsed notebook cells
+
+    def rank(key: tuple[str, str | None]) -> tuple[int, int, str]:
+        return SEVERITIES.index(key[1]) if key[1] else len(SEVERITIES), -counts[key], key[0]
+
+    rows: list[dict[str, object]] = [
+        {"code": c, "name": BY_CODE[c].name, "severity": s, "count": counts[c, s],
+         "fixable": BY_CODE[c].fix_safety != "none"}
+        for c, s in sorted(counts, key=rank)
+    ]  # fmt: skip
+    if errors:
+        rows.append({"code": "ERROR", "name": "not-processed", "severity": None, "count": errors, "fixable": False})
+    if fmt == "json":
+        return json.dumps(rows, indent=2)
+
+    def mark(row: dict[str, object]) -> str:
+        return "[*]" if row["fixable"] else "[ ]"
+
+    lines = [
+        "\t".join((str(row["count"]), str(row["code"]), str(row["severity"] or "error"), f"{mark(row)} {row['name']}"))
+        for row in rows
+    ]
+    by_severity = Counter(row["severity"] for row in rows for _ in range(int(row["count"])))  # type: ignore[call-overload]
+    totals = ", ".join(f"{s} {by_severity[s]}" for s in SEVERITIES)
+    unread = f"; {errors} file(s) not processed" if errors else ""
+    lines.append(f"Found {sum(counts.values())} finding(s): {totals}{unread}")
+    return "\n".join(lines)
+
+
+def add_noqa(results: list[engine.FileResult], args: argparse.Namespace) -> int:
+    """``--add-noqa``: each file's flagged findings marked where they are; nothing rewritten."""
+    added = files = 0
+    pending = sum(1 for r in results for d in r.diagnostics if d.fixed)
+    for r in results:
+        if r.error:
+            print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)
+            continue
+        if r.old_text is None or not baseline.codes_by_line(r.diagnostics):
+            continue
+        if r.path.endswith(".ipynb"):
+            marked = baseline.add_noqa_to_notebook(r.old_text, r.diagnostics)
+        else:
+            marked = baseline.add_noqa(r.old_text, baseline.codes_by_line(r.diagnostics))
+        if marked.added:
+            engine.atomic_write(r.path, marked.text.encode(r.encoding), bom=r.bom)
+            added += marked.added
+            files += 1
+    print(f"Added {added} noqa directive(s) in {files} file(s).", file=sys.stderr)
+    if pending:
+        print(
+            f"{pending} pending rewrite(s) are not marked (a `# noqa` does not stop a rewrite): run "
+            "`python -m migrate` to apply them, or turn their rules off with --ignore.",
+            file=sys.stderr,
+        )
+    if any(r.internal for r in results if r.error):
+        return 2
+    return 1 if any(r.error for r in results) and not args.exit_zero else 0
 
 
 if __name__ == "__main__":

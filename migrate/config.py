@@ -12,6 +12,7 @@ select = ["RTM"]                        # rule codes or prefixes
 ignore = ["RTM116"]
 exclude = ["legacy/*", "*_pb2.py"]
 output-format = "github"                # text, json, github or sarif
+fail-on = "silent"                      # exit 1 only for breaks and silent findings
 [tool.ray-train-migrate.per-file-ignores]
 "tests/*" = ["RTM101"]
 ```
@@ -28,6 +29,8 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from migrate.severity import SEVERITIES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -36,7 +39,7 @@ else:  # pragma: no cover - Python 3.10
 TABLE = "ray-train-migrate"
 TARGETS = ("ray", "compat", "native")
 FORMATS = ("text", "json", "github", "sarif")
-KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target", "output-format")
+KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target", "output-format", "fail-on")
 
 
 class ConfigError(Exception):
@@ -54,6 +57,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     target: str | None = None
     output_format: str | None = None
+    fail_on: str | None = None
 
     @property
     def root(self) -> Path:
@@ -112,6 +116,7 @@ def load(path: Path, known_codes: Iterable[str]) -> Settings:
         ),
         target=_choice(table, "target", TARGETS, where),
         output_format=_choice(table, "output-format", FORMATS, where),
+        fail_on=_choice(table, "fail-on", SEVERITIES, where),
     )
 
 

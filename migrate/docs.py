@@ -7,6 +7,7 @@ import re
 import sys
 
 from migrate.rules import RULES, Rule
+from migrate.severity import MEANING, SEVERITIES
 from migrate.tables import GUIDE
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
@@ -43,11 +44,18 @@ def render() -> str:
         "Fix rules rewrite code; flag rules (fix safety `none`) only report. Rules run in the order",
         "below; see `migrate/rules/__init__.py` for why.",
         "",
-        "| code | name | fix | summary |",
-        "| --- | --- | --- | --- |",
+        "Every finding has a severity: what it does to the program the day `RAY_TRAIN_V2_ENABLED`",
+        "flips, worst first (`--fail-on SEVERITY` exits 1 only for that severity or worse). A rule's",
+        "severity is the worst its findings have; a milder finding says so in every output format.",
+        "",
+        *(f"- **{s}**: {MEANING[s]}" for s in SEVERITIES),
+        "",
+        "| code | name | fix | severity | summary |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for rule in RULES:
-        lines.append(f"| [{rule.code}](#{rule.code.lower()}) | `{rule.name}` | {rule.fix_safety} | {rule.summary} |")
+        link = f"[{rule.code}](#{rule.code.lower()})"
+        lines.append(f"| {link} | `{rule.name}` | {rule.fix_safety} | {rule.severity} | {rule.summary} |")
     for rule in RULES:
         parts = sections(rule)
         target = " (only with `--target compat`)" if rule.targets == ("compat",) else ""
@@ -55,7 +63,7 @@ def render() -> str:
             "",
             f"## {rule.code}",
             "",
-            f"`{rule.name}`{target}: {rule.summary}. Fix safety: **{rule.fix_safety}**.",
+            f"`{rule.name}`{target}: {rule.summary}. Fix safety: **{rule.fix_safety}**. Severity: **{rule.severity}**.",
         ]
         for title in SECTIONS:
             lines += ["", f"### {title}", "", parts[title]]

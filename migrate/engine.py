@@ -57,6 +57,8 @@ class FileResult:
     new_text: str | None = None
     old_text: str | None = None
     parsed: bool = False
+    encoding: str = "utf-8"  # the file's own, which a write keeps
+    bom: bool = False
 
 
 def select_rules(
@@ -444,6 +446,7 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
             if _CODING.search(b"\n".join(raw.split(b"\n", 2)[:2])):
                 result.error = f"{exc.msg}; skipped"
                 return result
+    result.encoding, result.bom = encoding, bom
     try:
         text = raw.decode("utf-8-sig" if bom else encoding)
     except UnicodeDecodeError as exc:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from migrate.config import FORMATS
 from migrate.engine import FileResult
-from migrate.rules import BY_CODE
+from migrate.rules import BY_CODE, Diagnostic
+from migrate.severity import MEANING
 
 __all__ = ["FORMATS", "github", "render", "sarif"]
 
@@ -29,6 +30,20 @@ class Finding:
     code: str
     message: str
     kind: str  # "flag", "fix" (pending rewrite) or "error"
+    severity: str | None  # None for a file that could not be processed
+
+
+def severity_of(d: Diagnostic) -> str | None:
+    """A finding's severity: its own when milder than its rule's, else its rule's; None for
+    what is no rule's finding (a notebook cell that does not parse: an error)."""
+    rule = BY_CODE.get(d.code)
+    return d.severity or (rule.severity if rule is not None else None)
+
+
+# GitHub's annotation levels and SARIF's result levels, by severity: what raises is an error,
+# what changes results quietly a warning, the rest a note.
+GITHUB_LEVELS = {"breaks": "error", "silent": "warning", "warns": "notice", "fix": "notice", None: "error"}
+SARIF_LEVELS = {"breaks": "error", "silent": "warning", "warns": "note", "fix": "note", None: "error"}
 
 
 def findings(results: Sequence[FileResult], *, pending_fixes: bool) -> Iterator[Finding]:
@@ -36,9 +51,9 @@ def findings(results: Sequence[FileResult], *, pending_fixes: bool) -> Iterator[
         for d in r.diagnostics:
             if d.fixed and not pending_fixes:
                 continue
-            yield Finding(r.path, d.line, d.col, d.code, d.message, "fix" if d.fixed else "flag")
+            yield Finding(r.path, d.line, d.col, d.code, d.message, "fix" if d.fixed else "flag", severity_of(d))
         if r.error:
-            yield Finding(r.path, r.error_line, r.error_col, "ERROR", r.error, "error")
+            yield Finding(r.path, r.error_line, r.error_col, "ERROR", r.error, "error", None)
 
 
 def render(fmt: str, results: Sequence[FileResult], *, pending_fixes: bool) -> str:
@@ -61,10 +76,16 @@ def _escape_property(text: str) -> str:
 
 def github(f: Finding) -> str:
     """One GitHub Actions workflow command: an annotation on the file's line in the PR."""
-    level = "error" if f.kind == "error" else "warning"
-    title = f"migrate ({f.code})" + (" fixable" if f.kind == "fix" else "")
+    level = GITHUB_LEVELS[f.severity]
+    title = f"migrate {f.code} ({f.severity})" if f.severity else f"migrate ({f.code})"
     properties = f"title={_escape_property(title)},file={_escape_property(f.path)},line={f.line},col={f.col}"
-    return f"::{level} {properties}::{_escape_data(f'{f.path}:{f.line}:{f.col}: {f.code} {f.message}')}"
+    return f"::{level} {properties}::{_escape_data(text_line(f))}"
+
+
+def text_line(f: Finding) -> str:
+    """A finding as the text format prints it: ``path:line:col: CODE [severity] message``."""
+    marker = f" [{f.severity}]" if f.severity else ""
+    return f"{f.path}:{f.line}:{f.col}: {f.code}{marker} {f.message}"
 
 
 def sarif(found: list[Finding]) -> dict[str, object]:
@@ -76,14 +97,20 @@ def sarif(found: list[Finding]) -> dict[str, object]:
             "name": BY_CODE[code].name,
             "shortDescription": {"text": BY_CODE[code].summary},
             "helpUri": rule_url(code),
-            "properties": {"fixSafety": BY_CODE[code].fix_safety},
+            "properties": {
+                "fixSafety": BY_CODE[code].fix_safety,
+                "severity": BY_CODE[code].severity,
+                "severityMeaning": MEANING[BY_CODE[code].severity],
+            },
+            "defaultConfiguration": {"level": SARIF_LEVELS[BY_CODE[code].severity]},
         }
         for code in codes
     ]
     results = [
         {
             "ruleId": f.code,
-            "level": "error" if f.kind == "error" else "warning",
+            "level": SARIF_LEVELS[f.severity],
+            "properties": {"severity": f.severity or "error"},
             "message": {"text": f.message + (" (fixable: run python -m migrate)" if f.kind == "fix" else "")},
             "locations": [
                 {
@@ -118,10 +145,10 @@ def to_json(results: Sequence[FileResult]) -> str:
     for r in results:
         for d in r.diagnostics:
             rows.append({"code": d.code, "file": r.path, "line": d.line, "col": d.col, "message": d.message,
-                         "fixed": d.fixed, "url": rule_url(d.code)})  # fmt: skip
+                         "fixed": d.fixed, "severity": severity_of(d), "url": rule_url(d.code)})  # fmt: skip
         if r.error:
             rows.append({"code": "ERROR", "file": r.path, "line": r.error_line, "col": r.error_col,
-                         "message": r.error, "fixed": False, "url": None})  # fmt: skip
+                         "message": r.error, "fixed": False, "severity": None, "url": None})  # fmt: skip
     return json.dumps(rows, indent=2)
 
 

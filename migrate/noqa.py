@@ -6,6 +6,10 @@ A ``# noqa: RTMnnn`` whose code suppressed nothing on its line is itself a findi
 ruff's RUF100), for the rules that ran. Codes of other tools (``# noqa: E501``) are left to them.
 Suppressed findings stay in the list, marked ``suppressed``: the summary counts them.
 
+A line whose end is inside a multi-line string, or that continues with a backslash, cannot
+take a comment: as ruff does, its ``# noqa`` goes on the line that ends the string or the
+continuation (:func:`comment_lines`).
+
 Rewrites are not suppressed: a ``# noqa`` silences what would need a person, and the rewrites
 of one file depend on each other (use ``--ignore`` or ``per-file-ignores`` to turn one off).
 """
@@ -63,20 +67,64 @@ def _in_comment(line: str, col: int) -> bool:
     return False
 
 
+def comment_lines(source: str) -> dict[int, int]:
+    """Lines whose end cannot take a comment (inside a multi-line string, or continued with a
+    backslash), each mapped to the line where a comment for it goes: the line the string or
+    the continuation ends on. Lines not in the map take their own comments."""
+    lines = source.splitlines()
+    moved: dict[int, int] = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return moved
+    opened: list[int] = []  # f-string starts (Python 3.12 splits f-strings into tokens)
+    for token in tokens:
+        name = tokenize.tok_name[token.type]
+        if name == "FSTRING_START":
+            opened.append(token.start[0])
+        elif name == "FSTRING_END" and opened:
+            for line in range(opened.pop(), token.end[0]):
+                moved[line] = token.end[0]
+        elif token.type == tokenize.STRING and token.start[0] != token.end[0]:
+            for line in range(token.start[0], token.end[0]):
+                moved[line] = token.end[0]
+    for number in range(len(lines), 0, -1):  # backslash continuations, last first: chains resolve
+        if number not in moved and lines[number - 1].endswith("\\") and number < len(lines):
+            moved[number] = moved.get(number + 1, number + 1)
+    for line, target in moved.items():  # a string that ends on a continued line, and the reverse
+        while target in moved and moved[target] != target:
+            target = moved[target]
+        moved[line] = target
+    return moved
+
+
+def _may_move(text: str, lines: Iterable[int]) -> bool:
+    """Whether one of ``lines`` may end inside a string or continue (cheap: no tokenizing)."""
+    all_lines = text.splitlines()
+    for number in lines:
+        line = all_lines[number - 1] if 0 < number <= len(all_lines) else ""
+        if line.endswith("\\") or '"""' in line or "'''" in line:
+            return True
+    return False
+
+
 def apply(diagnostics: Sequence[Diagnostic], text: str, ran: Collection[str]) -> list[Diagnostic]:
     """``diagnostics`` (lines of ``text``) with the flags a ``# noqa`` on their line suppresses
     marked ``suppressed``, and RTM900 for each listed code that suppressed nothing, when RTM900
     is among ``ran`` (the codes of the rules that ran) and so is that code."""
     unused_wanted = UNUSED_NOQA in ran and "RTM" in text
-    table = directives(text, None if unused_wanted else [d.line for d in diagnostics if not d.fixed])
+    flag_lines = {d.line for d in diagnostics if not d.fixed}
+    moved = comment_lines(text) if _may_move(text, flag_lines) else {}
+    wanted = flag_lines | {moved[line] for line in flag_lines if line in moved}
+    table = directives(text, None if unused_wanted else wanted)
     if not table:
         return list(diagnostics)
     out: list[Diagnostic] = []
     used: set[tuple[int, str]] = set()
     for d in diagnostics:
-        directive = table.get(d.line)
+        directive = table.get(d.line) or table.get(moved.get(d.line, d.line))
         if not d.fixed and directive is not None and (directive.codes is None or d.code in directive.codes):
-            used.add((d.line, d.code))
+            used.add((directive.line, d.code))
             out.append(replace(d, suppressed=True))
         else:
             out.append(d)

@@ -95,12 +95,27 @@ def migrate_notebook(
     diagnostics.sort(key=_cell_order)
     if not changed:
         return text, diagnostics
+    return splice(text, notebook), diagnostics
+
+
+def splice(text: str, notebook: dict[str, Any]) -> str:
+    """The notebook ``text`` with the cells' sources of ``notebook`` (the same cells, some
+    changed): every other byte as it was when the sources can be located in the text."""
     spliced = _splice(text, notebook)
     if spliced is not None:
-        return spliced, diagnostics
+        return spliced
     indent = _indent(text)  # the sources could not be located in the text: write the whole notebook
     out = json.dumps(notebook, indent=indent, ensure_ascii=False)
-    return out + ("\n" if text.endswith("\n") else ""), diagnostics
+    return out + ("\n" if text.endswith("\n") else "")
+
+
+def cell_number(d: Diagnostic) -> int | None:
+    """The cell a notebook's finding names (``cell 3: ...``)."""
+    match = _CELL.match(d.message)
+    return int(match.group(1)) if match else None
+
+
+_CELL = re.compile(r"cell (\d+): ")
 
 
 def _unparsed(number: int, exc: SyntaxError, line: int, col: int) -> Diagnostic:

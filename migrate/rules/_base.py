@@ -1,5 +1,5 @@
-"""What every rule is: a stable code, a one-line summary, its fix safety, a ruff-style
-docstring, and a pass over one parsed module."""
+"""What every rule is: a stable code, a one-line summary, its fix safety, its severity, a
+ruff-style docstring, and a pass over one parsed module."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from migrate._index import Index, build
+from migrate.severity import Severity
 
 if TYPE_CHECKING:  # libcst is imported only when a file needs a libcst form (start-up time)
     import libcst as cst
@@ -26,6 +27,7 @@ class Diagnostic:
     message: str
     fixed: bool
     suppressed: bool = False  # by a `noqa` comment on its line (counted, not reported)
+    severity: Severity | None = None  # milder than its rule's (which is the worst its findings have)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     fix_safety: ClassVar[FixSafety]
+    severity: ClassVar[Severity] = "fix"  # flag rules set theirs (tests/migrate/test_conventions.py)
     targets: ClassVar[tuple[str, ...]] = ("ray", "compat", "native")
     # Text that must appear for the rule to have anything to do: lets the engine skip
     # resolving metadata for rules that cannot match.

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from migrate._index import RAY_ROOTS, Index, Node
 from migrate.rules._base import Diagnostic, Rule
+from migrate.severity import Severity
 from migrate.tables import GUIDE
 
 REPORT_NAMES = frozenset(
@@ -43,6 +45,15 @@ def is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+@dataclass(frozen=True)
+class Milder:
+    """A finding milder than its rule's severity, which is the worst its findings have
+    (``TorchCheckpoint`` only warns under V2 where ``LightningCheckpoint`` is gone)."""
+
+    message: str
+    severity: Severity
+
+
 class FlagRule(Rule):
     """A rule that never rewrites: subclasses implement :meth:`check` and say which nodes
     it wants to see, so the engine checks each node against the few rules that care.
@@ -62,8 +73,9 @@ class FlagRule(Rule):
     # that judge an attribute by its name alone (``result.metrics_dataframe``).
     unqualified_words: ClassVar[tuple[str, ...]] = ()
 
-    def check(self, index: Index, item: Node) -> str | None:
-        """Return a message when ``item`` is a finding."""
+    def check(self, index: Index, item: Node) -> str | Milder | None:
+        """Return a message when ``item`` is a finding (a :class:`Milder` one when it is less
+        severe than the rule says)."""
         raise NotImplementedError
 
     def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
@@ -109,4 +121,6 @@ def run_flag_rules(rules: list[FlagRule], index: Index) -> None:
             finding = rule.check(index, item)
             if finding:
                 line, col = index.position(node)
-                rule.diagnostics.append(Diagnostic(rule.code, line, col, rule.message(finding), False))
+                milder = finding.severity if isinstance(finding, Milder) else None
+                message = rule.message(finding.message if isinstance(finding, Milder) else finding)
+                rule.diagnostics.append(Diagnostic(rule.code, line, col, message, False, severity=milder))

@@ -34,6 +34,7 @@ class CheckpointFrequency(FlagRule):
     """
 
     code = "RTM110"
+    severity = "breaks"
     name = "checkpoint-frequency"
     trigger = re.compile(r"checkpoint_frequency|checkpoint_at_end")
     summary = "CheckpointConfig(checkpoint_frequency/checkpoint_at_end) is rejected by V2"

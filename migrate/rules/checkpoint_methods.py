@@ -54,6 +54,7 @@ class CheckpointMethods(FlagRule):
     """
 
     code = "RTM103"
+    severity = "breaks"
     name = "checkpoint-dict-methods"
     trigger = re.compile(r"_(dict|bytes|uri)\b")
     summary = "Checkpoint.from_dict/to_dict/from_bytes/from_uri no longer exist"

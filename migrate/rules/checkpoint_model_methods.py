@@ -45,6 +45,7 @@ class CheckpointModelMethods(FlagRule):
     """
 
     code = "RTM127"
+    severity = "breaks"
     name = "checkpoint-model-methods"
     trigger = re.compile(r"get_model|get_preprocessor|get_estimator|get_network|get_booster")
     summary = "checkpoint.get_model()/get_preprocessor() came from V1's framework checkpoints"

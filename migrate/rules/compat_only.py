@@ -49,6 +49,7 @@ class CompatOnly(FlagRule):
     """
 
     code = "RTM119"
+    severity = "breaks"
     name = "compat-only"
     trigger = re.compile(r"keep_v1_logs|worker_metrics_dataframe|migration_report|compat")
     summary = "Something only compat provides (--target native)"

@@ -40,6 +40,7 @@ class ContextMetadata(FlagRule):
     """
 
     code = "RTM120"
+    severity = "breaks"
     name = "context-metadata"
     trigger = re.compile(r"get_metadata")
     summary = "get_context().get_metadata() raises under V2: V2 keeps no metadata"

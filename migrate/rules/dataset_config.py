@@ -40,6 +40,7 @@ class DatasetConfigUse(FlagRule):
     """
 
     code = "RTM125"
+    severity = "breaks"
     name = "dataset-config"
     trigger = re.compile(r"DatasetConfig")
     summary = "DatasetConfig is not DataConfig: the arguments differ"

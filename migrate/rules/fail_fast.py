@@ -33,6 +33,7 @@ class FailFast(FlagRule):
     """
 
     code = "RTM109"
+    severity = "breaks"
     name = "fail-fast"
     trigger = re.compile(r"fail_fast")
     summary = "FailureConfig(fail_fast=...) is rejected by V2"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import FlagRule
+from migrate.rules._flags import FlagRule, Milder
 from migrate.tables import FRAMEWORK_CHECKPOINTS
 
 # The directory-based replacement for each framework checkpoint (shown in the finding).
@@ -28,6 +28,9 @@ REPLACEMENTS = {
     "ckpt = Checkpoint.from_directory(d)",
 }
 
+# The classes Ray 2.60 still has, under V2 too: using them only warns (DeprecationWarning).
+STILL_IN_RAY = frozenset({"TorchCheckpoint", "XGBoostCheckpoint", "LightGBMCheckpoint"})
+
 
 class FrameworkCheckpoints(FlagRule):
     """## What it does
@@ -35,7 +38,11 @@ class FrameworkCheckpoints(FlagRule):
 
     ## Why is this bad?
     They are deprecated and not supported by Ray Train V2; a plain ``ray.train.Checkpoint``
-    over a directory works in both.
+    over a directory works in both. Ray 2.60 no longer has ``LegacyTorchCheckpoint``,
+    ``TensorflowCheckpoint``, ``TransformersCheckpoint``, ``LightningCheckpoint`` or
+    ``SklearnCheckpoint`` (the import fails: severity ``breaks``); ``TorchCheckpoint``,
+    ``XGBoostCheckpoint`` and ``LightGBMCheckpoint`` still exist and only warn (``warns``),
+    but a result's checkpoint comes back as a plain ``Checkpoint`` (RTM127).
 
     ## Example
     ```python
@@ -62,6 +69,7 @@ class FrameworkCheckpoints(FlagRule):
     """
 
     code = "RTM104"
+    severity = "breaks"
     name = "framework-checkpoint"
     trigger = re.compile(r"Checkpoint")
     summary = "TorchCheckpoint and other framework checkpoints are not supported by V2"
@@ -73,5 +81,8 @@ class FrameworkCheckpoints(FlagRule):
         found = index.qualified(item.node) & FRAMEWORK_CHECKPOINTS
         if found:
             name = sorted(found)[0].rsplit(".", 1)[1]
-            return f"`{name}` is not supported by V2; instead: `{REPLACEMENTS.get(name, 'Checkpoint.from_directory')}`"
+            message = (
+                f"`{name}` is not supported by V2; instead: `{REPLACEMENTS.get(name, 'Checkpoint.from_directory')}`"
+            )
+            return Milder(message, "warns") if name in STILL_IN_RAY else message
         return None

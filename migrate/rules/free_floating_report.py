@@ -41,6 +41,7 @@ class FreeFloatingReport(FlagRule):
     """
 
     code = "RTM101"
+    severity = "silent"
     name = "free-floating-report"
     trigger = re.compile(r"report")
     summary = "report() without a checkpoint: V2 drops these metrics"

@@ -41,6 +41,7 @@ class LeftoverOldApi(FlagRule):
     """
 
     code = "RTM100"
+    severity = "breaks"
     name = "leftover-old-api"
     trigger = re.compile(r"\bair\b|session")
     summary = "A ray.air / session reference that no rule could rewrite"

@@ -30,6 +30,7 @@ class LogDir(FlagRule):
     """
 
     code = "RTM105"
+    severity = "breaks"
     name = "result-log-dir"
     trigger = re.compile(r"log_dir")
     summary = "Result.log_dir was removed; use result.path or result.checkpoint.path"

@@ -32,6 +32,7 @@ class MetricsDataframe(FlagRule):
     """
 
     code = "RTM102"
+    severity = "silent"
     name = "metrics-dataframe"
     trigger = re.compile(r"metrics_dataframe")
     summary = "metrics_dataframe has one row per checkpoint under V2, not per report"

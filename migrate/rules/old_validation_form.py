@@ -39,6 +39,7 @@ class OldValidationForm(FlagRule):
     """
 
     code = "RTM115"
+    severity = "breaks"
     name = "old-validation-form"
     trigger = re.compile(r"validate_fn|validate_config")
     summary = "report(validate_fn=, validate_config=) is rejected by Ray 2.60"

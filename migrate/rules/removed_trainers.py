@@ -58,6 +58,7 @@ class RemovedTrainers(FlagRule):
     """
 
     code = "RTM123"
+    severity = "breaks"
     name = "removed-trainer"
     trigger = re.compile(r"horovod|tensorflow|Transformers|Accelerate")
     summary = "HorovodTrainer, TensorflowTrainer and V1's Hugging Face trainers are removed in V2"

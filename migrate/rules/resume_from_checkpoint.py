@@ -36,6 +36,7 @@ class ResumeFromCheckpoint(FlagRule):
     """
 
     code = "RTM113"
+    severity = "breaks"
     name = "resume-from-checkpoint"
     targets = ("ray", "native")
     trigger = re.compile(r"resume_from_checkpoint|metadata")

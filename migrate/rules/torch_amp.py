@@ -54,6 +54,7 @@ class TorchAmp(FlagRule):
     """
 
     code = "RTM124"
+    severity = "breaks"
     name = "torch-amp"
     targets = ("ray", "native")
     trigger = re.compile(r"accelerate|prepare_optimizer|backward")

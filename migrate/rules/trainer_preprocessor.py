@@ -37,6 +37,7 @@ class TrainerPreprocessor(FlagRule):
     """
 
     code = "RTM126"
+    severity = "breaks"
     name = "trainer-preprocessor"
     trigger = re.compile(r"preprocessor")
     summary = "Trainer(preprocessor=...) is rejected by V2"

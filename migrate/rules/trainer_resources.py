@@ -33,6 +33,7 @@ class TrainerResources(FlagRule):
     """
 
     code = "RTM107"
+    severity = "breaks"
     name = "trainer-resources"
     trigger = re.compile(r"trainer_resources")
     summary = "ScalingConfig(trainer_resources=...) is rejected by V2"

@@ -38,6 +38,7 @@ class TrainerRestore(FlagRule):
     """
 
     code = "RTM112"
+    severity = "breaks"
     name = "trainer-restore"
     targets = ("ray", "native")
     trigger = re.compile(r"restore")

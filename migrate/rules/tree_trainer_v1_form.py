@@ -46,6 +46,7 @@ class TreeTrainerV1Form(FlagRule):
     """
 
     code = "RTM122"
+    severity = "breaks"
     name = "tree-trainer-v1-form"
     targets = ("ray", "native")
     trigger = re.compile(r"GBMTrainer|XGBoostTrainer")

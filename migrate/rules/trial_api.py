@@ -40,6 +40,7 @@ class TrialApi(FlagRule):
     """
 
     code = "RTM111"
+    severity = "breaks"
     name = "trial-api"
     trigger = re.compile(r"get_trial_")
     summary = "get_trial_name/id/dir/resources are rejected by V2"

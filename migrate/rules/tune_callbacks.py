@@ -39,6 +39,7 @@ class TuneCallbacks(FlagRule):
     """
 
     code = "RTM106"
+    severity = "breaks"
     name = "tune-callbacks"
     trigger = re.compile(r"callbacks")
     summary = "Tune callbacks in RunConfig(callbacks=...) are rejected by V2"

@@ -42,6 +42,7 @@ class TuneReport(FlagRule):
     """
 
     code = "RTM114"
+    severity = "silent"
     name = "tune-report"
     trigger = re.compile(r"report")
     summary = "tune.report inside a function: use train.report in a Train training function"

@@ -41,6 +41,7 @@ class TuneRunOptions(FlagRule):
     """
 
     code = "RTM108"
+    severity = "breaks"
     name = "tune-run-options"
     trigger = re.compile(r"SyncConfig|sync_config|stop|verbose|progress_reporter|log_to_file|local_dir")
     summary = "SyncConfig and RunConfig(sync_config/stop/verbose/progress_reporter/log_to_file/local_dir)"

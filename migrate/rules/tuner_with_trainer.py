@@ -54,6 +54,7 @@ class TunerWithTrainer(FlagRule):
     """
 
     code = "RTM117"
+    severity = "breaks"
     name = "tuner-with-trainer"
     trigger = re.compile(r"Tuner|tune\.run")
     summary = "A Trainer passed to tune.Tuner: V2 runs trainers inside a function trainable"

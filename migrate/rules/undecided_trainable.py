@@ -49,6 +49,7 @@ class UndecidedTrainable(FlagRule):
     """
 
     code = "RTM116"
+    severity = "silent"
     name = "undecided-trainable"
     trigger = re.compile(r"tune")
     summary = "Session call in a function not shown to be a Tune trainable or a Train loop"

@@ -39,6 +39,7 @@ class UnusedNoqa(FlagRule):
     """
 
     code = "RTM900"
+    severity = "warns"
     name = "unused-noqa"
     trigger = re.compile(r"noqa", re.IGNORECASE)
     summary = "A noqa comment naming a code that flags nothing on its line"

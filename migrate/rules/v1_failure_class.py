@@ -54,6 +54,7 @@ class V1FailureClass(FlagRule):
     """
 
     code = "RTM118"
+    severity = "silent"
     name = "v1-failure-class"
     trigger = re.compile(r"TrainingFailedError")
     summary = "V1's failure class in a handler: V2's fit() raises ray.train.TrainingFailedError"

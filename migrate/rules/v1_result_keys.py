@@ -47,6 +47,7 @@ class V1ResultKeys(FlagRule):
     """
 
     code = "RTM121"
+    severity = "breaks"
     name = "v1-result-keys"
     trigger = re.compile(r"metrics")
     summary = "A key V1 adds to every result (training_iteration, time_total_s, ...) is missing under V2"

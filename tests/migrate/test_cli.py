@@ -110,7 +110,7 @@ def test_json_report_lists_fixes_flags_and_errors(tree: Path) -> None:
     by_file = {(Path(r["file"]).name, r["code"], r["fixed"]) for r in rows}
     assert ("train_job.py", "RTM001", True) in by_file and ("train_job.py", "RTM002", True) in by_file
     assert ("train_job.py", "RTM101", False) in by_file and ("broken.py", "ERROR", False) in by_file
-    assert {"code", "file", "line", "col", "message", "fixed", "url"} == set(rows[0])
+    assert {"code", "file", "line", "col", "message", "fixed", "severity", "url"} == set(rows[0])
     flag = next(r for r in rows if r["code"] == "RTM101" and r["file"].endswith("train_job.py"))
     assert flag["line"] == 7  # --check reports lines of the file as it is
     assert flag["url"] == "docs/rules.md#rtm101"
@@ -122,13 +122,13 @@ def test_github_annotations_one_per_finding(tree: Path) -> None:
     proc = cli("--check", "--output-format", "github", ".", cwd=tree)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
-    assert lines and all(line.startswith(("::warning ", "::error ")) for line in lines)
-    flag = next(line for line in lines if "RTM101" in line and "train_job.py" in line)
-    assert flag.startswith("::warning title=migrate (RTM101),file=./pkg/train_job.py,line=7,col=")
+    assert lines and all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)
+    flag = next(line for line in lines if "RTM101" in line and "train_job.py" in line)  # silent: a warning
+    assert flag.startswith("::warning title=migrate RTM101 (silent),file=./pkg/train_job.py,line=7,col=")
     assert any(line.startswith("::error ") and "broken.py,line=2,col=7" in line for line in lines)
-    assert any("title=migrate (RTM002) fixable" in line for line in lines)  # pending rewrites too
+    assert any(line.startswith("::notice title=migrate RTM002 (fix),") for line in lines)  # pending rewrites too
     written = cli("--output-format", "github", ".", cwd=tree)  # after a write, rewrites are done: not reported
-    assert "fixable" not in written.stdout and "RTM101" in written.stdout
+    assert "(fix)" not in written.stdout and "RTM101" in written.stdout
 
 
 def test_sarif_for_code_scanning(tree: Path) -> None:

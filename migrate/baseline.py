@@ -1,0 +1,109 @@
+"""``--add-noqa``: mark every current finding with ``# noqa: RTMnnn``, as ruff's ``--add-noqa``.
+
+A team adopting the codemod in CI on a large codebase marks what is there today, then gates
+on new findings only. Each flagged line gets one directive with the codes found there: merged
+into a ``# noqa:`` comment the line already has (another tool's codes are kept), appended
+after any other comment, and put on the line that ends a multi-line string or a backslash
+continuation when the finding's own line cannot take a comment (:func:`noqa.comment_lines`).
+A second run adds nothing. Rewrites are not marked: a ``# noqa`` does not stop a rewrite.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from migrate import noqa
+from migrate.rules import Diagnostic
+
+# Findings --add-noqa does not mark: an unused directive is removed, not silenced.
+NOT_MARKED = frozenset({noqa.UNUSED_NOQA, "ERROR"})
+
+
+@dataclass(frozen=True)
+class Marked:
+    text: str
+    added: int  # directives added or extended
+
+
+def codes_by_line(diagnostics: Sequence[Diagnostic]) -> dict[int, set[str]]:
+    """The flagged codes to mark, by the line each finding points at."""
+    found: dict[int, set[str]] = {}
+    for d in diagnostics:
+        if not d.fixed and not d.suppressed and d.code not in NOT_MARKED:
+            found.setdefault(d.line, set()).add(d.code)
+    return found
+
+
+def add_noqa(text: str, codes: Mapping[int, set[str]]) -> Marked:
+    """``text`` with ``# noqa: CODES`` on each line of ``codes`` (1-based), or on the line its
+    comment must go to; the number of directives added or extended."""
+    if not codes:
+        return Marked(text, 0)
+    moved = noqa.comment_lines(text)
+    wanted: dict[int, set[str]] = {}
+    for at, found in codes.items():
+        wanted.setdefault(moved.get(at, at), set()).update(found)
+    lines = text.splitlines(keepends=True)
+    existing = noqa.directives(text, wanted)
+    added = 0
+    for number, found in sorted(wanted.items()):
+        if not 0 < number <= len(lines):
+            continue
+        line = lines[number - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        directive = existing.get(number)
+        if directive is None:
+            new_body = f"{body.rstrip()}  # noqa: {', '.join(sorted(found))}"
+        elif directive.codes is None:  # a bare directive silences every code already
+            continue
+        else:
+            missing = sorted(found - set(directive.codes))
+            if not missing:
+                continue
+            new_body = _extend(body, directive.col - 1, missing)
+        lines[number - 1] = new_body + ending
+        added += 1
+    return Marked("".join(lines), added)
+
+
+_CODES_END = re.compile(r"#\s*(?i:noqa):\s?[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*")
+
+
+def _extend(body: str, start: int, codes: list[str]) -> str:
+    """``body`` with ``codes`` appended to the code list of its ``# noqa:`` at ``start``."""
+    match = _CODES_END.match(body, start)
+    assert match is not None  # directives() found codes there
+    end = len(match.group(0).rstrip(", \t")) + start
+    return f"{body[:end]}, {', '.join(codes)}{body[end:]}"
+
+
+def add_noqa_to_notebook(text: str, diagnostics: Sequence[Diagnostic]) -> Marked:
+    """A notebook's cells marked: its diagnostics name their cell (``cell N: ...``) and carry
+    the line within it. The other bytes of the file stay as they were."""
+    from migrate.notebooks import cell_number, splice
+
+    by_cell: dict[int, list[Diagnostic]] = {}
+    for d in diagnostics:
+        number = cell_number(d)
+        if number is not None:
+            by_cell.setdefault(number, []).append(d)
+    notebook: dict[str, Any] = json.loads(text)
+    added = 0
+    for number, cell in enumerate(notebook.get("cells", []), start=1):
+        found = codes_by_line(by_cell.get(number, []))
+        if not found or cell.get("cell_type") != "code":
+            continue
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        marked = add_noqa(source, found)
+        if marked.added:
+            added += marked.added
+            new = marked.text
+            cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
+    if not added:
+        return Marked(text, 0)
+    return Marked(splice(text, notebook), added)
