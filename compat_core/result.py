@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from ray.train import Checkpoint
 
+from compat_core import messages
 from compat_core.model import (
     CheckpointStatus,
     ReportRound,
@@ -94,10 +95,12 @@ class Result:
         """A readable list of the V1-only behaviours the run relied on."""
         if not self.v1_usage:
             return "No V1-only behaviour used: this run behaves the same under V2."
-        lines = ["V1-only behaviours this run relied on (they change when V2 is on):"]
-        for usage in self.v1_usage:
-            lines.append(f"  {usage.kind}: {usage.count}x, first at {usage.first_site}")
+        lines = ["V1-only behaviours this run relied on (they change when V2 is on), worst first:"]
+        for usage in sorted(self.v1_usage, key=lambda u: messages.SEVERITY_ORDER.index(u.severity)):
+            rule = f"; python -m migrate: {usage.rule}" if usage.rule else ""
+            lines.append(f"  {usage.kind} [{usage.severity}]: {usage.count}x, first at {usage.first_site}{rule}")
             lines.append(f"    {usage.advice}")
+        lines.append("[breaks]: raw V2 raises on it; [silent]: raw V2 runs it with other results (docs/rules.md).")
         return "\n".join(lines)
 
 

@@ -56,6 +56,16 @@ class Usage:
     def advice(self) -> str:
         return messages.v1_only(self.kind)
 
+    @property
+    def severity(self) -> str:
+        """What it does on raw V2: ``breaks`` (raises) or ``silent`` (other results)."""
+        return messages.KINDS[self.kind].severity
+
+    @property
+    def rule(self) -> str | None:
+        """The codemod rule (``python -m migrate``) that flags or rewrites it."""
+        return messages.KINDS[self.kind].rule
+
 
 @dataclass
 class UsageLog:
