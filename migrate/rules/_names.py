@@ -118,3 +118,8 @@ NATIVE = {name: name for name in COMPAT_NAMES - {"session", "torch"}} | {
     "WorkerGroupFailedError": "WorkerGroupError",
     "ControllerFailedError": "ControllerError",
 }
+# compat's framework modules -> (the ray.train module they re-export, the names they take over):
+# ``from compat.lightning import RayDDPStrategy`` is ``ray.train.lightning``'s own name.
+NATIVE_MODULES: dict[str, tuple[str, frozenset[str]]] = {
+    compat: (ray, names) for ray, (compat, names) in COMPAT_MODULES.items() if compat != "compat"
+}

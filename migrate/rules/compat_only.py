@@ -6,7 +6,7 @@ import ast
 import re
 
 from migrate.rules._flags import FlagRule, keyword
-from migrate.rules._names import NATIVE
+from migrate.rules._names import NATIVE, NATIVE_MODULES
 
 # compat-only API -> what to do on native V2.
 INSTEAD = {
@@ -79,5 +79,8 @@ class CompatOnly(FlagRule):
             first = name.split(".")[1]
             if first in NATIVE or first == "torch":
                 continue
+            module, _, attr = name.rpartition(".")
+            if module in NATIVE_MODULES and attr in NATIVE_MODULES[module][1]:
+                continue  # compat.lightning.RayDDPStrategy is ray.train.lightning's own
             return f"`{name}` exists only in compat; {INSTEAD.get(first, 'there is no native equivalent')}"
         return None

@@ -56,6 +56,39 @@ def test_compat_imports_become_native() -> None:
     )
 
 
+def test_compat_framework_modules_become_ray_trains_own() -> None:
+    found = check(
+        """\
+        import lightning.pytorch as pl
+        from compat.huggingface.transformers import RayTrainReportCallback as HFReport
+        from compat.lightgbm import LightGBMTrainer
+        from compat.lightning import RayDDPStrategy, RayLightningEnvironment, RayTrainReportCallback, prepare_trainer
+        from compat.xgboost import XGBoostTrainer
+
+
+        def loop(config):
+            trainer = pl.Trainer(strategy=RayDDPStrategy(), plugins=[RayLightningEnvironment()],
+                                 callbacks=[RayTrainReportCallback()])
+            prepare_trainer(trainer)
+        """,
+        """\
+        import lightning.pytorch as pl
+        from ray.train.huggingface.transformers import RayTrainReportCallback as HFReport
+        from ray.train.lightgbm import LightGBMTrainer
+        from ray.train.lightning import RayDDPStrategy, RayLightningEnvironment, RayTrainReportCallback, prepare_trainer
+        from ray.train.xgboost import XGBoostTrainer
+
+
+        def loop(config):
+            trainer = pl.Trainer(strategy=RayDDPStrategy(), plugins=[RayLightningEnvironment()],
+                                 callbacks=[RayTrainReportCallback()])
+            prepare_trainer(trainer)
+        """,
+        target="native",
+    )
+    assert not [d for d in found if not d.fixed]  # ray.train.lightning's own names: no RTM119
+
+
 def test_bare_import_compat_and_attributes() -> None:
     check(
         """\

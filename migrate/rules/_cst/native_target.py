@@ -12,7 +12,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor
 from migrate.rules._cst import imports as _imports
-from migrate.rules._names import NATIVE
+from migrate.rules._names import NATIVE, NATIVE_MODULES
 from migrate.tables import COMPAT_TORCH_NAMES
 
 if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
@@ -51,8 +51,8 @@ class _Collect(cst.CSTVisitor):
                     self._module_import(node, assignment)
                 elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
                     module = get_full_name_for_node(node.module)
-                    if module in ("compat", "compat.torch") and not isinstance(node.names, cst.ImportStar):
-                        names = NATIVE if module == "compat" else {n: n for n in COMPAT_TORCH_NAMES}
+                    if (module == "compat" or module in NATIVE_MODULES) and not isinstance(node.names, cst.ImportStar):
+                        names = NATIVE if module == "compat" else {n: n for n in NATIVE_MODULES[module][1]}
                         blockers = [a.evaluated_name for a in node.names if a.evaluated_name not in names]
                         self.plan.statements[node] = blockers
 
@@ -157,11 +157,14 @@ class _Rewrite(RuleVisitor):
         if self._stays(original_node):
             return updated_node
         module = get_full_name_for_node(original_node.module)  # type: ignore[arg-type]
-        target = "ray.train.torch" if module == "compat.torch" else "ray.train"
+        assert module is not None
+        target, renames = NATIVE_MODULES[module][0] if module in NATIVE_MODULES else "ray.train", NATIVE
+        if module != "compat":
+            renames = {}  # a framework module's names are ray.train's own
         names = []
         assert not isinstance(updated_node.names, cst.ImportStar)
         for alias in updated_node.names:
-            new = NATIVE.get(alias.evaluated_name, alias.evaluated_name)
+            new = renames.get(alias.evaluated_name, alias.evaluated_name)
             if new != alias.evaluated_name:
                 asname = alias.asname or cst.AsName(name=cst.Name(alias.evaluated_name))
                 alias = alias.with_changes(name=cst.Name(new), asname=asname)
