@@ -12,7 +12,7 @@ hand to either is *undecided*.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -101,3 +101,68 @@ def argument(call: ast.Call, position: int, *keywords: str) -> ast.expr | None:
             return keyword.value
     positional = [a for a in call.args if not isinstance(a, ast.Starred)]
     return positional[position] if len(positional) > position else None
+
+
+TUNERS = frozenset({"ray.tune.Tuner", "ray.tune.tuner.Tuner"})
+
+
+class TuneResults:
+    """Which expressions of a module are results of a Tune ``ResultGrid``: Tune keeps every
+    report's row and its auto-filled keys (``training_iteration``, ...) there under V1 and V2
+    alike, so what V2 changes for a Trainer's ``Result`` does not apply to them.
+
+    Read from names, as a reader would: ``grid = tuner.fit()`` (``tuner`` a ``Tuner(...)`` or
+    ``Tuner.restore(...)``; also ``tuner.get_results()``), then ``grid[i]``,
+    ``grid.get_best_result(...)``, ``for r in grid`` and names bound to those. A name counts
+    only when every binding of it in the module is such a value."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+        bindings: dict[str, list[ast.expr | None]] = {}
+        for node in ast.walk(index.tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bindings.setdefault(target.id, []).append(node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+                bindings.setdefault(node.target.id, []).append(node.value if isinstance(node, ast.AnnAssign) else None)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
+                bindings.setdefault(node.target.id, []).append(ast.Subscript(node.iter, ast.Constant(0)))
+        self._bindings = bindings
+        self._tuners: set[str] = set()
+        self._grids: set[str] = set()
+        self._results: set[str] = set()
+        for names, test in ((self._tuners, self._is_tuner), (self._grids, self._is_grid), (self._results, self.holds)):
+            self._fill(names, test)
+
+    def _fill(self, names: set[str], test: Callable[[ast.expr], bool]) -> None:
+        """Add every name whose bindings all pass ``test`` (which may consult ``names``)."""
+        changed = True
+        while changed:
+            changed = False
+            for name, values in self._bindings.items():
+                if name not in names and all(v is not None and test(v) for v in values):
+                    names.add(name)
+                    changed = True
+
+    def _is_tuner(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self._tuners
+        return isinstance(node, ast.Call) and bool(self._index.qualified(node.func) & (TUNERS | TUNE_RESTORE))
+
+    def _is_grid(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self._grids
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+            return node.func.attr in ("fit", "get_results") and self._is_tuner(node.func.value)
+        return False
+
+    def holds(self, node: ast.expr) -> bool:
+        """``node`` is a Tune result (a ``ray.tune.Result`` of a ``ResultGrid``)."""
+        if isinstance(node, ast.Name):
+            return node.id in self._results
+        if isinstance(node, ast.Subscript):
+            return self._is_grid(node.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return node.func.attr == "get_best_result" and self._is_grid(node.func.value)
+        return False

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from migrate._index import RAY_ROOTS, Index, Node
+from migrate._roles import TuneResults
 from migrate.rules._base import Diagnostic, Rule
 from migrate.severity import Severity
 from migrate.tables import GUIDE
@@ -72,11 +73,20 @@ class FlagRule(Rule):
     # Words that make a file worth checking although it names nothing from Ray: the rules
     # that judge an attribute by its name alone (``result.metrics_dataframe``).
     unqualified_words: ClassVar[tuple[str, ...]] = ()
+    _tune_results: tuple[Index, TuneResults] | None = None  # is_tune_result's, for one index
 
     def check(self, index: Index, item: Node) -> str | Milder | None:
         """Return a message when ``item`` is a finding (a :class:`Milder` one when it is less
         severe than the rule says)."""
         raise NotImplementedError
+
+    def is_tune_result(self, index: Index, node: ast.expr) -> bool:
+        """``node`` is a result of a Tune ``ResultGrid``, which keeps V1's rows and keys under
+        V2 too (:class:`migrate._roles.TuneResults`, made once per index)."""
+        cached = self._tune_results
+        if cached is None or cached[0] is not index:
+            cached = self._tune_results = (index, TuneResults(index))
+        return cached[1].holds(node)
 
     def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
         """Findings about the module as a whole (statements rather than expressions)."""

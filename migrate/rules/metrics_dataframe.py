@@ -11,7 +11,9 @@ from migrate.rules._flags import FlagRule
 
 class MetricsDataframe(FlagRule):
     """## What it does
-    Flags reads of ``.metrics_dataframe``.
+    Flags reads of ``.metrics_dataframe``, except on a Tune ``ResultGrid``'s results
+    (``grid[0]``, ``grid.get_best_result()``, ``for r in grid``), which keep a row per report
+    under V2 too.
 
     ## Why is this bad?
     Under V1 it has one row per report (rank 0); under V2 one row per checkpoint, and
@@ -47,6 +49,8 @@ class MetricsDataframe(FlagRule):
     def check(self, index, item):  # type: ignore[no-untyped-def]
         if index.roles.tune and not index.roles.train and not _runs_a_trainer(index):
             return None  # a Tune ResultGrid's results: Tune keeps every row under V1 and V2
+        if self.is_tune_result(index, item.node.value):
+            return None  # `grid.get_best_result().metrics_dataframe`: Tune's, the same under V2
         return "`.metrics_dataframe` changes meaning under V2"
 
 

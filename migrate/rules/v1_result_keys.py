@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate.rules._flags import FlagRule
+from migrate.rules._flags import FlagRule, Milder
 
 # Keys V1 (Tune's trial runner) adds to every result; V2 adds none of them.
 AUTO_KEYS = frozenset(
@@ -24,11 +24,14 @@ class V1ResultKeys(FlagRule):
     Flags reading a key that V1 adds to every result (``training_iteration``,
     ``time_total_s``, ``timesteps_total``, ``done``, ``trial_id``, ``date``, ...) from
     ``result.metrics`` or ``result.metrics_dataframe``: ``result.metrics["training_iteration"]``,
-    ``result.metrics.get("time_total_s")``, ``result.metrics_dataframe["date"]``.
+    ``result.metrics.get("time_total_s")``, ``result.metrics_dataframe["date"]``. Not on a
+    Tune ``ResultGrid``'s results (``grid[0]``, ``grid.get_best_result()``, ``for r in grid``):
+    Tune fills these keys under V2 too.
 
     ## Why is this bad?
-    V2 adds none of them: the key is missing (``KeyError``, or ``None`` from ``.get``), and
-    ``result.metrics`` itself is the latest checkpoint's metrics, or ``None``.
+    V2 adds none of them: the key is missing (``KeyError``: severity ``breaks``; ``None`` from
+    ``.get``: ``silent``), and ``result.metrics`` itself is the latest checkpoint's metrics, or
+    ``None``.
 
     ## Example
     ```python
@@ -62,13 +65,18 @@ class V1ResultKeys(FlagRule):
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node
-        if isinstance(node, ast.Call):  # result.metrics.get("key")
+        if isinstance(node, ast.Call):  # result.metrics.get("key"): None under V2, nothing raises
             receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
             if isinstance(receiver, ast.Attribute) and receiver.attr in RESULT_ATTRS and node.args:
-                return _finding(node.args[0], receiver.attr)
+                if self.is_tune_result(index, receiver.value):
+                    return None
+                found = _finding(node.args[0], receiver.attr)
+                return Milder(found, "silent") if found else None
             return None
         parent = item.parent
         if isinstance(node, ast.Attribute) and isinstance(parent, ast.Subscript) and parent.value is node:
+            if self.is_tune_result(index, node.value):
+                return None  # a Tune ResultGrid's result: Tune fills these keys under V2 too
             return _finding(parent.slice, node.attr)
         return None
 

@@ -158,3 +158,41 @@ def test_dataset_config_is_flagged_with_the_mapping_not_renamed() -> None:
     assert out == source  # DataConfig takes other arguments: a rename would not run
     (flag,) = [d for d in found if d.code == "RTM125"]
     assert "datasets_to_split" in flag.message and "random_shuffle" in flag.message
+
+
+TUNE_AND_TRAIN = """\
+from ray import train, tune
+from ray.train.torch import TorchTrainer
+
+
+def loop(config):
+    train.report({"loss": 1.0})
+
+
+def trainable(config):
+    tune.report({"loss": 1.0})
+
+
+result = TorchTrainer(loop).fit()
+tuner = tune.Tuner(trainable, param_space={"lr": tune.grid_search([0.1, 0.2])})
+grid = tuner.fit()
+best = grid.get_best_result(metric="loss", mode="min")
+a = best.metrics["training_iteration"]
+b = best.metrics_dataframe
+c = grid[0].metrics.get("time_total_s")
+d = [r.metrics["training_iteration"] for r in grid]
+for trial in grid:
+    e = trial.metrics_dataframe["loss"]
+f = tune.Tuner.restore("path", trainable).get_results().get_best_result().metrics_dataframe
+x = result.metrics["training_iteration"]
+y = result.metrics_dataframe
+z = result.metrics.get("time_total_s")
+"""
+
+
+def test_a_tune_result_grids_results_keep_their_rows_and_keys_under_v2() -> None:
+    """A file with a Trainer and a Tuner: the ResultGrid's results are Tune's, the same under
+    V2 (every report a row, Tune's auto-filled keys); the Trainer's Result is flagged."""
+    _, found = migrate(TUNE_AND_TRAIN, "RTM102", "RTM121")
+    flagged = [(d.line, d.code, d.severity) for d in found]
+    assert flagged == [(24, "RTM121", None), (25, "RTM102", None), (26, "RTM121", "silent")]  # only the Trainer's
