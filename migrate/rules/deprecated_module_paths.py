@@ -36,6 +36,10 @@ MOVES: dict[str, tuple[str, frozenset[str]]] = {
     "ray.train.data_parallel_trainer": ("ray.train", frozenset({"DataParallelTrainer"})),
     "ray.train.xgboost.xgboost_trainer": ("ray.train.xgboost", frozenset({"XGBoostTrainer"})),
     "ray.train.lightgbm.lightgbm_trainer": ("ray.train.lightgbm", frozenset({"LightGBMTrainer"})),
+    # V1's failure class by its V1 module: the public name is the failure class of the engine
+    # in use (V1's under V1, V2's under V2), so a handler keeps catching (RTM118).
+    "ray.train.base_trainer": ("ray.train", frozenset({"TrainingFailedError"})),
+    "ray.train.trainer": ("ray.train", frozenset({"TrainingFailedError"})),
 }
 _MODULE = re.compile(r"from\s+([\w.]+)")
 
@@ -78,13 +82,17 @@ class DeprecatedModulePaths(Rule):
 
     ## Fix safety
     Safe: the public module exports the same names; an import of any other name from those
-    modules is left as it is.
+    modules is left as it is. ``from ray.train.base_trainer import TrainingFailedError``
+    becomes ``from ray.train import TrainingFailedError``: the public name is the failure
+    class of the engine in use, so an ``except`` around ``fit()`` keeps catching under V2
+    (RTM118 flags the spellings this cannot rewrite).
     """
 
     code = "RTM008"
     name = "deprecated-module-path"
     trigger = re.compile(
         r"torch_trainer|data_parallel_trainer|xgboost_trainer|lightgbm_trainer|train_loop_utils|torch\.config"
+        r"|base_trainer|train\.trainer"
     )
     summary = "Import trainers from their public modules (ray.train.torch, not ray.train.torch.torch_trainer)"
     fix_safety = "safe"

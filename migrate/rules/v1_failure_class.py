@@ -18,9 +18,10 @@ V1_FAILURE_CLASSES = frozenset(
 
 class V1FailureClass(FlagRule):
     """## What it does
-    Flags references to V1's failure class imported from its V1 module
-    (``ray.train.base_trainer.TrainingFailedError``), typically
-    in ``except`` clauses around ``trainer.fit()``.
+    Flags references to V1's failure class by its V1 module
+    (``ray.train.base_trainer.TrainingFailedError``), typically in ``except`` clauses around
+    ``trainer.fit()``, that are left after the rewrites: RTM008 rewrites
+    ``from ray.train.base_trainer import TrainingFailedError`` to the public name.
 
     ## Why is this bad?
     Under V2, ``fit()`` raises ``ray.train.TrainingFailedError`` (V2's class, with
@@ -31,11 +32,11 @@ class V1FailureClass(FlagRule):
 
     ## Example
     ```python
-    from ray.train.base_trainer import TrainingFailedError
+    import ray.train.base_trainer
 
     try:
         trainer.fit()
-    except TrainingFailedError:
+    except ray.train.base_trainer.TrainingFailedError:
         alert()
     ```
 
@@ -50,13 +51,16 @@ class V1FailureClass(FlagRule):
     ```
 
     ## Fix safety
-    No fix: code that reads the exception's attributes needs to be checked against V2's class.
+    No fix for what is left (a module import, an attribute path): code that reads the
+    exception's attributes needs to be checked against V2's class. The from-import is RTM008's
+    safe fix.
     """
 
     code = "RTM118"
     severity = "silent"
     name = "v1-failure-class"
     trigger = re.compile(r"TrainingFailedError")
+    after_rewrites = True  # RTM008 rewrites `from ray.train.base_trainer import ...`: what is left
     summary = "V1's failure class in a handler: V2's fit() raises ray.train.TrainingFailedError"
     advice = "Catch ray.train.TrainingFailedError (V2: WorkerGroupError and ControllerError are subclasses)."
     refs = True

@@ -585,6 +585,36 @@ def test_trainers_are_imported_from_their_public_modules() -> None:
     ]
 
 
+def test_v1s_failure_class_by_its_v1_module_becomes_the_public_name_and_rtm118_stays_for_the_rest() -> None:
+    """``ray.train.TrainingFailedError`` is the failure class of the engine in use: the handler
+    keeps catching under V2. What the import swap cannot reach (a module alias) stays flagged."""
+    found = check(
+        """\
+        from ray.train.base_trainer import TrainingFailedError
+        import ray.train.base_trainer as bt
+
+        try:
+            trainer.fit()
+        except TrainingFailedError:
+            alert()
+        except bt.TrainingFailedError:
+            pass
+        """,
+        """\
+        from ray.train import TrainingFailedError
+        import ray.train.base_trainer as bt
+
+        try:
+            trainer.fit()
+        except TrainingFailedError:
+            alert()
+        except bt.TrainingFailedError:
+            pass
+        """,
+    )
+    assert [(d.line, d.code, d.fixed) for d in found] == [(1, "RTM008", True), (8, "RTM118", False)]
+
+
 def test_private_names_of_those_modules_stay_where_they_are() -> None:
     source = "from ray.train.torch.train_loop_utils import _TorchAccelerator, prepare_model\n"
     assert migrate(source, "RTM008") == (source, [])
