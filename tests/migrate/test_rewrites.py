@@ -620,3 +620,57 @@ def test_private_names_of_those_modules_stay_where_they_are() -> None:
     assert migrate(source, "RTM008") == (source, [])
     source = "from ray.train.torch.torch_trainer import *\n"
     assert migrate(source, "RTM008") == (source, [])
+
+
+# --- layout ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["ray", "compat"])
+def test_a_black_style_import_keeps_one_name_per_line(target: str) -> None:
+    """A parenthesized import with one name per line (black's and ruff's format) stays so
+    when names leave it, move to another module or are removed as unused."""
+    module = {"ray": "ray.train", "compat": "compat"}[target]
+    torch = {"ray": "ray.train.torch", "compat": "compat.torch"}[target]
+    session = {"ray": "from ray import train", "compat": "import compat as train"}[target]
+    check(
+        """\
+        from ray.air import (
+            Checkpoint,  # directories
+            CheckpointConfig,
+            RunConfig,
+            session,
+        )
+        from ray.air.config import (
+            FailureConfig,
+            ScalingConfig as SC,
+        )
+        from ray.train.torch import (  # trainers
+            TorchTrainer,
+        )
+
+
+        def loop(config):
+            session.report({"a": 1}, checkpoint=Checkpoint.from_directory("d"))
+
+
+        TorchTrainer(loop, run_config=RunConfig()).fit()
+        """,
+        f"""\
+        from {module} import (
+            Checkpoint,  # directories
+            RunConfig,
+        )
+        {session}
+        from {torch} import (  # trainers
+            TorchTrainer,
+        )
+
+
+        def loop(config):
+            train.report({{"a": 1}}, checkpoint=Checkpoint.from_directory("d"))
+
+
+        TorchTrainer(loop, run_config=RunConfig()).fit()
+        """,
+        target=target,
+    )

@@ -248,7 +248,7 @@ def _without_air(
             kept.insert(index, cst.ImportAlias(name=cst.Name("ray")))
     if not kept:
         return None
-    return small.with_changes(names=_imports.with_commas(kept))
+    return small.with_changes(names=_imports.with_commas(kept, like=small))
 
 
 def _comments_of(aliases: list[cst.ImportAlias]) -> cst.TrailingWhitespace:

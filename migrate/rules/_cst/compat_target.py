@@ -156,7 +156,7 @@ class _Rewrite(RuleVisitor):
             new: list[cst.BaseSmallStatement] = [statement.body[0]]
             others = [a for a in original.names if a not in train]
             if others:
-                new.append(small.with_changes(names=_imports.with_commas(others)))
+                new.append(small.with_changes(names=_imports.with_commas(others, like=small)))
             return new
         if module not in COMPAT_MODULES:
             return None
@@ -166,7 +166,7 @@ class _Rewrite(RuleVisitor):
             return None
         kept = [a for a in original.names if a not in moved]
         self.report(original, f"`from {module} import ...` -> `from {target} import ...`", fixed=True)
-        new = [small.with_changes(module=cst.parse_expression(target), names=_imports.with_commas(moved))]
+        new = [small.with_changes(module=cst.parse_expression(target), names=_imports.with_commas(moved, like=small))]
         if kept:
-            new.append(small.with_changes(names=_imports.with_commas(kept)))
+            new.append(small.with_changes(names=_imports.with_commas(kept, like=small)))
         return new

@@ -131,8 +131,13 @@ def fix_empty_blocks(module: cst.Module) -> cst.Module:
     return module.visit(Fill())
 
 
-def with_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
-    """``a, b, c``: a comma and a space after every alias but the last."""
+def with_commas(aliases: list[cst.ImportAlias], like: cst.CSTNode | None = None) -> list[cst.ImportAlias]:
+    """``a, b, c``: a comma and a space after every alias but the last; or, when ``like`` (the
+    import the aliases go into) is parenthesized one name per line (black's form), one per
+    line again, each with its comma and any comment it had, and ``)`` on a line of its own."""
+    indent = _one_per_line(like)
+    if indent is not None:
+        return [_on_its_own_line(a, indent, last=i == len(aliases) - 1) for i, a in enumerate(aliases)]
     last = len(aliases) - 1
     return [
         a.with_changes(
@@ -140,6 +145,36 @@ def with_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
         )
         for i, a in enumerate(aliases)
     ]
+
+
+def _one_per_line(node: cst.CSTNode | None) -> str | None:
+    """The names' indentation when ``node`` is ``from m import (`` with the names on the lines
+    after it, else None."""
+    if not isinstance(node, cst.ImportFrom) or node.lpar is None:
+        return None
+    after = node.lpar.whitespace_after
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        return after.last_line.value
+    return None
+
+
+def _on_its_own_line(alias: cst.ImportAlias, indent: str, *, last: bool) -> cst.ImportAlias:
+    """``alias`` followed by a comma and a line break: to the next name's indentation, or
+    (``last``) to the closing parenthesis at the statement's."""
+    comma = alias.comma
+    kept = comma.whitespace_after if isinstance(comma, cst.Comma) else None
+    first_line = kept.first_line if isinstance(kept, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
+    empty_lines = kept.empty_lines if isinstance(kept, cst.ParenthesizedWhitespace) else ()
+    return alias.with_changes(
+        comma=cst.Comma(
+            whitespace_after=cst.ParenthesizedWhitespace(
+                first_line=first_line,  # a comment after the name stays with it
+                empty_lines=empty_lines,
+                indent=True,
+                last_line=cst.SimpleWhitespace("" if last else indent),
+            )
+        )
+    )
 
 
 def without_trailing_semicolon(body: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement]:

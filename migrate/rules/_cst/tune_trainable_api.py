@@ -88,7 +88,8 @@ class _DropImports(cst.CSTTransformer):
                 kept = [a for a in small.names if (a.evaluated_alias or a.evaluated_name) not in self.names]
                 if not kept:
                     continue
-                small = small.with_changes(names=_imports.with_commas(kept), lpar=small.lpar, rpar=small.rpar)
+                names = _imports.with_commas(kept, like=small)
+                small = small.with_changes(names=names, lpar=small.lpar, rpar=small.rpar)
             body.append(small)
         if body:
             return updated_node.with_changes(body=_imports.without_trailing_semicolon(body))

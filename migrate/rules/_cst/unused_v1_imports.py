@@ -84,7 +84,7 @@ class _Remove(cst.CSTTransformer):
                         kept = [a for a, k in zip(new.names, keep, strict=True) if k]
                         if not kept:
                             continue
-                        new = new.with_changes(names=_imports.with_commas(kept))
+                        new = new.with_changes(names=_imports.with_commas(kept, like=new))
             body.append(new)
         if not changed:
             return updated
