@@ -180,6 +180,7 @@ def _guards_bind_alike(before: ast.Module, after: str) -> str:
     old = _module_bindings(before)
     lines = after.splitlines(keepends=True)
     inserts: list[tuple[int, str]] = []  # (after this 0-based line, text)
+    emptied: set[int] = set()  # 0-based lines of a `pass` a rewrite left alone in a branch
     for node in tree.body:
         branches = _branches(node)
         if len(branches) < 2:
@@ -198,10 +199,15 @@ def _guards_bind_alike(before: ast.Module, after: str) -> str:
                 )
                 text = f"{name} = None" if fallback else source
                 inserts.append((branch[-1].end_lineno - 1, f"{indent}{text}\n"))  # type: ignore[operator]
+                only = branch[0]
+                if len(branch) == 1 and isinstance(only, ast.Pass) and lines[only.lineno - 1].strip() == "pass":
+                    emptied.add(only.lineno - 1)  # the import takes the place of the `pass`
     for line, text in sorted(inserts, reverse=True):
         if not lines[line].endswith("\n"):
             lines[line] += "\n"
         lines.insert(line + 1, text)
+    for line in sorted(emptied, reverse=True):
+        del lines[line]
     return "".join(lines)
 
 

@@ -293,6 +293,38 @@ def test_guarded_import_with_fallback_stays_valid() -> None:
     assert any(d.code == "RTM100" for d in found)  # the fallback needs a person
 
 
+LOOP = """
+
+def loop(config):
+    report({"b": 2}, checkpoint=Checkpoint.from_directory("d"))
+"""
+GUARDS = {
+    "try-except": (
+        "try:\n    from ray.train import report\nexcept ImportError:\n    from ray.air.session import report\n",
+        "try:\n    from ray import train\nexcept ImportError:\n    from ray import train\n",
+    ),
+    "version-if": (
+        'if ray.__version__ < "2.7":\n    from ray.air.session import report\n'
+        "else:\n    from ray.train import report\n",
+        'if ray.__version__ < "2.7":\n    from ray import train\nelse:\n    from ray import train\n',
+    ),
+    "duplicate": (
+        "from ray.air.session import report  # a duplicate\nfrom ray.train import report\n",
+        "from ray import train  # a duplicate\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", GUARDS)
+def test_a_name_bound_by_a_guard_or_a_duplicate_import_leaves_no_unused_import(shape: str) -> None:
+    """Once ``report(...)`` is ``train.report(...)``, the other binding of ``report`` (the
+    ``ray.train`` branch of a guard, or a second import) is unused: it goes too."""
+    before, after = GUARDS[shape]
+    header = "import ray\nfrom ray.train import Checkpoint\n"
+    found = check(header + before + LOOP, header + after + LOOP.replace("    report(", "    train.report("))
+    assert any(d.fixed and "`report` no longer used: import removed" in d.message for d in found)
+
+
 def test_no_ray_reference_no_change() -> None:
     src = "import os\n\ndef session():\n    return os.getcwd()\n"
     assert migrate(src) == (src, [])

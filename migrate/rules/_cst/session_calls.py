@@ -62,6 +62,10 @@ class _Plan:
     provided: set[Stack] = field(default_factory=set)
     place_at: set[cst.CSTNode] = field(default_factory=set)
     needs_module_import: bool = False
+    # import stmt (not a session one) -> names every use of which is a rewritten call: a name
+    # bound both by a session import and by `from ray.train import report` in a version guard
+    # or a duplicate import; once its calls are `train.report`, that import would be unused.
+    orphaned: dict[cst.CSTNode, set[str]] = field(default_factory=dict)
 
     def decide(self) -> None:
         """Place one ``ray.train`` import per scope that needs it, outermost first, and one
@@ -158,6 +162,10 @@ class _Collect(cst.CSTVisitor):
         for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
+                if isinstance(node, cst.ImportFrom) and node not in self.plan.imports and assignment.references:
+                    if all(id(ref.node) in rewritten for ref in assignment.references):
+                        self.plan.orphaned.setdefault(node, set()).add(assignment.name)
+                    continue
                 if node not in self.plan.imports or assignment.name == "ray":
                     continue
                 if any(id(ref.node) not in rewritten for ref in assignment.references):
@@ -193,6 +201,14 @@ class _Rewrite(RuleVisitor):
         extra: list[cst.BaseStatement] = []
         changed = False
         for original, small in zip(original_node.body, updated_node.body, strict=True):
+            if original in self.plan.orphaned and isinstance(small, cst.ImportFrom):
+                changed = True
+                names = self.plan.orphaned[original]
+                self.report(original, f"`{', '.join(sorted(names))}` no longer used: import removed", fixed=True)
+                kept = _without(small, names)
+                if kept is not None:
+                    out.append(kept)
+                continue
             if original not in self.plan.imports:
                 out.append(small)
                 continue
@@ -218,6 +234,13 @@ class _Rewrite(RuleVisitor):
         if not lines:
             return cst.RemoveFromParent()
         return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
+
+
+def _without(node: cst.ImportFrom, names: set[str]) -> cst.ImportFrom | None:
+    """The import minus the aliases that bind ``names`` (None when nothing is left)."""
+    assert not isinstance(node.names, cst.ImportStar)
+    kept = [a for a in node.names if (a.evaluated_alias or a.evaluated_name) not in names]
+    return node.with_changes(names=_imports.with_commas(kept, like=node)) if kept else None
 
 
 def _without_session(node: cst.BaseSmallStatement, ray_used: bool) -> cst.BaseSmallStatement | None:
