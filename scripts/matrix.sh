@@ -13,8 +13,10 @@
 # fixtures either way, the setting only changes the one the process starts with);
 # MATRIX_MODE1_MARKER: the pytest -m expression of the second mode (default "not one_pass or
 # v1_case", as CI: of the one_pass tests, their v1 cases, on Ray's V2 engine; "" runs them all);
-# MATRIX_DIR: where the virtualenvs live (default .matrix/, reused between runs). Prints a Markdown table, also written to
-# $MATRIX_DIR/results.md, for docs/compatibility.md. Exits 1 if any release failed.
+# MATRIX_DIR: where the virtualenvs live (default .matrix/, reused between runs); MATRIX_SETUP_ONLY=1:
+# install the releases' virtualenvs and stop (scripts/test.sh does it while the suite runs). Prints a
+# Markdown table, also written to $MATRIX_DIR/results.md, for docs/compatibility.md. Exits 1 if any
+# release failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -50,6 +52,11 @@ setup() {  # $1: release; creates $MATRIX_DIR/ray-$1, and updates it when the pi
 summary() {  # the last line pytest printed: "N passed, M failed in T s"
   grep -E '(passed|failed|error)' "$1" | tail -1 | sed -E 's/=+//g; s/^ +| +$//g'
 }
+
+if [ -n "${MATRIX_SETUP_ONLY:-}" ]; then
+  for release in "${releases[@]}"; do setup "$release"; done
+  exit 0
+fi
 
 rows=()
 status=0

@@ -5,8 +5,25 @@
 # prints its 15 slowest tests (where CI time goes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
+stamp() { printf '== %s (at +%dm%02ds) ==\n' "$1" $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)); }
 bash scripts/bootstrap.sh
 . .venv/bin/activate
+# The whole run (no pytest selection): the installs of the installed-package step and of the oldest
+# Ray's virtualenv go on in the background while lint and the suite run, logged to .ci-prepare.log;
+# their tests wait for them after the suite. One after the other: both build this checkout.
+prepare=
+installed=$(mktemp -d)  # the installed-package step's builds and virtualenvs
+trap 'rm -rf "$installed"; [ -z "$prepare" ] || kill "$prepare" 2>/dev/null || true' EXIT
+if [ $# -eq 0 ]; then
+  (
+    set -e
+    [ -n "${COMPAT_SKIP_INSTALLED:-}" ] || INSTALLED_DIR=$installed bash scripts/test_installed.sh prepare
+    [ -n "${COMPAT_SKIP_MATRIX:-}" ] || MATRIX_SETUP_ONLY=1 bash scripts/matrix.sh 2.44.1
+  ) >.ci-prepare.log 2>&1 &
+  prepare=$!
+fi
+stamp "lint and types"
 ruff check compat compat_core v1 v2 migrate tests benchmarks examples
 ruff format --check compat compat_core v1 v2 migrate tests benchmarks examples
 mypy
@@ -15,19 +32,26 @@ mypy
 # (v1_case, marked in tests/conftest.py). The v1 backend runs on Ray's V1 engine in the first
 # pass and on Ray's V2 engine in the second (COMPAT_V1_ENGINE=v2, docs/compatibility.md §28):
 # V1 semantics are tested on both.
-echo "== pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine) =="
+stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine)"
 RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=15 "$@"
-echo "== pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases) =="
+stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
 RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
 # The package as users install it (the wheel, not the editable checkout), from outside the tree:
 # the codemod install on Python 3.10, 3.12 and 3.13, the runtime on 3.13 (scripts/test_installed.sh).
+if [ -n "$prepare" ]; then
+  stamp "waiting for the background installs"
+  wait "$prepare" || { cat .ci-prepare.log >&2; echo "the background installs failed (above)" >&2; exit 1; }
+  prepare=
+fi
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then  # not with a pytest selection
-  bash scripts/test_installed.sh
+  stamp "the installed package"
+  INSTALLED_DIR=$installed bash scripts/test_installed.sh run
 fi
 # The oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
 # own (docs/compatibility.md §27). Both backends run through the tests' fixtures.
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then  # not with a pytest selection
-  echo "== the oldest supported Ray (scripts/matrix.sh 2.44.1) =="
+  stamp "the oldest supported Ray (scripts/matrix.sh 2.44.1)"
   MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_runs.py" \
     bash scripts/matrix.sh 2.44.1
 fi
+stamp "done"

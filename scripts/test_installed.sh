@@ -14,13 +14,30 @@
 #      setting (the script asserts its result in each mode) and must explain every difference.
 #
 # Needs pyenv's interpreters (`pyenv versions`) and the package registry. Run by scripts/test.sh.
+#
+#   bash scripts/test_installed.sh                          # build, install and test, in a temporary directory
+#   INSTALLED_DIR=d bash scripts/test_installed.sh prepare  # only build and install, into d
+#   INSTALLED_DIR=d bash scripts/test_installed.sh run      # then test what d holds, and remove d
+#
+# scripts/test.sh prepares while the suite runs (installing waits on the network and the disk
+# more than on the cores the suite needs) and runs the tests after the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+phase=${1:-all}
+case "$phase" in
+  all | prepare | run) ;;
+  *) echo "usage: $0 [prepare|run]" >&2; exit 2 ;;
+esac
 read -r -a codemod_pythons <<<"${INSTALLED_CODEMOD_PYTHONS:-3.10 3.12 3.13}"
 runtime_python=${INSTALLED_RUNTIME_PYTHON:-3.13}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${INSTALLED_DIR:-}" ]; then
+  work=$(mkdir -p "$INSTALLED_DIR" && cd "$INSTALLED_DIR" && pwd)
+else
+  [ "$phase" = all ] || { echo "$0 $phase: set INSTALLED_DIR (where the two phases meet)" >&2; exit 2; }
+  work=$(mktemp -d)
+fi
+[ "$phase" = prepare ] || trap 'rm -rf "$work"' EXIT
 
 interpreter() {  # $1: a version such as 3.13; prints pyenv's newest interpreter of that version
   local root found
@@ -39,58 +56,73 @@ quiet() {  # runs a command; shows its output only when it fails
   fi
 }
 
-echo "== installed package: building the sdist and the wheel =="
-quiet .venv/bin/python -m build --outdir "$work/dist" .
-wheel=$(ls "$work"/dist/*.whl)
-run=$work/run
-mkdir -p "$run"
-cp -r tests docs examples pyproject.toml "$run/"
-find "$run" -name __pycache__ -prune -exec rm -rf {} +
+prepare() {
+  echo "== installed package: building the sdist and the wheel =="
+  rm -rf "$work/dist" "$work/run" "$work/.prepared"
+  quiet .venv/bin/python -m build --outdir "$work/dist" .
+  local wheel venv version
+  wheel=$(ls "$work"/dist/*.whl)
+  mkdir -p "$work/run"
+  cp -r tests docs examples pyproject.toml "$work/run/"
+  find "$work/run" -name __pycache__ -prune -exec rm -rf {} +
+  for version in "${codemod_pythons[@]}"; do
+    echo "== installed package: installing the codemod on Python $version =="
+    venv=$work/codemod-$version
+    rm -rf "$venv"
+    quiet "$(interpreter "$version")" -m venv "$venv"
+    quiet "$venv/bin/python" -m pip install -q --upgrade pip
+    quiet "$venv/bin/python" -m pip install -q "$wheel"
+    if "$venv/bin/python" -m pip show ray torch pandas matplotlib >/dev/null 2>&1; then
+      echo "installed: the codemod install pulled in the runtime: $("$venv/bin/python" -m pip list)" >&2
+      exit 1
+    fi
+    # Checked: the codemod alone. Its test tools go beside it only now.
+    quiet "$venv/bin/python" -m pip install -q "pytest>=8" "hypothesis>=6.100" "hypothesmith>=0.3" "pyflakes>=3"
+  done
+  echo "== installed package: installing the runtime on Python $runtime_python with Ray 2.60 =="
+  venv=$work/runtime
+  rm -rf "$venv"
+  quiet "$(interpreter "$runtime_python")" -m venv "$venv"
+  quiet "$venv/bin/python" -m pip install -q --upgrade pip
+  quiet "$venv/bin/python" -m pip install -q "${wheel}[runtime]" "ray[train]==2.60.0"
+  touch "$work/.prepared"
+}
 
-cat >"$work/needs_libcst.py" <<'EOF'
+run_tests() {
+  [ -f "$work/.prepared" ] || { echo "installed: $work was not prepared (INSTALLED_DIR=$work $0 prepare)" >&2; exit 1; }
+  local run=$work/run venv version message
+  cat >"$work/needs_libcst.py" <<'EOF'
 def train_func(config):
     from ray.air import session  # an import inside a function: libcst's form, not the fast one
 
     session.report({"loss": 1.0}, checkpoint=config["checkpoint"])
 EOF
+  for version in "${codemod_pythons[@]}"; do
+    echo "== installed package: the codemod install on Python $version =="
+    venv=$work/codemod-$version
+    cp "$work/needs_libcst.py" "$run/job.py"
+    (cd "$run" && "$venv/bin/ray-train-migrate" --exit-zero job.py)
+    grep -q "    from ray import train" "$run/job.py" && grep -q "    train.report(" "$run/job.py" || {
+      echo "installed: the libcst forms did not rewrite job.py:" >&2; cat "$run/job.py" >&2; exit 1
+    }
+    rm "$run/job.py"
+    if message=$(cd "$run" && "$venv/bin/python" -c "import compat" 2>&1); then
+      echo "installed: import compat succeeded without Ray" >&2; exit 1
+    fi
+    echo "$message" | grep -q 'pip install "ray-train-compat\[runtime\]"' || {
+      echo "installed: import compat without Ray does not say what to install:" >&2; echo "$message" >&2; exit 1
+    }
+    (cd "$run" && "$venv/bin/python" -c "import migrate, sys; assert migrate.__file__.startswith(sys.prefix), migrate.__file__")
+    (cd "$run" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not ray" tests/migrate)
+  done
 
-for version in "${codemod_pythons[@]}"; do
-  echo "== installed package: the codemod install on Python $version =="
-  venv=$work/codemod-$version
-  quiet "$(interpreter "$version")" -m venv "$venv"
-  quiet "$venv/bin/python" -m pip install -q --upgrade pip
-  quiet "$venv/bin/python" -m pip install -q "$wheel"
-  if "$venv/bin/python" -m pip show ray torch pandas matplotlib >/dev/null 2>&1; then
-    echo "installed: the codemod install pulled in the runtime: $("$venv/bin/python" -m pip list)" >&2
-    exit 1
-  fi
-  cp "$work/needs_libcst.py" "$run/job.py"
-  (cd "$run" && "$venv/bin/ray-train-migrate" --exit-zero job.py)
-  grep -q "    from ray import train" "$run/job.py" && grep -q "    train.report(" "$run/job.py" || {
-    echo "installed: the libcst forms did not rewrite job.py:" >&2; cat "$run/job.py" >&2; exit 1
-  }
-  rm "$run/job.py"
-  if message=$(cd "$run" && "$venv/bin/python" -c "import compat" 2>&1); then
-    echo "installed: import compat succeeded without Ray" >&2; exit 1
-  fi
-  echo "$message" | grep -q 'pip install "ray-train-compat\[runtime\]"' || {
-    echo "installed: import compat without Ray does not say what to install:" >&2; echo "$message" >&2; exit 1
-  }
-  quiet "$venv/bin/python" -m pip install -q "pytest>=8" "hypothesis>=6.100" "hypothesmith>=0.3" "pyflakes>=3"
-  (cd "$run" && "$venv/bin/python" -c "import migrate, sys; assert migrate.__file__.startswith(sys.prefix), migrate.__file__")
-  (cd "$run" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not ray" tests/migrate)
-done
-
-echo "== installed package: the runtime on Python $runtime_python with Ray 2.60 =="
-venv=$work/runtime
-quiet "$(interpreter "$runtime_python")" -m venv "$venv"
-quiet "$venv/bin/python" -m pip install -q --upgrade pip
-quiet "$venv/bin/python" -m pip install -q "${wheel}[runtime]" "ray[train]==2.60.0"
-cp "$repo/scripts/smoke_fit.py" "$run/smoke_fit.py"
-cd "$run"
-"$venv/bin/python" -m compat compare --json "$work/compare.json" --html "$work/compare.html" -- smoke_fit.py \
-  >"$work/compare.txt" 2>&1 || { cat "$work/compare.txt" >&2; echo "installed: compare failed" >&2; exit 1; }
-"$venv/bin/python" - "$work/compare.json" "$work/compare.html" <<'EOF'
+  echo "== installed package: the runtime on Python $runtime_python with Ray 2.60 =="
+  venv=$work/runtime
+  cp "$repo/scripts/smoke_fit.py" "$run/smoke_fit.py"
+  cd "$run"
+  "$venv/bin/python" -m compat compare --json "$work/compare.json" --html "$work/compare.html" -- smoke_fit.py \
+    >"$work/compare.txt" 2>&1 || { cat "$work/compare.txt" >&2; echo "installed: compare failed" >&2; exit 1; }
+  "$venv/bin/python" - "$work/compare.json" "$work/compare.html" <<'EOF'
 import json, sys
 report = json.load(open(sys.argv[1]))
 assert [r["exit_status"] for r in report["runs"].values()] == [0, 0], report["runs"]  # each mode's asserts held
@@ -98,4 +130,11 @@ assert len(report["fits"]) == 1 and report["verdict"]["ok"], report["verdict"]
 assert "ray-train-compat[plot]" in open(sys.argv[2]).read()  # no matplotlib here: the page says how to get plots
 print(f"installed: compare ran the script under V1 and V2: {report['verdict']['text']}")
 EOF
-echo "installed: ok"
+  echo "installed: ok"
+}
+
+case "$phase" in
+  prepare) prepare ;;
+  run) run_tests ;;
+  all) prepare && run_tests ;;
+esac
