@@ -14,7 +14,8 @@ bash scripts/bootstrap.sh
 # their tests wait for them after the suite. One after the other: both build this checkout.
 prepare=
 installed=$(mktemp -d)  # the installed-package step's builds and virtualenvs
-trap 'rm -rf "$installed"; [ -z "$prepare" ] || kill "$prepare" 2>/dev/null || true' EXIT
+tested=
+trap 'for job in $prepare $tested; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
 if [ $# -eq 0 ]; then
   (
     set -e
@@ -38,20 +39,31 @@ stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pas
 RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
 # The package as users install it (the wheel, not the editable checkout), from outside the tree:
 # the codemod install on Python 3.10, 3.12 and 3.13, the runtime on 3.13 (scripts/test_installed.sh).
+# Then the oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
+# own (docs/compatibility.md §27); both backends run through the tests' fixtures. The two run side
+# by side (the codemod's tests need one core, and the Ray tests wait on their cluster as much as
+# they compute); the installed package's output follows the matrix's.
 if [ -n "$prepare" ]; then
   stamp "waiting for the background installs"
   wait "$prepare" || { cat .ci-prepare.log >&2; echo "the background installs failed (above)" >&2; exit 1; }
   prepare=
 fi
+tested=
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then  # not with a pytest selection
-  stamp "the installed package"
-  INSTALLED_DIR=$installed bash scripts/test_installed.sh run
+  stamp "the installed package (beside the next step; its output below)"
+  INSTALLED_DIR=$installed bash scripts/test_installed.sh run >.ci-installed.log 2>&1 &
+  tested=$!
 fi
-# The oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
-# own (docs/compatibility.md §27). Both backends run through the tests' fixtures.
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then  # not with a pytest selection
   stamp "the oldest supported Ray (scripts/matrix.sh 2.44.1)"
   MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_runs.py" \
     bash scripts/matrix.sh 2.44.1
+fi
+if [ -n "$tested" ]; then
+  status=0
+  wait "$tested" || status=$?
+  tested=
+  cat .ci-installed.log
+  [ "$status" = 0 ] || { echo "the installed package's tests failed (above)" >&2; exit 1; }
 fi
 stamp "done"
