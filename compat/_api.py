@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import ray
 from ray.train import Checkpoint
 
 from compat._context import TrainContext
@@ -66,7 +65,7 @@ def report(
     if isinstance(request, SeedValidation):
         token = f"{session.attempt}-{session.rank}-{session.next_index}-{uuid.uuid4().hex}"
         # Blocking, so the function is stored before any validation task asks for it.
-        ray.get(session.settings.ledger.store_seed_validation.remote(token, request))
+        session.settings.ledger.store_seed_validation(token, request)
         request = seed_request(token)
     # V2 validates in its controller; under v1 the ledger runs it once the checkpoint is persisted.
     ledger_runs_it = session.side.validates_in_ledger

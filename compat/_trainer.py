@@ -22,7 +22,7 @@ from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_
 from compat_core.engine import Engine, TrainJob
 from compat_core.errors import CallbackError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
-from compat_core.ledger import LedgerHandle, LedgerSnapshot, open_ledger, ray_validation_runner
+from compat_core.ledger import LedgerClient, LedgerSnapshot, open_ledger, ray_validation_runner
 from compat_core.ledger.votes import vote_timeout_s
 from compat_core.model import Retention
 from compat_core.patch import scoped_env
@@ -245,7 +245,6 @@ class DataParallelTrainer:
     def _start_services(self, engine: Engine, start_time: float, in_trial: bool) -> TrainJob:
         """Before the engine runs: record the V1-only options, prepare the engine's storage,
         start the run ledger and tell the workers what the driver decided."""
-        import ray
 
         mode = engine.mode
         scaling, run = self.scaling_config, self.run_config
@@ -281,7 +280,7 @@ class DataParallelTrainer:
         )
         validation_config = trainer_config(self.validation_config, ledger)
         if engine.ledger_runs_validation:
-            ray.get(ledger.use_validation_config.remote(validation_config))
+            ledger.use_validation_config(validation_config)
         settings = worker.driver_settings(
             mode,
             engine.worker_side(),
@@ -373,7 +372,7 @@ def _first_checkpoint(given: Any, engine: Engine) -> Any:
     return engine.start_checkpoint if engine.start_checkpoint is not None else given
 
 
-def _close_ledger(ledger: LedgerHandle) -> LedgerSnapshot:
+def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:
     """Everything the run ledger recorded; the run leaves the ledger's host."""
     return ledger.close()
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from compat_core import storage, usage
 from compat_core.config import RunConfig, ScalingConfig
 from compat_core.frameworks import TORCH, Framework
-from compat_core.ledger import LedgerSnapshot
+from compat_core.ledger import LedgerClient, LedgerSnapshot
 from compat_core.restore import RestoreSpec
 from compat_core.result import ResultParts
 from compat_core.storage import RunStorage
@@ -31,7 +31,7 @@ class TrainJob:
     run: RunConfig
     user_callbacks: list[Any]
     other_callbacks: list[Any]
-    ledger: Any
+    ledger: LedgerClient
     framework: Framework = TORCH
     backend_config: Any = None
     datasets: dict[str, Any] | None = None

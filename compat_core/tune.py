@@ -23,6 +23,7 @@ from typing import Any
 
 from compat_core import messages
 from compat_core.config import ScalingConfig, coerce
+from compat_core.ledger import LedgerClient
 
 POLL_S = 0.1
 # Keys of a param_space sample that set trainer arguments; anything else is an error.
@@ -66,12 +67,11 @@ def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
-def run_forwarding(run: Callable[[], Any], ledger: Any, report: Callable[..., None]) -> Any:
+def run_forwarding(run: Callable[[], Any], ledger: LedgerClient, report: Callable[..., None]) -> Any:
     """Run ``run()`` on a thread and, on this one, call ``report(metrics, checkpoint=...)``
     with rank 0's part of every round the ledger delivers, in order, as it is delivered
     (Tune wants its results from the trial's own thread). Returns what ``run`` returned
     after the last round is forwarded, or raises what it raised."""
-    import ray
 
     outcome: dict[str, Any] = {}
 
@@ -86,7 +86,7 @@ def run_forwarding(run: Callable[[], Any], ledger: Any, report: Callable[..., No
     seen = 0
     while True:
         done = not running.is_alive()
-        rounds = ray.get(ledger.delivered_since.remote(seen, done))  # done: every round, once run() ended
+        rounds = ledger.delivered_since(seen, done)  # done: every round, once run() ended
         for round_ in rounds:
             rank0 = round_[min(round_)]
             checkpoint = next((r.checkpoint for _, r in sorted(round_.items()) if r.checkpoint is not None), None)

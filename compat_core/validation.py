@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Protocol, Union
 
 from compat_core import messages
 from compat_core.releases import ValidationConfig, ValidationTaskConfig
@@ -37,15 +37,14 @@ def seed_request(token: str) -> ValidationTaskConfig:
 class ValidationDispatcher:
     """The ``ValidationConfig.fn`` compat installs: runs whichever form a report asked for."""
 
-    def __init__(self, user_fn: Callable[..., Any] | None, ledger: Any = None) -> None:
+    def __init__(self, user_fn: Callable[..., Any] | None, ledger: SeedSource | None = None) -> None:
         self.user_fn = user_fn
         self.ledger = ledger
 
     def __call__(self, checkpoint: Any, **kwargs: Any) -> dict[str, Any]:
         if SEED_TOKEN_KEY in kwargs:
-            import ray
-
-            seed: SeedValidation = ray.get(self.ledger.seed_validation.remote(kwargs.pop(SEED_TOKEN_KEY)))
+            assert self.ledger is not None, "a seed validation is stored in the run's ledger"
+            seed: SeedValidation = self.ledger.seed_validation(kwargs.pop(SEED_TOKEN_KEY))
             fn = seed.fn
             result = fn(checkpoint, seed.config)
             name = getattr(fn, "__name__", repr(fn))
@@ -95,7 +94,14 @@ def request_from_report(
     return validation
 
 
-def trainer_config(user: ValidationConfig | None, ledger: Any = None) -> ValidationConfig:
+class SeedSource(Protocol):
+    """Where a validation of the older form finds its function: the run's ledger
+    (:class:`compat_core.ledger.LedgerClient`; not imported here, as the ledger imports this)."""
+
+    def seed_validation(self, token: str) -> Any: ...
+
+
+def trainer_config(user: ValidationConfig | None, ledger: SeedSource | None = None) -> ValidationConfig:
     """The trainer-level config compat always installs (a dispatcher around the user's)."""
     if user is None:
         return ValidationConfig(fn=ValidationDispatcher(None, ledger))

@@ -17,6 +17,7 @@ from typing import Any
 
 from compat_core import channel, switch, usage
 from compat_core.engine import EngineReport, WorkerSide
+from compat_core.ledger import LedgerClient, Record
 
 # Environment the driver decided on, applied in every worker so both sides agree.
 _PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
@@ -28,7 +29,7 @@ class WorkerSettings:
 
     mode: switch.Mode
     side: WorkerSide  # the engine's worker half
-    ledger: Any
+    ledger: LedgerClient
     env: dict[str, str]
     has_validation_config: bool
     keep_v1_logs: bool
@@ -69,27 +70,16 @@ class WorkerSession:
     def mode(self) -> switch.Mode:
         return self.settings.mode
 
-    def ledger_call(self, method: str, *args: Any) -> Any:
-        """Call the run ledger and wait for its answer."""
-        import ray
-
-        return ray.get(getattr(self.settings.ledger, method).remote(*args))
-
     def vote_free_round(self, free: bool) -> bool:
         """Tell the ledger whether this rank's next report is free of checkpoints; a free
         rank waits for every rank's answer and learns whether the whole round is free."""
-        import ray
-
-        vote = self.settings.ledger.vote_free_round.remote(self.attempt, self.next_index, self.rank, free, free)
-        return bool(ray.get(vote)) if free else False
+        return self.settings.ledger.vote_free_round(self.attempt, self.next_index, self.rank, free)
 
     def on_report(self, report: EngineReport) -> None:
         """The engine delivered a report of this worker: record it in the ledger."""
         call, self.compat_call = self.compat_call, None
         if not report.has_checkpoint and report.metrics and self.rank == 0 and not self.settings.in_tune_trial:
             usage.relied_on("free-floating-report", mode=self.mode)
-        from compat_core.ledger import Record
-
         record = Record(
             rank=self.rank,
             index=self.next_index,
@@ -110,7 +100,7 @@ class WorkerSession:
         if call is not None and call.ledger_validation and report.checkpoint is not None:
             job = (report.checkpoint, call.ledger_validation)
         if job is not None or self.sender is None or not self.sender.send((record, None)):
-            self.settings.ledger.record.remote(record, job)
+            self.settings.ledger.send_record(record, job)
 
 
 _session: WorkerSession | None = None
@@ -123,7 +113,7 @@ def current() -> WorkerSession | None:
 def driver_settings(
     mode: switch.Mode,
     side: WorkerSide,
-    ledger: Any,
+    ledger: LedgerClient,
     *,
     has_validation_config: bool,
     keep_v1_logs: bool,
@@ -154,8 +144,8 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     os.environ.update(settings.env)
     side = settings.side
     rank, size = side.rank_and_size()
-    attempt = ray.get(settings.ledger.worker_started.remote(rank, ray.get_runtime_context().get_actor_id()))
-    address = ray.get(settings.ledger.open_channel.remote()) if settings.use_channel else None
+    attempt = settings.ledger.worker_started(rank, ray.get_runtime_context().get_actor_id())
+    address = settings.ledger.open_channel() if settings.use_channel else None
     session = _session = WorkerSession(settings, side, rank, size, attempt, sender=channel.connect(address))
     side.start(session)
     usage.take()
@@ -180,11 +170,11 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
             session.sender.close()  # worker_done below waits until the ledger has read every record
         try:
             # Blocking: every earlier record from this worker is in before fit() returns.
-            ray.get(settings.ledger.worker_done.remote(rank, returned, usages, error, attempt, sent))
+            settings.ledger.worker_done(rank, returned, usages, error, attempt, sent)
         except Exception:
             # An unpicklable return value or exception must not hide the run's outcome.
             plain = RuntimeError(f"{type(error).__name__}: {error}") if error else None
-            ray.get(settings.ledger.worker_done.remote(rank, None, usages, plain, attempt, sent))
+            settings.ledger.worker_done(rank, None, usages, plain, attempt, sent)
 
 
 def _nothing() -> None:
@@ -225,11 +215,7 @@ def now() -> float:
 def ledger_reported_checkpoints(session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
     """``get_all_reported_checkpoints`` answered by the run ledger, from the rounds it
     recorded (with the run's retention), where the engine cannot answer itself."""
-    import ray
-
-    found = ray.get(
-        session.settings.ledger.reported_checkpoints.remote(
-            session.attempt, session.rank, session.next_index, validated, timeout_s
-        )
+    found = session.settings.ledger.reported_checkpoints(
+        session.attempt, session.rank, session.next_index, validated, timeout_s
     )
     return [(c, m, s.value) for c, m, s in found]

@@ -15,7 +15,7 @@ from ray.tune import Callback
 from compat_core import releases, restore, storage, v1_logs
 from compat_core.config import RunConfig
 from compat_core.engine import TrainJob, note_v1_rerun
-from compat_core.ledger import LedgerSnapshot
+from compat_core.ledger import LedgerClient, LedgerSnapshot
 from compat_core.model import merge_validation
 from compat_core.restore import RestoreSpec
 from compat_core.result import ResultParts, ledger_validated, validated_dataframe
@@ -217,7 +217,7 @@ class EngineFailures(Callback):
     V1's trial fails with the dead actor's ``ActorDiedError`` (and Tune retries it under
     ``FailureConfig(max_failures)``); a Python exception a worker raised it reported itself."""
 
-    def __init__(self, ledger: Any) -> None:
+    def __init__(self, ledger: LedgerClient) -> None:
         self.ledger = ledger
 
     def __reduce__(self) -> Any:
@@ -235,12 +235,11 @@ class EngineFailures(Callback):
     def _failed(self, trial: Any) -> None:
         if self.ledger is None:
             return
-        import ray
         from ray import cloudpickle
 
         died = _dead_actor(_trial_error(trial))
         if died is not None:  # pickled: Ray takes a RayError argument for a failed input
-            ray.get(self.ledger.actor_died.remote(died.actor_id, cloudpickle.dumps(died)))  # type: ignore[no-untyped-call]
+            self.ledger.actor_died(died.actor_id, cloudpickle.dumps(died))  # type: ignore[no-untyped-call]
 
 
 # The ledger of the run this driver process is running on V1's engine, while it runs.

@@ -30,7 +30,7 @@ from compat_core import messages, releases, restore, storage, tune, usage, v1_lo
 from compat_core.config import RunConfig
 from compat_core.engine import TrainJob, note_v1_rerun
 from compat_core.errors import CompatError
-from compat_core.ledger import LedgerSnapshot, group_rounds
+from compat_core.ledger import LedgerClient, LedgerSnapshot, group_rounds
 from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
 from compat_core.patch import scoped_env
 from compat_core.restore import RestoreSpec
@@ -372,13 +372,12 @@ class EngineFailures(UserCallback):
     node) never reports its own, and ``after_exception`` must still follow (raw V2 calls it
     for each such failure, with ``{rank: WorkerHealthCheckFailedError}`` and the like)."""
 
-    def __init__(self, ledger: Any) -> None:
+    def __init__(self, ledger: LedgerClient) -> None:
         self.ledger = ledger
 
     def after_exception(self, run_context: Any, worker_exceptions: dict[int, Exception]) -> None:
-        import ray
 
-        ray.get(self.ledger.engine_failed.remote(dict(worker_exceptions)))
+        self.ledger.engine_failed(dict(worker_exceptions))
 
 
 def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoint]) -> list[ReportRound]:

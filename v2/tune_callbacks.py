@@ -16,7 +16,7 @@ import threading
 import traceback
 from typing import Any
 
-from compat_core.ledger import CallbackFailure
+from compat_core.ledger import CallbackFailure, LedgerClient
 from compat_core.storage import RunStorage
 from compat_core.v1_logs import V1Rows
 
@@ -26,7 +26,9 @@ POLL_S = 0.25
 class TuneCallbacks:
     """Drives Ray Tune callbacks from the run ledger for one v2 ``fit()``."""
 
-    def __init__(self, callbacks: list[Any], ledger: Any, storage: RunStorage, rows: V1Rows, config: dict[str, Any]):
+    def __init__(
+        self, callbacks: list[Any], ledger: LedgerClient, storage: RunStorage, rows: V1Rows, config: dict[str, Any]
+    ):
         self.callbacks = callbacks
         self.ledger = ledger
         self.storage = storage
@@ -67,17 +69,16 @@ class TuneCallbacks:
         self._each("on_experiment_end", [self.trial])
         self._upload()
         for failure in self.failures:
-            self.ledger.callback_failed.remote(failure)
+            self.ledger.send_callback_failure(failure)
 
     def _poll_loop(self) -> None:
         while not self._stop.wait(POLL_S):
             self._poll()
 
     def _poll(self, flush: bool = False) -> None:
-        import ray
 
         try:
-            rounds = ray.get(self.ledger.delivered_since.remote(self._seen, flush))
+            rounds = self.ledger.delivered_since(self._seen, flush)
         except Exception:  # the run is ending; finish() polls once more
             return
         for round_ in rounds:

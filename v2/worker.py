@@ -56,7 +56,7 @@ class V2WorkerSide:
         self.round_vote = session.vote_free_round
         self.resume_from = session.settings.resume_from_checkpoint
         if self.v1_names:  # V1 numbers checkpoints across attempts
-            self.next_checkpoint_index = session.ledger_call("next_checkpoint_index", session.attempt)
+            self.next_checkpoint_index = session.settings.ledger.next_checkpoint_index(session.attempt)
 
     def torch_utils(self) -> Any:
         return releases.v2_torch_utils()

@@ -15,7 +15,7 @@ Ray actor that holds a driver's run ledgers. Everything but the host is plain co
 without a cluster.
 """
 
-from compat_core.ledger.host import LedgerHandle, ledger_concurrency, open_ledger
+from compat_core.ledger.host import LedgerClient, ledger_concurrency, open_ledger
 from compat_core.ledger.records import (
     CallbackFailure,
     LedgerSnapshot,
@@ -30,7 +30,7 @@ from compat_core.ledger.validating import ValidationRunner, ray_validation_runne
 
 __all__ = [
     "CallbackFailure",
-    "LedgerHandle",
+    "LedgerClient",
     "LedgerSnapshot",
     "Record",
     "RoundKey",

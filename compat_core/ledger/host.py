@@ -6,8 +6,8 @@ instead of starting a Python process of its own, which cost every fit 0.6-2.2 s
 callback may take its process down) or the process connected to another Ray cluster; a fit
 that needs more threads than it has gets a larger one. It asks for no CPU.
 
-Workers and the driver call a run's ledger through its :class:`LedgerHandle` exactly as
-they would call an actor of its own: ``ledger.record.remote(record)``.
+Workers and the driver call a run's ledger through its :class:`LedgerClient`: one typed
+method per call the run makes, each named and typed as :class:`RunLedger`'s method it calls.
 """
 
 from __future__ import annotations
@@ -15,11 +15,17 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from compat_core import releases
-from compat_core.ledger.records import LedgerSnapshot
+from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record
 from compat_core.ledger.run import RunLedger
+
+if TYPE_CHECKING:
+    from compat_core.channel import Address
+    from compat_core.model import CheckpointStatus
+    from compat_core.usage import Usage
 
 # Threads a host starts with: a run needs one per rank waiting in the free-round vote, next
 # to records, validations and the driver's calls (ledger_concurrency).
@@ -49,6 +55,9 @@ class LedgerHost:
         return os.getpid()
 
     def call(self, run_id: str, method: str, *args: Any) -> Any:
+        """``RunLedger.<method>(*args)`` of the run: what :class:`LedgerClient` sends."""
+        if method.startswith("_") or not callable(getattr(RunLedger, method, None)):
+            raise AttributeError(f"RunLedger has no call {method!r}")
         with self._lock:
             ledger = self._runs[run_id]
         return getattr(ledger, method)(*args)
@@ -68,26 +77,82 @@ class LedgerHost:
         return True
 
 
-class _Method:
-    def __init__(self, actor: Any, run_id: str, name: str) -> None:
-        self._actor, self._run_id, self._name = actor, run_id, name
-
-    def remote(self, *args: Any) -> Any:
-        return self._actor.call.remote(self._run_id, self._name, *args)
-
-
-class LedgerHandle:
-    """One run's ledger in a host: picklable, shipped to the workers with the training function."""
+class LedgerClient:
+    """One run's ledger in its host, as the driver and the workers call it: picklable, shipped
+    to the workers with the training function. One method per call the run makes, named as
+    the :class:`RunLedger` method it calls (whose docstring says what it does). Each waits for
+    the ledger's answer, but :meth:`send_record` and :meth:`send_callback_failure`: Ray runs
+    the calls of one caller in the order they were made."""
 
     def __init__(self, actor: Any, run_id: str, pid: int) -> None:
         self.actor = actor
         self.run_id = run_id
         self.pid = pid  # the host's process
 
-    def __getattr__(self, name: str) -> _Method:
-        if name.startswith("_"):  # pickling and copying probe for dunder methods
-            raise AttributeError(name)
-        return _Method(self.__dict__["actor"], self.__dict__["run_id"], name)
+    def _send(self, method: Callable[..., Any], *args: Any) -> Any:
+        """Call ``method`` of the run's :class:`RunLedger` in the host: its ``ObjectRef``."""
+        return self.actor.call.remote(self.run_id, method.__name__, *args)
+
+    def _ask(self, method: Callable[..., Any], *args: Any) -> Any:
+        """Call ``method`` and wait for its answer."""
+        import ray
+
+        return ray.get(self._send(method, *args))
+
+    # --- the workers' calls
+    def worker_started(self, rank: int, actor_id: str | None) -> int:
+        return cast(int, self._ask(RunLedger.worker_started, rank, actor_id))
+
+    def open_channel(self) -> Address | None:
+        return cast("Address | None", self._ask(RunLedger.open_channel))
+
+    def send_record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
+        """A report's record, without waiting (the channel's fallback, and validations)."""
+        self._send(RunLedger.record, record, validation)
+
+    def vote_free_round(self, attempt: int, index: int, rank: int, free: bool) -> bool:
+        """A rank whose report is free of checkpoints waits for the round's decision; one
+        with a checkpoint votes and goes on (its round is not free)."""
+        import ray
+
+        vote = self._send(RunLedger.vote_free_round, attempt, index, rank, free, free)
+        return bool(ray.get(vote)) if free else False
+
+    def next_checkpoint_index(self, attempt: int) -> int:
+        return cast(int, self._ask(RunLedger.next_checkpoint_index, attempt))
+
+    def reported_checkpoints(
+        self, attempt: int, rank: int, sent: int, validated: bool, timeout_s: float | None
+    ) -> list[tuple[Any, dict[str, Any], CheckpointStatus]]:
+        return cast(list[Any], self._ask(RunLedger.reported_checkpoints, attempt, rank, sent, validated, timeout_s))
+
+    def store_seed_validation(self, token: str, seed: Any) -> None:
+        self._ask(RunLedger.store_seed_validation, token, seed)
+
+    def seed_validation(self, token: str) -> Any:
+        return self._ask(RunLedger.seed_validation, token)
+
+    def worker_done(
+        self, rank: int, return_value: Any, usages: list[Usage], error: BaseException | None, attempt: int, sent: int
+    ) -> None:
+        self._ask(RunLedger.worker_done, rank, return_value, usages, error, attempt, sent)
+
+    # --- the driver's calls
+    def use_validation_config(self, config: Any) -> None:
+        self._ask(RunLedger.use_validation_config, config)
+
+    def engine_failed(self, errors: dict[int, BaseException]) -> None:
+        self._ask(RunLedger.engine_failed, errors)
+
+    def actor_died(self, actor_id: str | None, pickled_error: bytes) -> None:
+        self._ask(RunLedger.actor_died, actor_id, pickled_error)
+
+    def delivered_since(self, count: int, flush: bool = False) -> list[dict[int, Record]]:
+        return cast(list[dict[int, Record]], self._ask(RunLedger.delivered_since, count, flush))
+
+    def send_callback_failure(self, failure: CallbackFailure) -> None:
+        """A Tune callback's failure, for the run's result, without waiting."""
+        self._send(RunLedger.callback_failed, failure)
 
     def close(self) -> LedgerSnapshot:
         """Everything the run's ledger recorded; the run leaves the host."""
@@ -109,7 +174,7 @@ _host = _Host()
 _host_lock = threading.Lock()
 
 
-def open_ledger(world_size: int, **options: Any) -> LedgerHandle:
+def open_ledger(world_size: int, **options: Any) -> LedgerClient:
     """A new run in this process's ledger host (started when needed); ``options`` are
     :class:`RunLedger`'s."""
     import ray
@@ -125,7 +190,7 @@ def open_ledger(world_size: int, **options: Any) -> LedgerHandle:
         actor = _host.actor
     run_id = uuid.uuid4().hex
     pid = ray.get(actor.open_run.remote(run_id, world_size, options))  # before any worker calls it
-    return LedgerHandle(actor, run_id, pid)
+    return LedgerClient(actor, run_id, pid)
 
 
 def _on_this_node() -> Any:

@@ -466,3 +466,24 @@ def test_the_drivers_last_poll_gets_every_complete_round_while_a_slow_sink_holds
     assert len(ledger.delivered_since(0)) < 3  # the sink is still busy with round 0
     assert [r[0].metrics["a"] for r in ledger.delivered_since(0, flush=True)] == [0, 1, 2]
     ledger.close()
+
+
+def test_the_client_calls_only_the_ledgers_own_methods_by_their_names() -> None:
+    """Every call a run makes is a method of :class:`LedgerClient`, which names the
+    :class:`RunLedger` method it calls; the host refuses what is not one."""
+    import inspect
+    import re
+
+    from compat_core.ledger import LedgerClient
+    from compat_core.ledger.host import LedgerHost
+
+    sent = set(re.findall(r"RunLedger\.(\w+)", inspect.getsource(LedgerClient)))
+    assert sent and all(callable(getattr(RunLedger, name)) and not name.startswith("_") for name in sent)
+    assert not hasattr(LedgerClient, "__getattr__")
+    host = LedgerHost()
+    host.open_run("run", 1, {})
+    assert host.call("run", "next_checkpoint_index", 0) == 0
+    for wrong in ("_end_unexplained", "no_such_call"):
+        with pytest.raises(AttributeError, match="RunLedger has no call"):
+            host.call("run", wrong, 0)
+    host.close_run("run")
