@@ -384,13 +384,35 @@ class LibcstSyntaxError(SyntaxError):
 
 
 def line_map(old: str, new: str) -> list[int]:
-    """For each line of ``old`` (0-based), the line of ``new`` it became (or sits nearest)."""
+    """For each line of ``old`` (0-based), the line of ``new`` it became (or sits nearest).
+    In a block of changed lines, each old line goes to the most similar new line at or after
+    the previous one's (``session.report(m)`` to ``train.report(m)``, not to an import the
+    rewrite added above it)."""
     a, b = old.splitlines(), new.splitlines()
     mapping = [0] * max(len(a), 1)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "replace" and (i2 - i1) * (j2 - j1) <= _SIMILARITY_BUDGET:
+            _map_by_similarity(a, b, i1, i2, j1, j2, mapping)
+            continue
         for i in range(i1, i2):
             mapping[i] = j1 + (i - i1 if tag == "equal" else min(i - i1, max(j2 - j1 - 1, 0)))
     return mapping
+
+
+# Line pairs compared in one changed block at most; a larger block maps by position.
+_SIMILARITY_BUDGET = 400
+
+
+def _map_by_similarity(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int, mapping: list[int]) -> None:
+    """Map ``a[i1:i2]`` into ``b[j1:j2]``: each line to its most similar line, in order."""
+    low = j1
+    for i in range(i1, i2):
+        left = i2 - i - 1  # old lines still to place after this one
+        high = max(low, j2 - 1 - min(left, j2 - 1 - low))  # leave room for them when there is
+        scores = [(difflib.SequenceMatcher(None, a[i], b[j], autojunk=False).ratio(), -j) for j in range(low, high + 1)]
+        best = -max(scores)[1]
+        mapping[i] = best
+        low = best
 
 
 class RuleCrash(Exception):

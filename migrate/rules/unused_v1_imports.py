@@ -22,7 +22,8 @@ class UnusedV1Imports(Rule):
     Removes imports from ``ray.air`` (and its submodules) and from the V1 session modules
     that nothing in the module uses: ``from ray.air import session`` left behind by an
     earlier edit, in any scope, inside ``try:`` / ``if TYPE_CHECKING:`` blocks too. Other
-    names of the same import stay; a comment on a removed line is kept on its own line.
+    names of the same import stay; a comment on a removed line is kept on its own line (a
+    bare ``# noqa`` directive, which served that line only, goes with it).
 
     ## Why is this bad?
     The import alone breaks the module the day ``ray.air`` is removed from Ray, although

@@ -261,3 +261,17 @@ def test_a_file_in_newer_syntax_says_which_python_to_run(tmp_path: Path, capsys)
     else:
         assert "uses syntax newer than Python 3.1" in err and "python3.13 -m migrate" in err
         assert "does not parse" not in err and "session.report" in path.read_text()
+
+
+def test_a_rewritten_flagged_line_is_reported_once_by_check_and_by_the_write(tmp_path: Path) -> None:
+    """The rewrite turns `session.report` into `train.report` and adds an import above it:
+    the finding on that line is the input's finding, moved, not a second one."""
+    (tmp_path / "job.py").write_text(
+        "from ray.air import session, ScalingConfig  # both\nsession.report({})\nScalingConfig()\n"
+    )
+    check = json.loads(cli("--check", "--output-format", "json", "job.py", cwd=tmp_path).stdout)
+    assert [(r["code"], r["line"]) for r in check if not r["fixed"]] == [("RTM101", 2)]
+    write = json.loads(cli("--output-format", "json", "job.py", cwd=tmp_path).stdout)
+    flagged = [(r["code"], r["line"]) for r in write if not r["fixed"]]
+    assert flagged == [("RTM101", 3)]  # the same finding, at its line in the rewritten file
+    assert (tmp_path / "job.py").read_text().splitlines()[2] == "train.report({})"

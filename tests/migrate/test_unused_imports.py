@@ -31,6 +31,29 @@ def test_an_unused_session_import_goes_and_its_comment_stays() -> None:
     assert [(d.code, d.line, d.fixed) for d in found] == [("RTM006", 2, True)]
 
 
+def test_a_noqa_directive_of_a_removed_import_goes_with_it() -> None:
+    check(
+        """\
+        import os
+        from ray.air import session  # noqa: F401
+        import ray.air as air  # NOQA
+        from ray.air import RunConfig  # noqa: F401 -- re-exported for old callers
+
+
+        def cpus():
+            return os.cpu_count()
+        """,
+        """\
+        import os
+        # noqa: F401 -- re-exported for old callers
+
+
+        def cpus():
+            return os.cpu_count()
+        """,
+    )  # a directive alone served its line; a comment with more to say stays
+
+
 def test_inside_try_and_type_checking_blocks() -> None:
     check(
         """\

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,10 @@ from migrate.rules._names import is_v1
 
 if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
     from migrate.rules.unused_v1_imports import UnusedV1Imports
+
+
+# A comment that is only a suppression directive (the bare word, or with codes such as F401).
+_NOQA_ONLY = re.compile(r"#\s*(?i:noqa)(?::\s*[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)?\s*$")
 
 
 def apply(rule: UnusedV1Imports, wrapper: MetadataWrapper) -> cst.Module:
@@ -103,7 +108,7 @@ class _Remove(cst.CSTTransformer):
                 assert isinstance(statement, cst.SimpleStatementLine)
                 carry += [line for line in statement.leading_lines if line.comment is not None]
                 comment = statement.trailing_whitespace.comment
-                if comment is not None:
+                if comment is not None and not _NOQA_ONLY.match(comment.value):  # a directive goes with its line
                     carry.append(cst.EmptyLine(comment=comment))
                 continue
             if carry:
