@@ -111,6 +111,7 @@ def _migrate_source(
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
         current = _without_added_duplicates(text, current)
         current = _guards_bind_alike(tree, current)
+        current = _comments_kept(text, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if current != text:
         # What the rewrites wrote is flagged too: a rewrite can make a use recognisable that the
@@ -209,6 +210,60 @@ def _guards_bind_alike(before: ast.Module, after: str) -> str:
     for line in sorted(emptied, reverse=True):
         del lines[line]
     return "".join(lines)
+
+
+# Comments that speak to the line they are on (a tool's directive): gone with that line.
+_DIRECTIVE = re.compile(r"#\s*(?i:noqa\b|type:|fmt:|pragma\b|pylint:|pyright:|mypy:|isort:|ruff:)")
+
+
+def _comments_kept(before: str, after: str) -> str:
+    """``after`` with every comment of a line the rewrites removed or replaced that it lost
+    (``RunConfig,  # storage`` of an import whose name went): a replaced line's after the code
+    of the line it became, when that has none; else, and for a line removed, on a line of its
+    own where it was, at its indentation. A tool's directive (``# noqa``, ``# type: ignore``,
+    ...) served its line: it is not moved."""
+    if "#" not in before:
+        return after
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    lost: list[tuple[int, str, str, bool]] = []  # (old line's number, its text, its comment, it is gone)
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag not in ("delete", "replace"):
+            continue
+        for i in range(i1, i2):
+            comment = _comment_of(a[i]) if "#" in a[i] else None
+            if comment and not _DIRECTIVE.match(comment) and comment not in after:
+                lost.append((i, a[i], comment, tag == "delete"))
+    if not lost:
+        return after
+    mapping = line_map(before, after)
+    ends_inside = noqa.comment_lines(after)  # 1-based lines whose end is inside a string or continued
+    appended: set[int] = set()
+    inserts: dict[int, list[str]] = {}
+    for i, old, comment, gone in lost:
+        j = min(mapping[i], len(b) - 1) if b else 0
+        line = b[j] if b else ""
+        body = line.rstrip("\r\n")
+        free = body.strip() and j not in appended and (j + 1) not in ends_inside and _comment_of(line) is None
+        if free and not gone:  # the line became another: its comment follows it
+            b[j] = f"{body}  {comment}{line[len(body) :]}"
+            appended.add(j)
+        elif j not in ends_inside:  # a line of its own above line j, after one that ends cleanly (1-based j)
+            indent, ending = old[: len(old) - len(old.lstrip())], old[len(old.rstrip("\r\n")) :] or "\n"
+            inserts.setdefault(j, []).append(f"{indent}{comment}{ending}")
+    for j in sorted(inserts, reverse=True):
+        b[j:j] = inserts[j]
+    return "".join(b)
+
+
+def _comment_of(line: str) -> str | None:
+    """The comment of one physical line (not a ``#`` in a string), or None."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type == tokenize.COMMENT:
+                return token.string
+    except (tokenize.TokenError, SyntaxError, IndentationError):  # a line of a larger construct,
+        return None  # whose comment (if any) came before the error: not sure, so not moved
+    return None
 
 
 def _branches(node: ast.stmt) -> list[list[ast.stmt]]:

@@ -706,3 +706,39 @@ def test_a_black_style_import_keeps_one_name_per_line(target: str) -> None:
         """,
         target=target,
     )
+
+
+def test_the_comment_of_a_name_the_rewrite_removed_stays_where_it_was() -> None:
+    """``RunConfig,  # storage`` goes (nothing uses RunConfig): its comment stays, on its own
+    line where it was; a tool's directive on a removed line (``# noqa: F401``) goes with it."""
+    check(
+        """\
+        from ray.air import (  # configs
+            ScalingConfig,  # workers
+            RunConfig,  # storage: s3://bucket/runs
+            CheckpointConfig,  # noqa: F401
+        )
+        from ray.air import session
+
+
+        def loop(config):
+            session.report({"a": 1}, checkpoint=config["c"])
+
+
+        print(ScalingConfig)
+        """,
+        """\
+        from ray.train import (  # configs
+            ScalingConfig,  # workers
+            # storage: s3://bucket/runs
+        )
+        from ray import train
+
+
+        def loop(config):
+            train.report({"a": 1}, checkpoint=config["c"])
+
+
+        print(ScalingConfig)
+        """,
+    )
