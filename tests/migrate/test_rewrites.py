@@ -742,3 +742,39 @@ def test_the_comment_of_a_name_the_rewrite_removed_stays_where_it_was() -> None:
         print(ScalingConfig)
         """,
     )
+
+
+@pytest.mark.parametrize("session_import", ["import ray.air.session", "from ray.air import session"])
+def test_import_ray_read_only_through_the_rewritten_calls_goes(session_import: str) -> None:
+    """`import ray` served `ray.air.session.report(...)`: once that is `train.report(...)`,
+    nothing reads `ray`. Where something still does (`ray.init()`), it stays."""
+    check(
+        f"""\
+        import ray
+        {session_import}
+
+
+        def loop(config):
+            ray.air.session.report({{"a": 1}}, checkpoint=config["c"])
+        """,
+        """\
+        from ray import train
+
+
+        def loop(config):
+            train.report({"a": 1}, checkpoint=config["c"])
+        """,
+    )
+    out, _ = migrate(
+        f"""\
+        import ray
+        {session_import}
+
+        ray.init()
+
+
+        def loop(config):
+            ray.air.session.report({{"a": 1}}, checkpoint=config["c"])
+        """
+    )
+    assert out.startswith("import ray\n") and "train.report(" in out

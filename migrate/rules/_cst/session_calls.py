@@ -158,19 +158,34 @@ class _Collect(cst.CSTVisitor):
     def leave_Module(self, original_node: cst.Module) -> None:
         """A session name still referenced outside a rewritten call keeps its import."""
         rewritten = {id(_base(call.func)) for call in self.plan.calls}
+        exported = _imports.exported_names(original_node)
         self.plan.ray_name_used = any(id(n) not in rewritten for n in self.ray_names)
         for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
-                if isinstance(node, cst.ImportFrom) and node not in self.plan.imports and assignment.references:
-                    if all(id(ref.node) in rewritten for ref in assignment.references):
-                        self.plan.orphaned.setdefault(node, set()).add(assignment.name)
+                if isinstance(node, (cst.Import, cst.ImportFrom)) and node not in self.plan.imports:
+                    # `import ray` read only as `ray.air.session.report(...)`, or the ray.train
+                    # binding of a name a session import bound too: unused once the calls are rewritten
+                    if assignment.references and all(id(ref.node) in rewritten for ref in assignment.references):
+                        if assignment.name not in exported:
+                            self.plan.orphaned.setdefault(node, set()).add(assignment.name)
                     continue
                 if node not in self.plan.imports or assignment.name == "ray":
                     continue
                 if any(id(ref.node) not in rewritten for ref in assignment.references):
                     self.plan.value_uses.add(assignment.name)
-        self.plan.value_uses |= _imports.exported_names(original_node)  # a re-export keeps its import
+        self.plan.value_uses |= exported  # a re-export keeps its import
+        # `import ray` beside `import ray.air.session`: libcst counts `ray.air.session.report(...)`
+        # as a use of the dotted import only; once those calls are rewritten, nothing reads `ray`.
+        called_through_ray = any(
+            isinstance(base := _base(call.func), cst.Name) and base.value == "ray" for call in self.plan.calls
+        )
+        if called_through_ray and not self.plan.ray_name_used and "ray" not in exported:
+            for scope in _imports.scopes(self.metadata[ScopeProvider]):
+                for assignment in scope.assignments:
+                    node = getattr(assignment, "node", None)
+                    if assignment.name == "ray" and isinstance(node, cst.Import) and node not in self.plan.imports:
+                        self.plan.orphaned.setdefault(node, set()).add("ray")
 
 
 def _base(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -201,7 +216,7 @@ class _Rewrite(RuleVisitor):
         extra: list[cst.BaseStatement] = []
         changed = False
         for original, small in zip(original_node.body, updated_node.body, strict=True):
-            if original in self.plan.orphaned and isinstance(small, cst.ImportFrom):
+            if original in self.plan.orphaned and isinstance(small, (cst.Import, cst.ImportFrom)):
                 changed = True
                 names = self.plan.orphaned[original]
                 self.report(original, f"`{', '.join(sorted(names))}` no longer used: import removed", fixed=True)
@@ -236,9 +251,12 @@ class _Rewrite(RuleVisitor):
         return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
 
 
-def _without(node: cst.ImportFrom, names: set[str]) -> cst.ImportFrom | None:
+def _without(node: cst.Import | cst.ImportFrom, names: set[str]) -> cst.Import | cst.ImportFrom | None:
     """The import minus the aliases that bind ``names`` (None when nothing is left)."""
     assert not isinstance(node.names, cst.ImportStar)
+    if isinstance(node, cst.Import):  # `import a.b` binds `a`
+        kept = [a for a in node.names if (a.evaluated_alias or a.evaluated_name.split(".")[0]) not in names]
+        return node.with_changes(names=_last_comma(kept)) if kept else None
     kept = [a for a in node.names if (a.evaluated_alias or a.evaluated_name) not in names]
     return node.with_changes(names=_imports.with_commas(kept, like=node)) if kept else None
 
