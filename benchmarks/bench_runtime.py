@@ -10,6 +10,11 @@ on Ray's V2 engine (``COMPAT_V1_ENGINE=v2``), in turns, instead.
 ``on_report`` (building the record and sending it to a run ledger actor) over the socket
 channel and as an actor call, timed in a Ray actor (wall and CPU), with the ledger's CPU.
 
+``--growth [ROUNDS ...]`` (default 2000 8000) measures memory against a run's length: 2 workers
+report ROUNDS free-floating rounds of 10 metrics, compat beside raw Ray, in each mode; the
+peak growth of the ledger host's RSS during the fit and the driver's RSS growth once ``fit()``
+returned (the result kept), per record, and the fit time per round.
+
 All numbers come from one run on one local cluster (2 CPUs), so the ratios compare like
 with like. Per-report cost is timed inside the training function on rank 0, from the
 first to the last of N reports of 2 workers, for free-floating rounds and for checkpoint
@@ -24,6 +29,7 @@ import argparse
 import os
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -200,15 +206,15 @@ def record_cost(records: int, repeat: int) -> None:
     import psutil
     import ray
 
-    from compat_core.ledger import open_ledger
+    from compat_core.ledger import LedgerClient, open_ledger
 
     @ray.remote(num_cpus=0)
     class Worker:
-        def send(self, ledger: Any, use_socket: bool, records: int) -> tuple[float, float]:
+        def send(self, ledger: LedgerClient, use_socket: bool, records: int) -> tuple[float, float]:
             from compat_core import channel, switch, worker
             from compat_core.engine import EngineReport
 
-            address = ray.get(ledger.open_channel.remote()) if use_socket else None
+            address = ledger.open_channel() if use_socket else None
             mode = switch.Mode(switch.V1, switch.V1)
             settings = worker.WorkerSettings(mode, None, ledger, {}, False, False, use_channel=use_socket)
             session = worker.WorkerSession(settings, None, 0, 1, sender=channel.connect(address))
@@ -218,7 +224,7 @@ def record_cost(records: int, repeat: int) -> None:
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             if session.sender is not None:
                 session.sender.close()
-            ray.get(ledger.worker_done.remote(0, None, [], None, 0, records))  # all stored
+            ledger.worker_done(0, None, [], None, 0, records)  # all stored
             return wall / records, cpu / records
 
     worker = Worker.remote()
@@ -242,6 +248,132 @@ def record_cost(records: int, repeat: int) -> None:
         print(f"| {label} | {row['wall']:.0f} us | {row['cpu']:.0f} us | {row['ledger_cpu']:.0f} us |")
 
 
+GROWTH_METRICS = 10
+
+
+def growth_loop(config: dict[str, Any]) -> None:
+    """``rounds`` free-floating rounds of ``GROWTH_METRICS`` metrics, then one checkpoint."""
+    import ray.train
+    from ray.train import Checkpoint
+
+    report = config["report"]
+    for step in range(config["rounds"]):
+        report({f"metric_{i}": step + i / 10 for i in range(GROWTH_METRICS)})
+    with tempfile.TemporaryDirectory() as d:
+        report({"done": 1}, checkpoint=Checkpoint.from_directory(d))
+    del ray.train
+
+
+def fit_growth(kind: str, mode: str, rounds: int, storage: str) -> Any:
+    """One fit of :func:`growth_loop`, raw or compat; its result (kept by the caller)."""
+    if kind == "compat":
+        import compat
+
+        quiet = {"verbose": 0} if mode == "v1" else {}
+        return compat.torch.TorchTrainer(
+            growth_loop,
+            train_loop_config={"rounds": rounds, "report": compat.report},
+            scaling_config=compat.ScalingConfig(num_workers=2),
+            run_config=compat.RunConfig(storage_path=storage, **quiet),
+        ).fit()
+    config = {"rounds": rounds, "report": raw_report(mode)}
+    if mode == "v1":
+        from ray.air.config import RunConfig, ScalingConfig
+        from ray.train.torch.torch_trainer import TorchTrainer
+
+        scaling = ScalingConfig(num_workers=2, trainer_resources={"CPU": 0})
+        run = RunConfig(storage_path=storage, verbose=0)
+        return TorchTrainer(growth_loop, train_loop_config=config, scaling_config=scaling, run_config=run).fit()
+    from ray.train.v2.api.config import RunConfig as RunConfig2
+    from ray.train.v2.api.config import ScalingConfig as ScalingConfig2
+    from ray.train.v2.torch.torch_trainer import TorchTrainer as TorchTrainer2
+
+    return TorchTrainer2(
+        growth_loop,
+        train_loop_config=config,
+        scaling_config=ScalingConfig2(num_workers=2),
+        run_config=RunConfig2(storage_path=storage),
+    ).fit()
+
+
+class PeakRSS:
+    """The highest RSS of a process while the ``with`` block runs (sampled every 0.1 s)."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self.process = psutil.Process(pid)
+        self.start = self.peak = self.process.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, self.process.memory_info().rss)
+
+    def __enter__(self) -> PeakRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.process.memory_info().rss)
+
+
+def growth(sizes: list[int], modes: list[str]) -> None:
+    """Memory against a run's length, compat beside raw Ray; prints the table."""
+    import gc
+
+    from compat_core.ledger import open_ledger
+
+    probe = open_ledger(2)  # the host compat's fits in this process use: its pid
+    host_pid = probe.pid
+    probe.close()
+    rows = []
+    for mode in modes:
+        os.environ["RAY_TRAIN_V2_ENABLED"] = "0" if mode == "v1" else "1"
+        os.environ[POLL] = "0.05"  # compat's default poll, for raw V2 too
+        for kind in ("raw", "compat"):  # a short fit first: imports and the host's start are not growth
+            with tempfile.TemporaryDirectory() as storage:
+                fit_growth(kind, mode, 10, storage)
+        for rounds in sizes:
+            for kind in ("raw", "compat"):
+                gc.collect()
+                with tempfile.TemporaryDirectory() as storage, PeakRSS(os.getpid()) as driver:
+                    with PeakRSS(host_pid) as host:
+                        start = time.perf_counter()
+                        result = fit_growth(kind, mode, rounds, storage)
+                        seconds = time.perf_counter() - start
+                    gc.collect()
+                    kept = driver.process.memory_info().rss - driver.start  # the result still held
+                records = 2 * rounds
+                rows.append((mode, rounds, kind, kept, host.peak - host.start if kind == "compat" else 0, seconds))
+                print(
+                    f"{mode} {rounds:>6} rounds {kind:<6} driver +{kept / 2**20:7.1f} MiB after fit() "
+                    f"({kept / records:7.0f} B/record)"
+                    + (f", host peak +{(host.peak - host.start) / 2**20:7.1f} MiB "
+                       f"({(host.peak - host.start) / records:7.0f} B/record)" if kind == "compat" else "")
+                    + f", {1000 * seconds / rounds:.2f} ms/round",
+                    flush=True,
+                )  # fmt: skip
+                del result
+    os.environ.pop(POLL, None)
+    print("\n| mode | rounds | driver growth, compat / raw | host peak growth | time per round, compat / raw |")
+    print("| --- | --- | --- | --- | --- |")
+    for mode in modes:
+        for rounds in sizes:
+            raw = next(r for r in rows if r[:3] == (mode, rounds, "raw"))
+            ours = next(r for r in rows if r[:3] == (mode, rounds, "compat"))
+            records = 2 * rounds
+            print(
+                f"| {mode} | {rounds} | {ours[3] / 2**20:.1f} MiB / {raw[3] / 2**20:.1f} MiB "
+                f"({ours[3] / records:.0f} / {raw[3] / records:.0f} B per record) | "
+                f"{ours[4] / 2**20:.1f} MiB ({ours[4] / records:.0f} B per record) | "
+                f"{1000 * ours[5] / rounds:.2f} ms / {1000 * raw[5] / rounds:.2f} ms = {ours[5] / raw[5]:.2f}x |"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reports", type=int, default=20)
@@ -249,12 +381,22 @@ def main() -> None:
     parser.add_argument("--engines", action="store_true", help="compare compat v1 on Ray's V1 and V2 engines")
     parser.add_argument("--records", action="store_true", help="compat's own work per report, socket vs actor")
     parser.add_argument("--modes", nargs="+", choices=("v1", "v2"), default=["v1", "v2"], help="modes to compare")
+    parser.add_argument(
+        "--growth", nargs="*", type=int, metavar="ROUNDS", default=None,
+        help="memory against a run's length: ROUNDS rounds of 10 metrics (default 2000 8000)",
+    )  # fmt: skip
     args = parser.parse_args()
     import ray
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    if args.growth is not None:
+        try:
+            growth(args.growth or [2000, 8000], args.modes)
+        finally:
+            ray.shutdown()
+        return
     if args.records:
         try:
             record_cost(2000, args.repeat)
