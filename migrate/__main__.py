@@ -309,7 +309,9 @@ def statistics(results: list[engine.FileResult], fmt: str) -> str:
         "\t".join((str(row["count"]), str(row["code"]), str(row["severity"] or "error"), f"{mark(row)} {row['name']}"))
         for row in rows
     ]
-    by_severity = Counter(row["severity"] for row in rows for _ in range(int(row["count"])))  # type: ignore[call-overload]
+    by_severity: Counter[str | None] = Counter()
+    for (_, severity), count in counts.items():
+        by_severity[severity] += count
     totals = ", ".join(f"{s} {by_severity[s]}" for s in SEVERITIES)
     unread = f"; {errors} file(s) not processed" if errors else ""
     lines.append(f"Found {sum(counts.values())} finding(s): {totals}{unread}")
@@ -324,12 +326,13 @@ def add_noqa(results: list[engine.FileResult], args: argparse.Namespace) -> int:
         if r.error:
             print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)
             continue
-        if r.old_text is None or not baseline.codes_by_line(r.diagnostics):
+        codes = baseline.codes_by_line(r.diagnostics)
+        if r.old_text is None or not codes:
             continue
-        if r.path.endswith(".ipynb"):
+        if r.path.endswith(".ipynb"):  # its findings name their cell: marked cell by cell
             marked = baseline.add_noqa_to_notebook(r.old_text, r.diagnostics)
         else:
-            marked = baseline.add_noqa(r.old_text, baseline.codes_by_line(r.diagnostics))
+            marked = baseline.add_noqa(r.old_text, codes)
         if marked.added:
             engine.atomic_write(r.path, marked.text.encode(r.encoding), bom=r.bom)
             added += marked.added

@@ -225,8 +225,10 @@ def _comments_kept(before: str, after: str) -> str:
     if "#" not in before:
         return after
     a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    plain_a, plain_b = before.splitlines(), after.splitlines()  # compared as line_map compares them
+    opcodes = _opcodes(plain_a, plain_b)
     lost: list[tuple[int, str, str, bool]] = []  # (old line's number, its text, its comment, it is gone)
-    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, _, _ in opcodes:
         if tag not in ("delete", "replace"):
             continue
         for i in range(i1, i2):
@@ -235,7 +237,7 @@ def _comments_kept(before: str, after: str) -> str:
                 lost.append((i, a[i], comment, tag == "delete"))
     if not lost:
         return after
-    mapping = line_map(before, after)
+    mapping = _line_map(plain_a, plain_b, opcodes)
     ends_inside = noqa.comment_lines(after)  # 1-based lines whose end is inside a string or continued
     appended: set[int] = set()
     inserts: dict[int, list[str]] = {}
@@ -258,12 +260,10 @@ def _comments_kept(before: str, after: str) -> str:
 def _comment_of(line: str) -> str | None:
     """The comment of one physical line (not a ``#`` in a string), or None."""
     try:
-        for token in tokenize.generate_tokens(io.StringIO(line).readline):
-            if token.type == tokenize.COMMENT:
-                return token.string
-    except (tokenize.TokenError, SyntaxError, IndentationError):  # a line of a larger construct,
-        return None  # whose comment (if any) came before the error: not sure, so not moved
-    return None
+        comment = noqa.line_comment(line)
+    except noqa.PartOfLarger:  # not sure there is one: not moved
+        return None
+    return comment[1] if comment else None
 
 
 def _branches(node: ast.stmt) -> list[list[ast.stmt]]:
@@ -444,8 +444,20 @@ def line_map(old: str, new: str) -> list[int]:
     the previous one's (``session.report(m)`` to ``train.report(m)``, not to an import the
     rewrite added above it)."""
     a, b = old.splitlines(), new.splitlines()
+    return _line_map(a, b, _opcodes(a, b))
+
+
+Opcodes = Sequence[tuple[str, int, int, int, int]]
+
+
+def _opcodes(a: list[str], b: list[str]) -> Opcodes:
+    """How ``a``'s lines became ``b``'s (difflib's opcodes, computed once per pair)."""
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+def _line_map(a: list[str], b: list[str], opcodes: Opcodes) -> list[int]:
     mapping = [0] * max(len(a), 1)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "replace" and (i2 - i1) * (j2 - j1) <= _SIMILARITY_BUDGET:
             _map_by_similarity(a, b, i1, i2, j1, j2, mapping)
             continue

@@ -57,14 +57,29 @@ def directives(source: str, lines: Iterable[int] | None = None) -> dict[int, Dir
     return found
 
 
-def _in_comment(line: str, col: int) -> bool:
+class PartOfLarger(Exception):
+    """The line is part of a larger construct that cannot be tokenized alone before any comment."""
+
+
+def line_comment(line: str) -> tuple[int, str] | None:
+    """The column and text of one physical line's comment (a ``#`` in a string is none), or
+    None; :class:`PartOfLarger` when the line cannot be read alone up to its comment. Each line
+    is tokenized alone: tokenizing whole files cost more than the rules on a large tree."""
     try:
         for token in tokenize.generate_tokens(io.StringIO(line).readline):
             if token.type == tokenize.COMMENT:
-                return token.start[1] <= col
-    except (tokenize.TokenError, SyntaxError, IndentationError):  # a line of a larger construct
-        return True
-    return False
+                return token.start[1], token.string
+    except (tokenize.TokenError, SyntaxError, IndentationError) as exc:
+        raise PartOfLarger(line) from exc
+    return None
+
+
+def _in_comment(line: str, col: int) -> bool:
+    try:
+        comment = line_comment(line)
+    except PartOfLarger:
+        return True  # as before: a directive on such a line is taken as a comment
+    return comment is not None and comment[0] <= col
 
 
 def comment_lines(source: str) -> dict[int, int]:
