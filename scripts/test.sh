@@ -2,7 +2,9 @@
 # The test command: lint, type-check, then the whole suite under both settings of
 # RAY_TRAIN_V2_ENABLED (each pass also exercises flipping between backends in-process), on
 # the newest tested Ray; then the real-Ray run tests on the oldest supported Ray. Each pass
-# prints its 15 slowest tests (where CI time goes).
+# prints its 15 slowest tests and each step the time it starts at (where CI time goes). Without
+# pytest arguments, independent steps run side by side: the codemod's tests beside the first
+# pass, the oldest Ray's and the installed package's tests beside the second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -15,7 +17,8 @@ bash scripts/bootstrap.sh
 prepare=
 installed=$(mktemp -d)  # the installed-package step's builds and virtualenvs
 tested=
-trap 'for job in $prepare $tested; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
+matrix=
+trap 'for job in $prepare $tested $matrix; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
 if [ $# -eq 0 ]; then
   (
     set -e
@@ -33,33 +36,62 @@ mypy
 # (v1_case, marked in tests/conftest.py). The v1 backend runs on Ray's V1 engine in the first
 # pass and on Ray's V2 engine in the second (COMPAT_V1_ENGINE=v2, docs/compatibility.md §28):
 # V1 semantics are tested on both.
+#
+# The whole run splits the first pass in two processes side by side: the codemod's tests (about
+# 9 CPU-minutes, one core; they do not depend on the mode, so they are one_pass) beside the rest,
+# whose Ray tests wait on their cluster as much as they compute. Their output follows the pass's.
+codemod_tests=(tests/migrate tests/properties/test_codemod_properties.py)
+split=()
+if [ $# -eq 0 ]; then
+  RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=10 \
+    "${codemod_tests[@]}" >.ci-codemod.log 2>&1 &
+  tested=$!
+  for path in "${codemod_tests[@]}"; do split+=(--ignore="$path"); done
+fi
 stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine)"
-RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=15 "$@"
-stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
-RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
+RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=15 "${split[@]}" "$@"
+if [ -n "$tested" ]; then
+  stamp "the codemod's tests (run beside the pass above; their output below)"
+  status=0
+  wait "$tested" || status=$?
+  tested=
+  cat .ci-codemod.log
+  [ "$status" = 0 ] || { echo "the codemod's tests failed (above)" >&2; exit 1; }
+fi
 # The package as users install it (the wheel, not the editable checkout), from outside the tree:
 # the codemod install on Python 3.10, 3.12 and 3.13, the runtime on 3.13 (scripts/test_installed.sh).
-# Then the oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
-# own (docs/compatibility.md §27); both backends run through the tests' fixtures. The two run side
-# by side (the codemod's tests need one core, and the Ray tests wait on their cluster as much as
-# they compute); the installed package's output follows the matrix's.
+# And the oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
+# own (docs/compatibility.md §27); both backends run through the tests' fixtures. Both run beside
+# the second pass (each Ray test session starts its own local cluster); their output follows it.
 if [ -n "$prepare" ]; then
   stamp "waiting for the background installs"
   wait "$prepare" || { cat .ci-prepare.log >&2; echo "the background installs failed (above)" >&2; exit 1; }
   prepare=
 fi
-tested=
+matrix=
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then  # not with a pytest selection
-  stamp "the installed package (beside the next step; its output below)"
+  stamp "the installed package (beside the next steps; its output at the end)"
   INSTALLED_DIR=$installed bash scripts/test_installed.sh run >.ci-installed.log 2>&1 &
   tested=$!
 fi
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then  # not with a pytest selection
-  stamp "the oldest supported Ray (scripts/matrix.sh 2.44.1)"
+  stamp "the oldest supported Ray, scripts/matrix.sh 2.44.1 (beside the next step; its output after it)"
   MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_runs.py" \
-    bash scripts/matrix.sh 2.44.1
+    bash scripts/matrix.sh 2.44.1 >.ci-matrix.log 2>&1 &
+  matrix=$!
+fi
+stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
+RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
+if [ -n "$matrix" ]; then
+  stamp "the oldest supported Ray's output"
+  status=0
+  wait "$matrix" || status=$?
+  matrix=
+  cat .ci-matrix.log
+  [ "$status" = 0 ] || { echo "the oldest supported Ray's tests failed (above)" >&2; exit 1; }
 fi
 if [ -n "$tested" ]; then
+  stamp "the installed package's output"
   status=0
   wait "$tested" || status=$?
   tested=
