@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import posixpath
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -17,7 +18,20 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from compat import _engines, _shadowing
 from compat.callbacks import is_user_callback
 from compat.session import route_air_session
-from compat_core import capture, checks, messages, restore, result, stored, switch, tune, usage, where, worker
+from compat_core import (
+    capture,
+    checks,
+    messages,
+    readiness,
+    restore,
+    result,
+    stored,
+    switch,
+    tune,
+    usage,
+    where,
+    worker,
+)
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.engine import Engine, TrainJob
 from compat_core.errors import CallbackError, RestoreError, training_failed
@@ -223,8 +237,13 @@ class DataParallelTrainer:
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
         outcome.config = self._result_config()
-        _keep_worker_reports(engine, raw, outcome, snapshot)
+        run_storage = _run_storage(engine, raw, outcome)
+        _keep_worker_reports(run_storage, outcome, snapshot)
         failure = _failure(outcome, snapshot, error)
+        # A run that failed before its directory was known leaves its record in the experiment's.
+        _keep_readiness_record(
+            run_storage or engine.experiment, self._readiness_record(engine, outcome, call_site, start_time, failure)
+        )
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
         capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
@@ -234,6 +253,36 @@ class DataParallelTrainer:
         if failure is not None:
             raise failure from error
         return outcome
+
+    def _readiness_record(
+        self, engine: Engine, outcome: Result, call_site: str, start_time: float, failure: Exception | None
+    ) -> readiness.RunRecord:
+        """What this ``fit()`` relied on, for the fleet's readiness report."""
+        import ray
+
+        script = readiness.script_name()
+        ended = (
+            "succeeded" if failure is None else "callback-failed" if isinstance(failure, CallbackError) else "failed"
+        )
+        path = outcome.path or ""
+        return readiness.RunRecord(
+            job=readiness.job_name(self.run_config.name, script),
+            run=posixpath.basename(path.rstrip("/")),
+            path=path,
+            script=script,
+            call_site=call_site,
+            trainer=self._framework.trainer_name,
+            ray_version=ray.__version__,
+            compat_version=readiness.compat_version(),
+            python_version=readiness.python_version(),
+            mode=engine.mode.backend,
+            engine=engine.mode.engine.value,
+            started_at=start_time,
+            ended_at=time.time(),
+            outcome=ended,
+            error=None if failure is None else f"{type(failure).__name__}: {failure}"[:2000],
+            behaviours=readiness.behaviours(outcome.v1_usage),
+        )
 
     def _result_config(self) -> dict[str, Any]:
         """``Result.config`` as V1 gives it: the trainer's ``train_loop_config`` when given."""
@@ -343,16 +392,33 @@ class TorchTrainer(DataParallelTrainer):
         return self.backend_config
 
 
-def _keep_worker_reports(engine: Engine, raw: Any, outcome: Result, snapshot: LedgerSnapshot) -> None:
-    """Every worker's reports, stored with the run for ``Result.from_path`` (a run that
-    cannot store them keeps them in the result it returns)."""
+def _run_storage(engine: Engine, raw: Any, outcome: Result) -> RunStorage | None:
+    """The run's directory on its own filesystem (None when the engine left none)."""
     filesystem = engine.experiment.filesystem if engine.experiment is not None else getattr(raw, "filesystem", None)
     if not outcome.path or filesystem is None:
+        return None
+    return RunStorage(filesystem, outcome.path)
+
+
+def _keep_worker_reports(run: RunStorage | None, outcome: Result, snapshot: LedgerSnapshot) -> None:
+    """Every worker's reports, stored with the run for ``Result.from_path`` (a run that
+    cannot store them keeps them in the result it returns)."""
+    if run is None:
         return
     try:
-        stored.keep_worker_reports(RunStorage(filesystem, outcome.path), snapshot.records)
+        stored.keep_worker_reports(run, snapshot.records)
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
-        where.warn(messages.cannot_keep_worker_reports(outcome.path, exc), UserWarning)
+        where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
+
+
+def _keep_readiness_record(run: RunStorage | None, record: readiness.RunRecord) -> None:
+    """The run's readiness record, appended to its directory (docs/readiness.md)."""
+    if run is None:
+        return
+    try:
+        run.append_text(readiness.RECORD_FILE, record.line())
+    except Exception as exc:  # as for the worker reports: the result comes first
+        where.warn(messages.cannot_keep_readiness_record(run.run_dir, exc), UserWarning)
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:

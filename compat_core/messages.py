@@ -351,6 +351,14 @@ def restore_other_trainer(stored: str, called: str) -> str:
     )
 
 
+def cannot_keep_readiness_record(path: str, error: BaseException) -> str:
+    return (
+        f"This run's readiness record could not be stored at {path} ({type(error).__name__}: {error}): "
+        "`python -m compat readiness` will not count this run; result.migration_report() still "
+        "shows what it relied on. Check that the storage is writable."
+    )
+
+
 def cannot_keep_worker_reports(path: str, error: BaseException) -> str:
     return (
         f"Every worker's reports could not be stored with the run at {path} "

@@ -176,6 +176,20 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
     return plan
 
 
+def check(paths: Sequence[str], *, jobs: int = 1, configured: bool = True) -> list[engine.FileResult]:
+    """The codemod's findings for ``paths`` as ``--check`` finds them, nothing written (what
+    ``python -m compat readiness`` reads a source tree with). ``configured``: each file's
+    ``pyproject.toml`` applies, as on the command line; otherwise the default rules (an
+    installed package's files)."""
+    if configured:
+        args = parse_args([*paths, "--check", "--jobs", str(jobs)])
+        plan = _plan(args, config.Finder([r.code for r in RULES]))
+    else:
+        codes = tuple(r.code for r in engine.select_rules())
+        plan = [(path, codes, "ray") for path in engine.iter_files(paths)]
+    return run(plan, False, jobs)
+
+
 def run(plan: list[tuple[str, tuple[str, ...], str]], write: bool, jobs: int) -> list[engine.FileResult]:
     progress = _Progress(len(plan))
     results: list[engine.FileResult] = []

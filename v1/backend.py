@@ -128,7 +128,7 @@ class V1Engine:
         if raw is None:
             outcome = V1Semantics().outcome(rounds)
             frame = pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None
-            return ResultParts(outcome.result_metrics, _failed_run_path(snapshot), frame)
+            return ResultParts(outcome.result_metrics, _failed_run_path(snapshot, self.experiment), frame)
         v1_logs.repair_progress_csv(storage.RunStorage(raw.filesystem, raw.path))
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         last = by_dir.get(str((raw.metrics or {}).get("checkpoint_dir_name")))
@@ -203,11 +203,14 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
     }
 
 
-def _failed_run_path(snapshot: LedgerSnapshot) -> str:
+def _failed_run_path(snapshot: LedgerSnapshot, experiment: storage.RunStorage | None) -> str:
+    """A failed run's trial directory (Ray's V1 ``fit()`` raises without a result): its
+    checkpoints' directory, else the experiment's newest trial with V1's logs."""
     for record in snapshot.records:
         if record.checkpoint is not None:
             return os.path.dirname(record.checkpoint.path)
-    return ""
+    trial = restore.latest_v1_trial(experiment) if experiment is not None else None
+    return experiment.path(trial) if experiment is not None and trial is not None else ""
 
 
 class EngineFailures(Callback):

@@ -16,11 +16,17 @@ import pytest
 
 import compat as train
 from compat.torch import TorchTrainer
-from compat_core import releases
+from compat_core import readiness, releases
 
 pytestmark = pytest.mark.ray
 # Each scenario runs under both backends via the fixtures; only the error-family test depends
 # on the setting the test process started with (which ray.train classes it imported).
+
+
+def readiness_records(run_dir: str) -> list[readiness.RunRecord]:
+    records, problems = readiness.parse_lines(Path(run_dir, readiness.RECORD_FILE).read_text())
+    assert problems == []
+    return records
 
 
 class CallLog(train.UserCallback):
@@ -85,6 +91,12 @@ def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_rep
     assert kinds["free-floating-report"] == 3  # rank 0's three reports without a checkpoint
     assert kinds["session-api"] == 4  # session.report and session.get_world_rank, on 2 workers
     assert "behaves the same under V2" not in result.migration_report()
+    # The run's readiness record, in its directory, for `python -m compat readiness`.
+    (record,) = readiness_records(result.path)
+    assert (record.job, record.outcome, record.mode, record.trainer) == ("doors", "succeeded", backend, "TorchTrainer")
+    assert {b.kind: b.count for b in record.behaviours} == kinds
+    assert record.call_site.startswith(f"{__file__}:") and record.ended_at >= record.started_at
+    assert record.worst == "silent" and [b.kind for b in record.behaviours] == sorted(kinds)
 
 
 def fails_once(config):
@@ -158,6 +170,9 @@ def test_a_failed_run_raises_an_error_that_ray_handlers_catch(backend, storage) 
     assert isinstance(caught, worker_group_error) and isinstance(caught, train.WorkerGroupFailedError)
     assert list(caught.worker_failures) == [0] and "diverged" in str(caught.worker_failures[0])
     assert caught.result.worker_metrics_dataframe["loss"].tolist() == [1.0]
+    (record,) = readiness_records(caught.result.path)  # a failed run leaves its record too
+    assert record.outcome == "failed" and "diverged" in record.error and record.job == "pytest"
+    assert [(b.kind, b.count, b.severity) for b in record.behaviours] == [("free-floating-report", 1, "silent")]
 
 
 def scored_checkpoints(config):
@@ -207,6 +222,10 @@ def test_rerunning_a_named_run_is_named_as_a_v1_v2_difference(backend, storage) 
         assert second.metrics["resumed"] is False
     (usage,) = [u for u in second.v1_usage if u.kind == "rerun-same-name"]
     assert "test_every_report.py" in usage.first_site
+    # V2 resumes the stored run in its directory: the second record is added beside the first.
+    records = readiness_records(second.path)
+    assert [sorted(b.kind for b in r.behaviours) for r in records][-1] == ["rerun-same-name"]
+    assert len(records) == (2 if backend == "v2" else 1)
 
 
 def logs_while_training(config):

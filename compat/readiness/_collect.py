@@ -1,0 +1,231 @@
+"""What ``compat readiness`` reads: the readiness records of runs (in local directories or on
+any ``pyarrow.fs`` filesystem: ``s3://``, ``gs://``, ``file://``), source trees (the codemod's
+findings, nothing rewritten) and the installed distributions (``--site-packages``).
+
+A location that cannot be read, or a record that is not one, becomes a :class:`Problem`
+naming the path and what it holds; everything else is still read.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from compat_core import readiness
+from compat_core.readiness import RECORD_FILE, RunRecord
+from compat_core.storage import V1_CHECKPOINT
+from migrate import engine as codemod
+from migrate import formats
+from migrate.formats import Finding
+
+# Never searched for records: a checkpoint holds the user's files, never a run's record.
+_NOT_RUNS = frozenset({*codemod.SKIP_DIRS - {"site-packages"}, "checkpoint_tmp"})
+# Distributions whose own code is Ray's, or compat's: not a third party that blocks the flip.
+_OWN = frozenset({"ray", "ray-train-compat"})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A location or file that could not be read as what it was taken for."""
+
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """A repository (a source tree) or an installed distribution, with the codemod's findings."""
+
+    name: str
+    kind: str  # "repository" or "package"
+    path: str
+    version: str | None
+    files: int
+    findings: tuple[Finding, ...]
+
+
+@dataclass
+class Collected:
+    records: list[RunRecord] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def collect(locations: Iterable[str], *, site_packages: bool = False, jobs: int = 1) -> Collected:
+    """Read every location (a run storage location, a source tree, a record file, a URI)."""
+    found = Collected()
+    trees: list[str] = []
+    for location in locations:
+        if "://" in location:
+            _records_at_uri(location, found)
+        elif not os.path.exists(location):
+            found.problems.append(Problem(location, "does not exist"))
+        elif os.path.isfile(location):
+            if os.path.basename(location) == RECORD_FILE:
+                _read_records(pafs.LocalFileSystem(), os.path.abspath(location), location, found)
+            elif location.endswith((".py", ".ipynb")):
+                trees.append(location)
+            else:
+                found.problems.append(
+                    Problem(location, f"is a file, but neither a {RECORD_FILE} nor a Python file or notebook")
+                )
+        else:
+            records, sources = _walk(location)
+            for record in records:
+                _read_records(pafs.LocalFileSystem(), os.path.abspath(record), record, found)
+            if sources:
+                trees.append(location)
+            elif not records:
+                found.problems.append(
+                    Problem(
+                        location,
+                        f"holds no run's {RECORD_FILE} and no Python file (not a run storage or a source tree)",
+                    )
+                )
+    for tree in trees:
+        found.sources.extend(_repositories(tree, jobs))
+    if site_packages:
+        found.sources.extend(_packages(jobs))
+    return found
+
+
+def _walk(root: str) -> tuple[list[str], bool]:
+    """The record files under ``root`` and whether it holds source files (one walk)."""
+    records: list[str] = []
+    sources = False
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _NOT_RUNS and not V1_CHECKPOINT.fullmatch(d)]
+        if RECORD_FILE in files:
+            records.append(os.path.join(directory, RECORD_FILE))
+        if not sources and any(name.endswith((".py", ".ipynb")) for name in files):
+            sources = True
+    return sorted(records), sources
+
+
+def _records_at_uri(uri: str, found: Collected) -> None:
+    try:
+        filesystem, root = pafs.FileSystem.from_uri(uri)
+        info = filesystem.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            found.problems.append(Problem(uri, "does not exist"))
+            return
+        if info.type == pafs.FileType.File:
+            paths = [root] if posixpath.basename(root) == RECORD_FILE else []
+        else:
+            entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+            paths = sorted(e.path for e in entries if posixpath.basename(e.path) == RECORD_FILE)
+    except Exception as exc:  # pyarrow's errors differ by filesystem; each names what failed
+        found.problems.append(Problem(uri, f"cannot be read ({type(exc).__name__}: {exc})"))
+        return
+    if not paths:
+        found.problems.append(Problem(uri, f"holds no run's {RECORD_FILE}: not a run storage location"))
+    scheme = uri.split("://", 1)[0]
+    # An object store answers each read in a round trip: many at once (results in path order).
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        texts = list(pool.map(lambda path: _read_text(filesystem, path), paths))
+    for path, text in zip(paths, texts, strict=True):
+        _parse(text, f"{scheme}://{path}", found)
+
+
+def _read_text(filesystem: Any, path: str) -> str | Exception:
+    try:
+        with filesystem.open_input_stream(path) as f:
+            return bytes(f.read()).decode("utf-8")
+    except Exception as exc:  # reported with the path; the other records are still read
+        return exc
+
+
+def _read_records(filesystem: Any, path: str, shown: str, found: Collected) -> None:
+    _parse(_read_text(filesystem, path), shown, found)
+
+
+def _parse(text: str | Exception, shown: str, found: Collected) -> None:
+    if isinstance(text, Exception):
+        found.problems.append(Problem(shown, f"cannot be read ({type(text).__name__}: {text})"))
+        return
+    records, problems = readiness.parse_lines(text)
+    found.records.extend(records)
+    found.problems.extend(Problem(shown, message) for message in problems)
+
+
+def _repositories(tree: str, jobs: int) -> Iterator[Source]:
+    """A source tree's repositories: each directory under it with a ``.git`` (a checkout), and
+    the tree itself for the files outside them."""
+    results = _check([tree], jobs, configured=True)
+    roots = sorted(_git_roots(tree), key=len, reverse=True)
+    grouped: dict[str, list[codemod.FileResult]] = {}
+    for result in results:
+        absolute = os.path.abspath(result.path)
+        root = next((r for r in roots if absolute.startswith(r + os.sep)), os.path.abspath(tree))
+        grouped.setdefault(root, []).append(result)
+    for root, group in sorted(grouped.items()):
+        yield Source(
+            name=os.path.basename(root.rstrip(os.sep)) or root,
+            kind="repository",
+            path=root,
+            version=None,
+            files=len(group),
+            findings=tuple(formats.findings(group, pending_fixes=True)),
+        )
+
+
+def _git_roots(tree: str) -> list[str]:
+    if os.path.isfile(tree):
+        return []
+    roots = []
+    for directory, dirs, _ in os.walk(tree):
+        if ".git" in dirs or os.path.isfile(os.path.join(directory, ".git")):
+            roots.append(os.path.abspath(directory))
+        dirs[:] = [d for d in dirs if d not in codemod.SKIP_DIRS]
+    return roots
+
+
+def _packages(jobs: int) -> Iterator[Source]:
+    """The running environment's installed distributions that use V1-only Ray APIs: every
+    distribution's Python files in one run of the codemod, its findings grouped back."""
+    owners: dict[str, tuple[str, str]] = {}  # file -> (distribution, version)
+    counts: Counter[str] = Counter()
+    seen: set[str] = set()
+    for dist in metadata.distributions():
+        meta = dist.metadata  # parsed on each access: once per distribution
+        name, version = meta["Name"] or "", meta["Version"] or ""
+        key = name.lower().replace("_", "-")
+        if not key or key in seen or key in _OWN:
+            continue
+        seen.add(key)
+        for file in dist.files or ():
+            if file.suffix in (".py", ".ipynb"):
+                path = str(dist.locate_file(file))
+                if path not in owners and os.path.isfile(path):
+                    owners[path] = (name, version)
+                    counts[name] += 1
+    by_dist: dict[tuple[str, str], list[codemod.FileResult]] = {}
+    for result in _check(list(owners), jobs, configured=False):
+        if result.diagnostics:  # a file that does not parse is no blocker of a package (Python 2 leftovers)
+            by_dist.setdefault(owners[result.path], []).append(result)
+    for (name, version), group in sorted(by_dist.items(), key=lambda item: item[0][0].lower()):
+        findings = tuple(f for f in formats.findings(group, pending_fixes=True) if f.kind != "error")
+        yield Source(name, "package", _site_of([r.path for r in group]), version, counts[name], findings)
+
+
+def _site_of(files: list[str]) -> str:
+    """The directory the distribution is installed in (its site-packages)."""
+    for path in sys.path:
+        if path and any(f.startswith(path.rstrip(os.sep) + os.sep) for f in files[:1]):
+            return path
+    return os.path.dirname(files[0])
+
+
+def _check(paths: list[str], jobs: int, *, configured: bool) -> list[codemod.FileResult]:
+    from migrate.__main__ import check
+
+    return check(paths, jobs=jobs, configured=configured)

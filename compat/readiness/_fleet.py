@@ -1,0 +1,178 @@
+"""The fleet's readiness, summed from what :mod:`compat.readiness._collect` read: each job
+(its runs), repository and installed package, ready or blocked, and the blockers to fix first,
+ranked by severity, then by how many jobs, repositories and packages they block."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from compat.readiness._collect import Collected, Problem, Source
+from compat_core import messages
+from compat_core.readiness import SEVERITIES, Behaviour, RunRecord
+from migrate.formats import Finding, rule_url
+from migrate.rules import BY_CODE
+
+TREND_RUNS = 12  # the runs a job's trend shows, newest last
+
+
+@dataclass(frozen=True)
+class Job:
+    """Every run of one job (``RunRecord.job``), oldest first; judged by its latest run."""
+
+    name: str
+    runs: tuple[RunRecord, ...]
+
+    @property
+    def latest(self) -> RunRecord:
+        return self.runs[-1]
+
+    @property
+    def ready(self) -> bool:
+        return not self.latest.behaviours
+
+    @property
+    def blockers(self) -> tuple[Behaviour, ...]:
+        return self.latest.behaviours
+
+    @property
+    def worst(self) -> str | None:
+        return self.latest.worst
+
+    @property
+    def trend(self) -> tuple[int, ...]:
+        """V1-only behaviours relied on (distinct kinds) per run, its last runs, oldest first."""
+        return tuple(len(r.behaviours) for r in self.runs[-TREND_RUNS:])
+
+
+def severity_counts(items: Sequence[Behaviour] | Sequence[Finding]) -> dict[str, int]:
+    counts = Counter(i.severity for i in items if i.severity is not None)
+    return {s: counts[s] for s in SEVERITIES if counts[s]}
+
+
+def worst_of(severities: Sequence[str | None]) -> str | None:
+    present = set(severities)
+    return next((s for s in SEVERITIES if s in present), None)
+
+
+def source_blockers(source: Source) -> tuple[Finding, ...]:
+    """A repository's or package's findings (a file the codemod could not read is not one)."""
+    return tuple(f for f in source.findings if f.kind != "error")
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One thing to fix, over the fleet: a codemod rule (with the runtime behaviours it finds)
+    or a behaviour no rule finds; who it blocks and how to remove it."""
+
+    key: str
+    severity: str
+    rule: str | None
+    kinds: tuple[str, ...]
+    jobs: tuple[str, ...]
+    repositories: tuple[str, ...]
+    packages: tuple[str, ...]
+    fix: str
+
+    @property
+    def blocked(self) -> int:
+        return len(self.jobs) + len(self.repositories) + len(self.packages)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    jobs: tuple[Job, ...]
+    repositories: tuple[Source, ...]
+    packages: tuple[Source, ...]
+    blockers: tuple[Blocker, ...]
+    problems: tuple[Problem, ...]
+    generated_at: float
+
+    @property
+    def worst(self) -> str | None:
+        return worst_of([b.severity for b in self.blockers])
+
+    def trend(self) -> tuple[list[str], dict[str, list[int]]]:
+        """Per day (UTC) with a run, for each behaviour: how many jobs relied on it in their
+        latest run up to that day. The days, and a count per day for each behaviour."""
+        days = sorted({_day(r.ended_at) for j in self.jobs for r in j.runs})
+        series: dict[str, list[int]] = {}
+        for index, day in enumerate(days):
+            for job in self.jobs:
+                upto = [r for r in job.runs if _day(r.ended_at) <= day]
+                for behaviour in upto[-1].behaviours if upto else ():
+                    series.setdefault(behaviour.kind, [0] * len(days))[index] += 1
+        return days, dict(sorted(series.items()))
+
+
+def fleet(collected: Collected, *, now: float | None = None) -> Fleet:
+    by_job: dict[str, list[RunRecord]] = {}
+    for record in collected.records:
+        by_job.setdefault(record.job, []).append(record)
+    jobs = tuple(
+        Job(name, tuple(sorted(runs, key=lambda r: (r.ended_at, r.started_at, r.path))))
+        for name, runs in sorted(by_job.items())
+    )
+    repositories = tuple(s for s in collected.sources if s.kind == "repository")
+    packages = tuple(s for s in collected.sources if s.kind == "package")
+    return Fleet(
+        jobs=jobs,
+        repositories=repositories,
+        packages=packages,
+        blockers=_blockers(jobs, repositories, packages),
+        problems=tuple(collected.problems),
+        generated_at=datetime.now(timezone.utc).timestamp() if now is None else now,
+    )
+
+
+def _blockers(jobs: Sequence[Job], repositories: Sequence[Source], packages: Sequence[Source]) -> tuple[Blocker, ...]:
+    rows: dict[str, dict[str, set[str]]] = {}
+    severity: dict[str, str] = {}
+
+    def row(key: str, sev: str) -> dict[str, set[str]]:
+        if key not in severity or SEVERITIES.index(sev) < SEVERITIES.index(severity[key]):
+            severity[key] = sev
+        return rows.setdefault(key, {"kinds": set(), "jobs": set(), "repositories": set(), "packages": set()})
+
+    for job in jobs:
+        for behaviour in job.blockers:
+            entry = row(behaviour.rule or behaviour.kind, behaviour.severity)
+            entry["kinds"].add(behaviour.kind)
+            entry["jobs"].add(job.name)
+    for group, sources in (("repositories", repositories), ("packages", packages)):
+        for source in sources:
+            for finding in source_blockers(source):
+                row(finding.code, finding.severity or "breaks")[group].add(source.name)
+    blockers = [
+        Blocker(
+            key=key,
+            severity=severity[key],
+            rule=key if key in BY_CODE else None,
+            kinds=tuple(sorted(entry["kinds"])),
+            jobs=tuple(sorted(entry["jobs"])),
+            repositories=tuple(sorted(entry["repositories"])),
+            packages=tuple(sorted(entry["packages"])),
+            fix=_fix(key, entry["kinds"]),
+        )
+        for key, entry in rows.items()
+    ]
+    blockers.sort(
+        key=lambda b: (SEVERITIES.index(b.severity), -len(b.jobs), -len(b.repositories), -len(b.packages), b.key)
+    )
+    return tuple(blockers)
+
+
+def _fix(key: str, kinds: set[str]) -> str:
+    """How to remove it: the codemod rule's name and page, or the behaviour's advice."""
+    rule = BY_CODE.get(key)
+    if rule is not None:
+        how = "`python -m migrate` rewrites it" if rule.fix_safety != "none" else "flagged by `python -m migrate`"
+        return f"{rule.name}: {how} ({rule_url(key)})"
+    advice = [messages.KINDS[k].instead for k in sorted(kinds) if k in messages.KINDS]
+    return advice[0] if advice else ""
+
+
+def _day(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d")

@@ -1,0 +1,233 @@
+"""Every run's readiness record: which V1-only behaviours one ``fit()`` relied on, kept with
+the run, for ``python -m compat readiness`` to sum over a fleet (docs/readiness.md).
+
+Each compat ``fit()`` appends one JSON line to ``compat_readiness.jsonl`` in its run's
+directory, through the run's own filesystem, as it returns or raises: a re-run or a restored
+run with the same directory adds a line and keeps the earlier ones. The line is versioned
+(``schema``, ``version``); a reader refuses a newer version with an error that says so, and
+ignores fields it does not know (a later minor addition).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from compat_core.errors import CompatError
+
+RECORD_FILE = "compat_readiness.jsonl"
+SCHEMA = "ray-train-compat/readiness"
+VERSION = 1
+JOB_ENV_VAR = "COMPAT_JOB_NAME"
+OUTCOMES = ("succeeded", "failed", "callback-failed")
+SEVERITIES = ("breaks", "silent", "warns", "fix")  # worst first, as the codemod's
+
+
+class RecordError(CompatError, ValueError):
+    """A readiness record that cannot be read: not JSON, not a record, or a newer schema."""
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """One V1-only behaviour a run relied on: how often, where first, what it does on raw V2
+    (``severity``) and what removes it (``rule``: a codemod rule code, or None)."""
+
+    kind: str
+    count: int
+    first_site: str
+    severity: str
+    rule: str | None = None
+    advice: str = ""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What one ``fit()`` leaves in its run directory. Times are seconds since the epoch
+    (stored as ISO 8601 in UTC)."""
+
+    job: str
+    run: str
+    path: str
+    script: str
+    call_site: str
+    trainer: str
+    ray_version: str
+    compat_version: str
+    python_version: str
+    mode: str  # the semantics: "v1" or "v2"
+    engine: str  # Ray's engine that ran it: "v1" or "v2"
+    started_at: float
+    ended_at: float
+    outcome: str  # one of OUTCOMES
+    error: str | None = None
+    behaviours: tuple[Behaviour, ...] = field(default=())
+
+    @property
+    def worst(self) -> str | None:
+        """The worst severity among the behaviours; None for a run that relied on none."""
+        found = {b.severity for b in self.behaviours}
+        return next((s for s in SEVERITIES if s in found), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "version": VERSION,
+            "job": self.job,
+            "run": self.run,
+            "path": self.path,
+            "script": self.script,
+            "call_site": self.call_site,
+            "trainer": self.trainer,
+            "versions": {"ray": self.ray_version, "compat": self.compat_version, "python": self.python_version},
+            "mode": self.mode,
+            "engine": self.engine,
+            "started_at": _iso(self.started_at),
+            "ended_at": _iso(self.ended_at),
+            "outcome": self.outcome,
+            "error": self.error,
+            "behaviours": [
+                {
+                    "kind": b.kind,
+                    "count": b.count,
+                    "first_site": b.first_site,
+                    "severity": b.severity,
+                    "rule": b.rule,
+                    "advice": b.advice,
+                }
+                for b in self.behaviours
+            ],
+        }
+
+    def line(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=False) + "\n"
+
+
+def from_json(data: Any) -> RunRecord:
+    """A record from its JSON; :class:`RecordError` says what is wrong with one that is not."""
+    if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
+        raise RecordError(f'not a readiness record (no "schema": "{SCHEMA}")')
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise RecordError(f"a readiness record with an invalid version {version!r}")
+    if version > VERSION:
+        raise RecordError(
+            f"a readiness record of schema version {version}, newer than this compat reads ({VERSION}): "
+            "upgrade ray-train-compat where you run `compat readiness`"
+        )
+    try:
+        versions = data.get("versions") or {}
+        return RunRecord(
+            job=str(data["job"]),
+            run=str(data["run"]),
+            path=str(data["path"]),
+            script=str(data.get("script", "")),
+            call_site=str(data.get("call_site", "")),
+            trainer=str(data.get("trainer", "")),
+            ray_version=str(versions.get("ray", "")),
+            compat_version=str(versions.get("compat", "")),
+            python_version=str(versions.get("python", "")),
+            mode=str(data["mode"]),
+            engine=str(data.get("engine", data["mode"])),
+            started_at=_epoch(data["started_at"]),
+            ended_at=_epoch(data["ended_at"]),
+            outcome=str(data["outcome"]),
+            error=None if data.get("error") is None else str(data["error"]),
+            behaviours=tuple(
+                Behaviour(
+                    kind=str(b["kind"]),
+                    count=int(b["count"]),
+                    first_site=str(b.get("first_site", "")),
+                    severity=str(b["severity"]),
+                    rule=None if b.get("rule") is None else str(b["rule"]),
+                    advice=str(b.get("advice", "")),
+                )
+                for b in data.get("behaviours") or []
+            ),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        missing = f"the field {exc.args[0]!r} is missing" if isinstance(exc, KeyError) else str(exc)
+        raise RecordError(f"a malformed readiness record: {missing}") from None
+
+
+def parse_lines(text: str) -> tuple[list[RunRecord], list[str]]:
+    """The records of a ``compat_readiness.jsonl``, and a message for each line that is not
+    one (``line N: ...``); a blank line is skipped, the others are still read."""
+    records, problems = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(from_json(json.loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {number}: not JSON ({exc.msg}; a write cut short?)")
+        except RecordError as exc:
+            problems.append(f"line {number}: {exc}")
+    return records, problems
+
+
+def job_name(run_name: str | None, script: str, environ: Mapping[str, str] = os.environ) -> str:
+    """What a fleet groups runs by: ``COMPAT_JOB_NAME`` when set (a scheduler's job id), else
+    the ``RunConfig(name=...)`` the program gave, else the script's name (a notebook's path
+    under Jupyter, ``python -c`` for a command)."""
+    given = environ.get(JOB_ENV_VAR, "").strip()
+    if given:
+        return given
+    if run_name:
+        return run_name
+    notebook = environ.get("JPY_SESSION_NAME", "").strip()
+    if notebook:
+        return os.path.splitext(os.path.basename(notebook))[0]
+    if script in ("", "-c"):
+        return "python -c"
+    stem = os.path.splitext(os.path.basename(script))[0]
+    if stem == "__main__":  # python -m package: the package's name
+        return os.path.basename(os.path.dirname(script)) or stem
+    return stem or script
+
+
+def script_name() -> str:
+    """The program the process runs: ``sys.argv[0]`` made absolute (``-c`` for a command)."""
+    notebook = os.environ.get("JPY_SESSION_NAME", "").strip()
+    if notebook:
+        return notebook
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else "-c"
+    return argv0 if argv0 in ("-c", "-m") else os.path.abspath(argv0)
+
+
+def python_version() -> str:
+    return platform.python_version()
+
+
+def compat_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("ray-train-compat")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def behaviours(usages: Iterable[Any]) -> tuple[Behaviour, ...]:
+    """Records of a run's :class:`compat_core.usage.Usage` list, worst first."""
+    found = [Behaviour(u.kind, u.count, u.first_site, u.severity, u.rule, u.advice) for u in usages]
+    return tuple(sorted(found, key=lambda b: (SEVERITIES.index(b.severity), b.kind)))
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _epoch(value: Any) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value)
+    parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
