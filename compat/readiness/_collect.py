@@ -192,8 +192,21 @@ def _git_roots(tree: str) -> list[str]:
 def _packages(jobs: int) -> Iterator[Source]:
     """The running environment's installed distributions that use V1-only Ray APIs: every
     distribution's Python files in one run of the codemod, its findings grouped back."""
-    owners: dict[str, tuple[str, str]] = {}  # file -> (distribution, version)
-    counts: Counter[str] = Counter()
+    owners = package_files()
+    counts = Counter(name for name, _ in owners.values())
+    by_dist: dict[tuple[str, str], list[codemod.FileResult]] = {}
+    for result in _check(list(owners), jobs, configured=False):
+        if result.diagnostics:  # a file that does not parse is no blocker of a package (Python 2 leftovers)
+            by_dist.setdefault(owners[result.path], []).append(result)
+    for (name, version), group in sorted(by_dist.items(), key=lambda item: item[0][0].lower()):
+        findings = tuple(f for f in formats.findings(group, pending_fixes=True) if f.kind != "error")
+        yield Source(name, "package", _site_of([r.path for r in group]), version, counts[name], findings)
+
+
+def package_files() -> dict[str, tuple[str, str]]:
+    """Every Python file of the installed distributions (Ray's and compat's aside): file ->
+    (distribution, version)."""
+    owners: dict[str, tuple[str, str]] = {}
     seen: set[str] = set()
     for dist in metadata.distributions():
         meta = dist.metadata  # parsed on each access: once per distribution
@@ -207,14 +220,7 @@ def _packages(jobs: int) -> Iterator[Source]:
                 path = str(dist.locate_file(file))
                 if path not in owners and os.path.isfile(path):
                     owners[path] = (name, version)
-                    counts[name] += 1
-    by_dist: dict[tuple[str, str], list[codemod.FileResult]] = {}
-    for result in _check(list(owners), jobs, configured=False):
-        if result.diagnostics:  # a file that does not parse is no blocker of a package (Python 2 leftovers)
-            by_dist.setdefault(owners[result.path], []).append(result)
-    for (name, version), group in sorted(by_dist.items(), key=lambda item: item[0][0].lower()):
-        findings = tuple(f for f in formats.findings(group, pending_fixes=True) if f.kind != "error")
-        yield Source(name, "package", _site_of([r.path for r in group]), version, counts[name], findings)
+    return owners
 
 
 def _site_of(files: list[str]) -> str:

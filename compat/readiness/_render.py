@@ -7,6 +7,8 @@ import csv
 import html
 import io
 import json
+import shutil
+import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -153,10 +155,10 @@ def _ranked_jobs(fleet: Fleet) -> list[Job]:
 
 def job_row(job: Job) -> list[str]:
     latest = job.latest
-    blockers = ", ".join(f"{b.kind} ({b.severity}, {b.count}x)" for b in job.blockers) or "-"
+    blockers = ", ".join(f"{b.kind} {b.count}x" for b in job.blockers) or "-"
     return [
         job.name,
-        "ready" if job.ready else "blocked",
+        "ready" if job.ready else f"blocked ({job.worst})",
         blockers,
         f"{when(latest.ended_at)} {latest.outcome} ({latest.mode})",
         spark(job.trend),
@@ -168,7 +170,8 @@ def source_row(source: Source) -> list[str]:
     codes = sorted({f.code for f in blockers})
     shown = ", ".join(codes[:6]) + (", ..." if len(codes) > 6 else "")
     name = f"{source.name} {source.version}" if source.version else source.name
-    return [name, "ready" if not blockers else "blocked", counts_text(severity_counts(blockers)), shown or "-"]
+    status = f"blocked ({worst_of([f.severity for f in blockers])})" if blockers else "ready"
+    return [name, status, counts_text(severity_counts(blockers)), shown or "-"]
 
 
 def blocker_row(b: Any) -> list[str]:
@@ -189,7 +192,9 @@ def to_text(fleet: Fleet, *, limit: int | None = 20, width: int | None = None) -
     from rich.table import Table
 
     out = io.StringIO()
-    console = Console(file=out, width=width or 120, force_terminal=False, color_system=None, soft_wrap=False)
+    if width is None:  # a terminal's own width; a file or a pipe gets 120 columns
+        width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+    console = Console(file=out, width=width, force_terminal=False, color_system=None, soft_wrap=False)
     console.print(f"Readiness to flip RAY_TRAIN_V2_ENABLED: {summary_line(fleet)}")
 
     def cut(rows: list[Any]) -> tuple[list[Any], int]:
