@@ -7,6 +7,7 @@ error. :class:`TrainerArguments` describes the keywords every trainer takes, onc
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -23,6 +24,7 @@ from compat_core import (
     checks,
     messages,
     readiness,
+    reads,
     restore,
     result,
     stored,
@@ -241,9 +243,10 @@ class DataParallelTrainer:
         _keep_worker_reports(run_storage, outcome, snapshot)
         failure = _failure(outcome, snapshot, error)
         # A run that failed before its directory was known leaves its record in the experiment's.
-        _keep_readiness_record(
-            run_storage or engine.experiment, self._readiness_record(engine, outcome, call_site, start_time, failure)
-        )
+        record = self._readiness_record(engine, outcome, call_site, start_time, failure)
+        _keep_readiness_record(run_storage or engine.experiment, record)
+        if engine.mode.keeps_every_report:
+            _watch_v1_reads(outcome, log, record, run_storage or engine.experiment)
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
         capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
@@ -419,6 +422,21 @@ def _keep_readiness_record(run: RunStorage | None, record: readiness.RunRecord) 
         run.append_text(readiness.RECORD_FILE, record.line())
     except Exception as exc:  # as for the worker reports: the result comes first
         where.warn(messages.cannot_keep_readiness_record(run.run_dir, exc), UserWarning)
+
+
+def _watch_v1_reads(outcome: Result, log: UsageLog, record: readiness.RunRecord, run: RunStorage | None) -> None:
+    """Under V1: the user's first read of a ``metrics_dataframe`` V2 would build otherwise is a
+    V1-only behaviour, added to the result's usage and to its readiness record (appended again)."""
+    keys = {k for r in outcome.report_rounds if r.reports for k in r.rank0_metrics}
+    difference = reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints), keys)
+
+    def recorded(site: str, detail: str) -> None:
+        log.add(reads.KIND, site, detail=detail)
+        outcome.v1_usage = log.as_list()
+        again = dataclasses.replace(record, behaviours=readiness.behaviours(outcome.v1_usage))
+        _keep_readiness_record(run, again)
+
+    outcome.watch_reads(reads.ReadWatch(difference, recorded))
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:

@@ -154,6 +154,16 @@ _KINDS = [
         rule="RTM112",
     ),
     Kind(
+        "metrics-dataframe",
+        "reading result.metrics_dataframe after fit(): V2 builds it from the kept checkpoints only "
+        "(one row each, none of V1's auto-filled columns, nested metrics as one column of dicts)",
+        "read every report from result.worker_metrics_dataframe, or in UserCallback.after_report; "
+        "attach the metrics you analyse to checkpoints (and keep enough of them: "
+        "CheckpointConfig(num_to_keep)); flatten nested metrics before reporting them",
+        severity="silent",
+        rule="RTM102",
+    ),
+    Kind(
         "torch-amp",
         "train.torch.accelerate / prepare_optimizer / backward (Ray's mixed-precision helpers): "
         "V2 raises DeprecationWarning on them",

@@ -16,6 +16,7 @@ from compat_core.model import (
     checkpoint_status,
     merge_validation,
 )
+from compat_core.reads import KIND, ReadWatch, Watched
 from compat_core.storage import checkpoint_dir_name
 from compat_core.stored import result_from_path, worker_rows
 from compat_core.usage import Usage
@@ -58,7 +59,9 @@ class Result:
     checkpoint: Checkpoint | None
     path: str
     error: BaseException | None = None
-    metrics_dataframe: pd.DataFrame | None = None
+    # Watched: under V1 semantics the user's first read of a frame V2 would build otherwise is
+    # recorded as a V1-only behaviour (compat_core.reads).
+    metrics_dataframe: pd.DataFrame | None = Watched()
     best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
     reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
     return_value: Any = None
@@ -76,6 +79,14 @@ class Result:
         for a run compat did not start); ``v1_usage`` is not stored with a run: []."""
         return cls(**result_from_path(path, storage_filesystem))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its read watch (a callback into the process that ran ``fit()``)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_reads"}
+
+    def watch_reads(self, watch: ReadWatch | None) -> None:
+        """Report the user's reads of V1-only parts to ``watch`` (``fit()`` sets it under V1)."""
+        self.__dict__["_reads"] = watch
+
     def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:
         """The checkpoint whose ``metric`` is best (``mode`` is ``"max"`` or ``"min"``)."""
         if mode not in ("max", "min"):
@@ -92,14 +103,21 @@ class Result:
         return pick(scored, key=lambda pair: pair[0])[1]
 
     def migration_report(self) -> str:
-        """A readable list of the V1-only behaviours the run relied on."""
-        if not self.v1_usage:
+        """A readable list of the V1-only behaviours the run relied on, and of what it gives
+        that V2 would give otherwise though the program has not read it yet."""
+        watch: ReadWatch | None = self.__dict__.get("_reads")
+        unread = watch is not None and watch.difference and all(u.kind != KIND for u in self.v1_usage)
+        if not self.v1_usage and not unread:
             return "No V1-only behaviour used: this run behaves the same under V2."
         lines = ["V1-only behaviours this run relied on (they change when V2 is on), worst first:"]
         for usage in sorted(self.v1_usage, key=lambda u: messages.SEVERITY_ORDER.index(u.severity)):
             rule = f"; python -m migrate: {usage.rule}" if usage.rule else ""
             lines.append(f"  {usage.kind} [{usage.severity}]: {usage.count}x, first at {usage.first_site}{rule}")
             lines.append(f"    {usage.advice}")
+        if unread:
+            assert watch is not None
+            lines.append(f"  {KIND} [silent], not read yet: this result's metrics_dataframe differs under V2")
+            lines.append(f"    {messages.v1_only(KIND, watch.difference)}")
         lines.append("[breaks]: raw V2 raises on it; [silent]: raw V2 runs it with other results (docs/rules.md).")
         return "\n".join(lines)
 

@@ -51,10 +51,11 @@ class Usage:
     kind: str
     count: int
     first_site: str
+    detail: str = ""  # what is at stake in this run, e.g. "5 rows under V1, 2 under V2"
 
     @property
     def advice(self) -> str:
-        return messages.v1_only(self.kind)
+        return messages.v1_only(self.kind, self.detail)
 
     @property
     def severity(self) -> str:
@@ -73,20 +74,20 @@ class UsageLog:
 
     entries: dict[str, Usage] = field(default_factory=dict)
 
-    def add(self, kind: str, site: str, count: int = 1) -> bool:
+    def add(self, kind: str, site: str, count: int = 1, detail: str = "") -> bool:
         """Record ``count`` uses of ``kind``; True when the kind is new to this log."""
         if kind not in messages.KINDS:
             raise KeyError(f"unknown V1-only kind {kind!r}")
         usage = self.entries.get(kind)
         if usage is None:
-            self.entries[kind] = Usage(kind, count, site)
+            self.entries[kind] = Usage(kind, count, site, detail)
             return True
         usage.count += count
         return False
 
     def merge(self, usages: Iterable[Usage]) -> None:
         for usage in usages:
-            self.add(usage.kind, usage.first_site, usage.count)
+            self.add(usage.kind, usage.first_site, usage.count, usage.detail)
 
     def as_list(self) -> list[Usage]:
         return sorted(self.entries.values(), key=lambda u: u.kind)

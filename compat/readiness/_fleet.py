@@ -108,8 +108,11 @@ class Fleet:
 
 
 def fleet(collected: Collected, *, now: float | None = None) -> Fleet:
+    # A fit's record is appended again when the program reads a V1-only part of its result
+    # after fit() (compat_core.reads): the last line of a run and start replaces the earlier.
+    latest = {(r.path, r.started_at, r.job): r for r in collected.records}
     by_job: dict[str, list[RunRecord]] = {}
-    for record in collected.records:
+    for record in latest.values():
         by_job.setdefault(record.job, []).append(record)
     jobs = tuple(
         Job(name, tuple(sorted(runs, key=lambda r: (r.ended_at, r.started_at, r.path))))

@@ -97,6 +97,12 @@ def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_rep
     assert {b.kind: b.count for b in record.behaviours} == kinds
     assert record.call_site.startswith(f"{__file__}:") and record.ended_at >= record.started_at
     assert record.worst == "silent" and [b.kind for b in record.behaviours] == sorted(kinds)
+    if backend == "v1":  # the user reads V1's frame: 4 rows, where V2's has the checkpoint's only
+        assert len(result.metrics_dataframe) == 4
+        (read,) = [u for u in result.v1_usage if u.kind == "metrics-dataframe"]
+        assert read.detail.startswith("4 rows under V1, 1 under V2") and read.first_site.startswith(__file__)
+        first, again = readiness_records(result.path)  # appended again with the read
+        assert again.started_at == first.started_at and "metrics-dataframe" in {b.kind for b in again.behaviours}
 
 
 def fails_once(config):

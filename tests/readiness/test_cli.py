@@ -79,6 +79,22 @@ def test_the_fleet_as_json_jobs_repositories_blockers_trend_and_problems(capsys,
     assert "warning: " in err and str(tmp_path / "gone") in err  # said on stderr too: stdout is the JSON
 
 
+def test_a_record_appended_again_after_a_read_replaces_the_first(capsys, tmp_path) -> None:
+    """fit() writes its record; the program's later read of V1's metrics_dataframe appends it
+    again with that behaviour (compat_core.reads): one run, judged by the later line."""
+    from dataclasses import replace
+
+    from tests.readiness.fleet import behaviour, record
+
+    first = replace(record("report-job", 0, {}), path=str(tmp_path / "run"))
+    again = replace(first, behaviours=(behaviour("metrics-dataframe"),))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / RECORD_FILE).write_text(first.line() + again.line())
+    code, out, _ = run(capsys, str(tmp_path), "--output-format", "json")
+    (job,) = json.loads(out)["jobs"]
+    assert code == 5 and job["runs"] == 1 and [b["kind"] for b in job["blockers"]] == ["metrics-dataframe"]
+
+
 def test_every_format_shows_the_same_fleet(capsys, fleet_dirs, tmp_path) -> None:
     runs, src, _ = fleet_dirs
     code, text, _ = run(capsys, str(runs), str(src))

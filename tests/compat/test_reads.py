@@ -1,0 +1,60 @@
+"""V1-only reads: the user's code reading a V1 ``metrics_dataframe`` that V2 would build
+otherwise is recorded as a V1-only behaviour, with what is at stake; compat's own reads are not.
+(On real Ray: tests/compat/test_every_report.py reads a V1 result's frame after fit().)"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pandas as pd
+import pytest
+from ray.train import Checkpoint
+
+from compat_core import capture, reads
+from compat_core.result import Result
+
+pytestmark = pytest.mark.one_pass  # plain objects: no Ray cluster, no mode
+
+
+def v1_result(tmp_path, rows: int = 5, kept: int = 2, frame: pd.DataFrame | None = None) -> Result:
+    frame = frame if frame is not None else pd.DataFrame({"loss": [1.0 / (i + 1) for i in range(rows)]})
+    checkpoints = [(Checkpoint(str(tmp_path / f"checkpoint_{i}")), {"loss": 0.1}) for i in range(kept)]
+    return Result(backend="v1", metrics={"loss": 0.2}, checkpoint=None, path=str(tmp_path), metrics_dataframe=frame,
+                  best_checkpoints=checkpoints)  # fmt: skip
+
+
+def test_the_users_first_read_of_a_frame_v2_would_shorten_is_recorded_once(tmp_path) -> None:
+    result = v1_result(tmp_path)
+    calls = []
+    difference = reads.frame_difference(result.metrics_dataframe, len(result.best_checkpoints), {"loss"})
+    result.watch_reads(reads.ReadWatch(difference, lambda site, detail: calls.append((site, detail))))
+    report = result.migration_report()
+    assert "behaves the same" not in report  # never, while the frame differs, read or not
+    assert "metrics-dataframe [silent], not read yet" in report and "5 rows under V1, 2 under V2" in report
+
+    capture.fit_record(result, 1.0, None)  # compat reads the frame for compare: not the user
+    copy.copy(result)
+    assert calls == []
+    assert len(result.metrics_dataframe) == 5  # the user's read: V1's frame, unchanged
+    ((site, detail),) = calls
+    assert site.startswith(f"{__file__}:") and detail == "5 rows under V1, 2 under V2 (one per kept checkpoint)"
+    result.metrics_dataframe.describe()
+    assert len(calls) == 1
+    assert pickle.loads(pickle.dumps(result)).metrics_dataframe.equals(result.metrics_dataframe)
+
+
+def test_a_frame_v2_would_give_alike_is_no_v1_only_read(tmp_path) -> None:
+    result = v1_result(tmp_path, rows=2, kept=2)  # every report had a kept checkpoint
+    calls = []
+    result.watch_reads(reads.ReadWatch(reads.frame_difference(result.metrics_dataframe, 2, {"loss"}), calls.append))
+    assert len(result.metrics_dataframe) == 2
+    assert calls == [] and result.migration_report().startswith("No V1-only behaviour used")
+
+
+def test_flattened_nested_metrics_are_named() -> None:
+    frame = pd.DataFrame({"eval/acc": [0.9], "eval/per_class/dog": [0.8], "lr/group": [0.1], "training_iteration": [1]})
+    # "lr/group" was reported as a key with a slash: not flattened by V1.
+    text = reads.frame_difference(frame, 1, {"eval", "lr/group", "training_iteration"})
+    assert text == "nested metrics flattened into eval/acc, eval/per_class/dog (V2: 'eval' as dicts)"
+    assert reads.frame_difference(None, 0, set()) == ""
