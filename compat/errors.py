@@ -16,7 +16,6 @@ from compat_core.errors import (
     UnsupportedRayError,
     WorkerGroupFailedError,
     WorkerLostError,
-    training_failed,
 )
 
 __all__ = [
@@ -34,5 +33,4 @@ __all__ = [
     "UnsupportedRayError",
     "WorkerGroupFailedError",
     "WorkerLostError",
-    "training_failed",
 ]

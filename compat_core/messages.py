@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-GUIDE = "https://github.com/ray-project/ray/issues/49454"
+from migrate.tables import GUIDE  # the migration guide: one address, the codemod's
 
 
 def invalid_switch_value(var: str, value: str) -> str:

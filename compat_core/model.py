@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any
 
 Metrics = dict[str, Any]
 
@@ -170,13 +170,3 @@ def after_report_calls(
 ) -> tuple[tuple[tuple[Metrics, ...], bool], ...]:
     """``after_report`` is called once per round with every worker's pre-validation metrics."""
     return tuple((tuple(r.per_worker_metrics), r.has_checkpoint) for r in rounds)
-
-
-class Semantics(Protocol):
-    """What a backend keeps, writes, merges and returns, as a pure function."""
-
-    name: str
-
-    def outcome(self, rounds: Sequence[ReportRound], *, keep_v1_logs: bool = False) -> Outcome:
-        """The observable outcome of ``rounds`` under this backend."""
-        ...

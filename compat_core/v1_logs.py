@@ -196,7 +196,8 @@ class V1Rows:
 class LiveV1Logs:
     """The ledger's round sink under v2 with ``keep_v1_logs``: one row per complete round,
     appended to ``result.json`` and ``progress.csv`` as it completes. The CSV's columns are
-    the first row's, as V1 writes it live; :meth:`finish` rewrites it with every key."""
+    the first row's, as V1 writes it live; the engine's :func:`repair_progress_csv` rewrites it
+    with every key when the run ends."""
 
     def __init__(self, storage: RunStorage, rows: V1Rows) -> None:
         self.storage = storage

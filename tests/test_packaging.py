@@ -47,7 +47,7 @@ def test_the_wheel_holds_every_package_of_the_repository(dist: Path) -> None:
     for package in sorted(packages):
         for module in (ROOT / package).glob("*.py"):
             assert str(module.relative_to(ROOT)) in names, f"{module.relative_to(ROOT)} is not in the wheel"
-    assert {"compat/py.typed", "migrate/py.typed", "compat_pytest_plugin.py"} <= names
+    assert {"compat/py.typed", "compat_core/py.typed", "migrate/py.typed", "compat_pytest_plugin.py"} <= names
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "examples/", "scripts/"))]
 
 

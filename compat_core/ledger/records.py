@@ -92,9 +92,6 @@ class LedgerSnapshot:
             rounds.append(to_round(key, ranks, self.world_size, self.validations.get(key)))
         return rounds
 
-    def rank0_records(self) -> list[Record]:
-        return sorted((r for r in self.records if r.rank == 0), key=lambda r: r.key)
-
 
 def group_rounds(records: list[Record]) -> dict[RoundKey, dict[int, Record]]:
     by_key: dict[RoundKey, dict[int, Record]] = {}

@@ -1,6 +1,6 @@
 """Every rule, in the order they run. The order is part of the behaviour:
 
-1. Flag rules (RTM101-RTM115) see the original source, so their line numbers are the
+1. Flag rules (RTM1xx) see the original source, so their line numbers are the
    user's file and they see old forms (``session.report``) before those are rewritten.
 2. RTM006 (unused V1 imports) first among the rewriting rules: an unused ``ray.air``
    import is removed, not rewritten. RTM001 (air imports) before RTM002: a mixed ``from ray.air import session,
