@@ -250,6 +250,8 @@ class DataParallelTrainer:
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
         capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
+        if snapshot.host_lost is not None and failure is None:
+            where.warn(messages.ledger_host_lost(snapshot.host_lost, "the run completed"), UserWarning)
         if engine.mode.warns_v1_only:
             usage.warn_for_workers(snapshot.usages)
         _warn_non_finite(snapshot)
@@ -468,6 +470,8 @@ def _failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | N
         last = snapshot.failures[-1] if snapshot.failures else {}
         causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
         cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
+        if snapshot.host_lost is not None:
+            cause = messages.ledger_host_lost(snapshot.host_lost, cause)
         return training_failed(messages.training_failed(cause), outcome, last, error)
     if snapshot.callback_failures:
         first = snapshot.callback_failures[0]

@@ -12,7 +12,9 @@ method per call the run makes, each named and typed as :class:`RunLedger`'s meth
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable
@@ -20,13 +22,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from compat_core import releases
 from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record
-from compat_core.ledger.run import RunLedger
+from compat_core.ledger.run import RunLedger, recover
 
 if TYPE_CHECKING:
     from compat_core.channel import Address
     from compat_core.model import CheckpointStatus
     from compat_core.usage import Usage
 
+# Where runs' journals are written (journal.py): the driver's node's local disk.
+JOURNAL_DIR = os.path.join(tempfile.gettempdir(), "ray-train-compat", "journals")
 # Threads a host starts with: a run needs one per rank waiting in the free-round vote, next
 # to records, validations and the driver's calls (ledger_concurrency).
 MIN_THREADS = 32
@@ -84,10 +88,12 @@ class LedgerClient:
     the ledger's answer, but :meth:`send_record` and :meth:`send_callback_failure`: Ray runs
     the calls of one caller in the order they were made."""
 
-    def __init__(self, actor: Any, run_id: str, pid: int) -> None:
+    def __init__(self, actor: Any, run_id: str, pid: int, journal_path: str | None = None, world_size: int = 1) -> None:
         self.actor = actor
         self.run_id = run_id
         self.pid = pid  # the host's process
+        self.journal_path = journal_path  # on the driver's node: what the host was told
+        self.world_size = world_size
 
     def _send(self, method: Callable[..., Any], *args: Any) -> Any:
         """Call ``method`` of the run's :class:`RunLedger` in the host: its ``ObjectRef``."""
@@ -155,10 +161,22 @@ class LedgerClient:
         self._send(RunLedger.callback_failed, failure)
 
     def close(self) -> LedgerSnapshot:
-        """Everything the run's ledger recorded; the run leaves the host."""
+        """Everything the run's ledger recorded; the run leaves the host. A host that died
+        (its process killed, out of memory) leaves its journal: the snapshot is rebuilt from it,
+        with ``host_lost`` saying so."""
         import ray
+        from ray.exceptions import RayActorError
 
-        snapshot: LedgerSnapshot = ray.get(self.actor.close_run.remote(self.run_id))
+        try:
+            snapshot: LedgerSnapshot = ray.get(self.actor.close_run.remote(self.run_id))
+        except RayActorError as exc:
+            if self.journal_path is None or not os.path.exists(self.journal_path):
+                raise
+            lost = f"{type(exc).__name__}: compat's run ledger (LedgerHost, pid {self.pid}) died during the run"
+            snapshot = recover(self.journal_path, self.world_size, lost)
+        if self.journal_path is not None:
+            with contextlib.suppress(OSError):
+                os.remove(self.journal_path)
         return snapshot
 
 
@@ -189,8 +207,10 @@ def open_ledger(world_size: int, **options: Any) -> LedgerClient:
             _host.job, _host.threads = job, threads
         actor = _host.actor
     run_id = uuid.uuid4().hex
+    journal_path = os.path.join(JOURNAL_DIR, f"{run_id}.journal")  # the host is on this node
+    options = {**options, "journal_path": journal_path}
     pid = ray.get(actor.open_run.remote(run_id, world_size, options))  # before any worker calls it
-    return LedgerClient(actor, run_id, pid)
+    return LedgerClient(actor, run_id, pid, journal_path, world_size)
 
 
 def _on_this_node() -> Any:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compat_core import messages
+from compat_core.ledger.journal import Journal
 from compat_core.model import ReportRound, ValidationOutcome, WorkerReport
 from compat_core.usage import Usage
 
@@ -74,6 +75,8 @@ class LedgerSnapshot:
     callback_failures: list[CallbackFailure]
     attempts: int = 1
     failures: list[dict[int, BaseException]] = field(default_factory=list)
+    # Set when the ledger's host process died and this was recovered from its journal: how.
+    host_lost: str | None = None
 
     def rounds(self) -> list[ReportRound]:
         """Complete rounds of every attempt, in order; within an attempt, a round missing a
@@ -119,8 +122,10 @@ def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validatio
 class RecordStore:
     """Every record of a run, once, and what arrived from each worker of each attempt."""
 
-    def __init__(self, world_size: int) -> None:
+    def __init__(self, world_size: int, journal: Journal | None = None) -> None:
         self.world_size = world_size
+        # Every record and validation outcome is journaled before the store counts it.
+        self._journal = journal
         self._records: list[Record] = []
         self._seen: set[tuple[int, int, int]] = set()  # (attempt, rank, index) of each record
         self._counts: dict[tuple[int, int], int] = {}  # (attempt, rank) -> records stored
@@ -133,6 +138,8 @@ class RecordStore:
     def add(self, record: Record) -> dict[int, Record] | None:
         """Store ``record``, unless already stored (sent again after the channel broke);
         returns its round when this record completes it."""
+        if self._journal is not None:
+            self._journal.append("record", record)
         with self._lock:
             seen = (record.attempt, record.rank, record.index)
             if seen in self._seen:
@@ -162,6 +169,8 @@ class RecordStore:
             return rank in self._finished.get(attempt, ())
 
     def add_validation(self, key: RoundKey, outcome: ValidationOutcome) -> None:
+        if self._journal is not None:
+            self._journal.append("validation", key, outcome)
         with self._lock:
             self._validations[key] = outcome
             self._changed.notify_all()

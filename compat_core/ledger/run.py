@@ -15,8 +15,9 @@ from typing import Any
 
 from compat_core import channel, messages
 from compat_core.errors import WorkerLostError
-from compat_core.ledger import checkpoints
+from compat_core.ledger import checkpoints, journal
 from compat_core.ledger.delivery import RoundDelivery
+from compat_core.ledger.journal import Journal
 from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record, RecordStore
 from compat_core.ledger.validating import ValidationRunner, Validations
 from compat_core.ledger.votes import FreeRoundVote
@@ -81,12 +82,16 @@ class RunLedger:
         retention: Retention | None = None,
         first_checkpoint_index: int = 0,
         vote_timeout_s: float | None = None,
+        journal_path: str | None = None,
     ) -> None:
         self.world_size = world_size
+        # What the ledger is told, written before it counts it (journal.py): when this process
+        # dies, the driver recovers the run's records from it (recover()).
+        self._journal = Journal(journal_path) if journal_path else None
         # V1's number of the run's first checkpoint (a restored trial's follows its stored ones).
         self._first_checkpoint_index = first_checkpoint_index
         self._retention = retention or Retention()
-        self._store = RecordStore(world_size)
+        self._store = RecordStore(world_size, self._journal)
         self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink)
         self._validations = Validations(self._store, validation_runner)
         self._vote = FreeRoundVote(world_size, vote_timeout_s)
@@ -123,6 +128,7 @@ class RunLedger:
             self._starts[rank] = attempt + 1
             if actor_id is not None:
                 self._actors[actor_id] = (attempt, rank)
+        self._log("started", rank, attempt)
         if attempt > 0:
             self._end_unexplained(attempt - 1)
         return attempt
@@ -196,6 +202,7 @@ class RunLedger:
         """A worker finished (or failed) after sending ``sent`` records. Calls run on a
         thread pool, so this waits until those records are in: ``after_exception`` then
         follows every round of the attempt, and ``close()`` misses nothing."""
+        self._log("done", rank, return_value, usages, error, attempt)
         self._store.wait_for_records(attempt, rank, sent, ARRIVAL_TIMEOUT_S)
         self._store.finish(attempt, rank)
         with self._lock:
@@ -224,6 +231,7 @@ class RunLedger:
         exception the worker reported itself stays its rank's error."""
         with self._lock:
             attempt = self._current_attempt_locked()
+        self._log("failed", attempt, errors)
         for rank, error in errors.items():
             self._failures.add(attempt, rank, error, replace=False)
         sent = max((self._store.count(attempt, rank) for rank in errors), default=0)
@@ -263,7 +271,12 @@ class RunLedger:
 
     def callback_failed(self, failure: CallbackFailure) -> None:
         """A callback running elsewhere (Ray Tune callbacks on the driver) raised."""
+        self._log("callback_failed", failure)
         self._delivery.failures.append(failure)
+
+    def _log(self, *event: Any) -> None:
+        if self._journal is not None:
+            self._journal.append(*event)
 
     def close(self) -> LedgerSnapshot:
         """Wait for pending validations and hand everything over."""
@@ -273,6 +286,8 @@ class RunLedger:
             listener.close()
         self._validations.close()
         self._delivery.finish()
+        if self._journal is not None:
+            self._journal.close()  # the driver removes it once it has the snapshot
         with self._lock:
             return LedgerSnapshot(
                 world_size=self.world_size,
@@ -285,3 +300,48 @@ class RunLedger:
                 attempts=self._current_attempt_locked() + 1,
                 failures=self._failures.by_attempt(),
             )
+
+
+def recover(journal_path: str, world_size: int, lost: str) -> LedgerSnapshot:
+    """The snapshot of a run whose ledger's host died (``lost`` says how), rebuilt from its
+    journal: every record, validation outcome, worker's end and failure the ledger was told
+    before it died. Nothing is delivered again here: callbacks ran in the lost process."""
+    store = RecordStore(world_size)
+    failures = Failures()
+    usage = UsageLog()
+    return_value: Any = None
+    attempts = 0
+    callback_failures: list[CallbackFailure] = []
+    for event in journal.read(journal_path):
+        kind, args = event[0], event[1:]
+        if kind == "record":
+            store.add(args[0])
+            usage.merge(args[0].usages)
+        elif kind == "validation":
+            store.add_validation(*args)
+        elif kind == "started":
+            attempts = max(attempts, args[1] + 1)
+        elif kind == "done":
+            rank, value, usages, error, attempt = args
+            store.finish(attempt, rank)
+            usage.merge(usages)
+            return_value = value if rank == 0 else return_value
+            if error is not None:
+                failures.add(attempt, rank, error)
+        elif kind == "failed":
+            for rank, error in args[1].items():
+                failures.add(args[0], rank, error, replace=False)
+        elif kind == "callback_failed":
+            callback_failures.append(args[0])
+    return LedgerSnapshot(
+        world_size=world_size,
+        records=store.records(),
+        validations=store.validations(),
+        return_value=return_value,
+        usages=usage.as_list(),
+        worker_errors=failures.last_by_rank(),
+        callback_failures=callback_failures,
+        attempts=max(attempts, 1),
+        failures=failures.by_attempt(),
+        host_lost=lost,
+    )

@@ -382,3 +382,57 @@ def test_a_round_where_only_rank_0_passes_a_checkpoint_is_one_checkpoint_round(b
     assert [c["checkpoint"] for c in read_log(log)] == [False, True, False]
     assert [r.has_checkpoint for r in result.report_rounds] == [False, True, False]
     assert len(result.best_checkpoints) == 1 and result.metrics["step"] == (2 if backend == "v1" else 1)
+
+
+def steady_rounds(config):
+    """Eight rounds with a checkpoint each; rank 0 marks each round its report returned from."""
+    for step in range(8):
+        with tempfile.TemporaryDirectory() as d:
+            train.report({"step": step}, checkpoint=save(d, step))
+        if train.get_context().get_world_rank() == 0:
+            Path(config["marks"], f"step{step}").write_text("reported")
+        time.sleep(0.25)
+
+
+@pytest.mark.one_pass
+def test_a_killed_ledger_host_loses_no_report_it_was_told_of(backend, storage) -> None:
+    """compat's own process, the run ledger's host, killed mid-run (as the OOM killer would):
+    the run fails naming it, and its error's result has every report the host had been told
+    of, read back from the host's journal; the next fit starts a new host."""
+    import threading
+
+    import ray
+
+    from compat_core.ledger import host
+
+    marks = Path(storage, "marks")
+    marks.mkdir()
+    killed = []
+
+    def kill_after_four_rounds() -> None:
+        deadline = time.time() + 120
+        while not (marks / "step3").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the records of round 3 reach the host
+        killed.append(host._host.actor)
+        ray.kill(host._host.actor)
+
+    killer = threading.Thread(target=kill_after_four_rounds, daemon=True)
+    killer.start()
+    with pytest.raises(train.TrainingFailedError) as caught:
+        TorchTrainer(
+            steady_rounds,
+            train_loop_config={"marks": str(marks)},
+            scaling_config=train.ScalingConfig(num_workers=2),
+            run_config=train.RunConfig(storage_path=storage, name="host-lost"),
+        ).fit()
+    killer.join(timeout=5)
+    assert killed, "the host was not killed"
+    message = str(caught.value)
+    assert "compat's run ledger (LedgerHost" in message and "read back from its journal" in message
+    frame = caught.value.result.worker_metrics_dataframe
+    assert {0, 1, 2, 3} <= set(frame[frame["world_rank"] == 0]["step"])  # every round before the kill
+    assert not list(Path(host.JOURNAL_DIR).glob("*.journal"))  # read back, then removed
+    with tempfile.TemporaryDirectory():
+        again = TorchTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="after")).fit()
+    assert again.metrics["resumed"] is False and host._host.actor is not killed[0]

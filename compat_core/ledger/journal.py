@@ -1,0 +1,66 @@
+"""A run ledger's journal: an append-only log of what the ledger was told, written before the
+ledger counts it (a write-ahead log, as etcd and Kafka keep theirs), on the driver node's local
+disk, outside the ledger's host process.
+
+Each event is one frame: a 4-byte big-endian length and the event pickled (Ray's cloudpickle:
+records carry checkpoints and workers' exceptions). A frame is written with one ``os.write`` on
+a file opened for appending, so a host process that dies leaves every event written before it
+whole; a frame cut short (the host died inside the write) is ignored by the reader. The file
+outlives the process, not the machine: nothing is ``fsync``-ed (the driver's node going away
+ends the run anyway). docs/architecture.md states the contract.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+_LENGTH = struct.Struct(">I")
+
+
+class Journal:
+    """Appends events to ``path`` (created with its directory)."""
+
+    def __init__(self, path: str) -> None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        self.path = path
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._lock = threading.Lock()
+
+    def append(self, *event: Any) -> None:
+        from ray import cloudpickle
+
+        data = cloudpickle.dumps(event)  # type: ignore[no-untyped-call]
+        frame = _LENGTH.pack(len(data)) + data
+        with self._lock:
+            if self._fd is None:
+                return  # closed: the run is over
+            written = os.write(self._fd, frame)
+            while written < len(frame):  # a short write (rare on local files): the rest follows
+                written += os.write(self._fd, frame[written:])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def read(path: str) -> Iterator[tuple[Any, ...]]:
+    """The events of the journal at ``path``, in the order they were written; a last frame
+    cut short is skipped."""
+    from ray import cloudpickle
+
+    with open(path, "rb") as f:
+        data = f.read()
+    offset = 0
+    while offset + _LENGTH.size <= len(data):
+        (length,) = _LENGTH.unpack_from(data, offset)
+        start = offset + _LENGTH.size
+        if start + length > len(data):
+            return
+        yield cloudpickle.loads(data[start : start + length])
+        offset = start + length
