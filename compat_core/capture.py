@@ -38,6 +38,10 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+def _user_cells(row: dict[Any, Any]) -> dict[str, Any]:
+    return {str(k): plain(v) for k, v in row.items() if k not in AUTO_KEYS and not str(k).startswith("config/")}
+
+
 def user_metrics(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
     if metrics is None:
         return None
@@ -85,7 +89,8 @@ def fit_record(
     result: Result, seconds: float, error: BaseException | None, call: FitCall = FitCall()
 ) -> dict[str, Any]:
     frame = result.metrics_dataframe
-    rows = [] if frame is None else [user_metrics(r) for r in frame.to_dict("records")]
+    # A frame's cells as they are: a missing value (NaN) stays "NaN", apart from None.
+    rows = [] if frame is None else [_user_cells(r) for r in frame.to_dict("records")]
     by_dir = {checkpoint_dir_name(c.checkpoint): c for c in result.reported_checkpoints}
     rounds = []
     for round_ in result.report_rounds:
@@ -113,7 +118,11 @@ def fit_record(
         "seconds": round(seconds, 2),
         "error": f"{type(error).__name__}: {error}" if error is not None else None,
         "metrics": user_metrics(result.metrics),
-        "metrics_dataframe": {"columns": [] if frame is None else list(frame.columns), "rows": rows}
+        "metrics_dataframe": {
+            "columns": list(frame.columns),
+            "dtypes": {str(c): str(t) for c, t in frame.dtypes.items()},
+            "rows": rows,
+        }
         if frame is not None
         else None,
         "checkpoints": [

@@ -185,13 +185,21 @@ def validated_dataframe(frame: pd.DataFrame | None, rounds: list[ReportRound]) -
         return frame
     frame = frame.copy()
     by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+    added: dict[str, list[Any]] = {}  # new columns, built from the values: their own dtype
     for dir_name, round_ in by_dir.items():
         outcome: ValidationOutcome | None = round_.validation
         if outcome is None or outcome.status is not CheckpointStatus.VALIDATED:
             continue
         rows = frame["checkpoint_dir_name"] == dir_name
         for key, value in outcome.metrics.items():
-            if key not in frame:
-                frame[key] = float("nan")  # missing, as pandas fills any other hole
-            frame.loc[rows, key] = value
+            if key in frame and key not in added:
+                frame.loc[rows, key] = value
+                continue
+            cells = added.setdefault(key, [None] * len(frame))
+            for position in rows.to_numpy().nonzero()[0]:
+                cells[position] = value
+    for key, cells in added.items():
+        # As pandas makes a column of these values anywhere (a hole is NaN, ints stay int64
+        # when every row has one), so V1's frame types a validation metric as V2's does.
+        frame[key] = pd.Series(cells, index=frame.index)
     return frame

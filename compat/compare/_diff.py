@@ -138,7 +138,7 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
     )
     v1_rows = (v1["metrics_dataframe"] or {}).get("rows", [])
     v2_rows = (v2["metrics_dataframe"] or {}).get("rows", [])
-    rows_explained = len(v1_rows) == len(v1["rounds"]) and close(v2_rows, _kept_metrics(v2), rtol)
+    rows_explained = len(v1_rows) == len(v1["rounds"]) and close(_present(v2_rows), _kept_metrics(v2), rtol)
     check(
         "metrics_dataframe rows",
         len(v1_rows),
@@ -160,6 +160,26 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
             else "V2 has no frame for a run without checkpoints"
             if no_frame
             else "other columns (a nested metric: V1 flattens it to a/b columns, V2 keeps one column of dicts)",
+        )
+    if v1["metrics_dataframe"] and v2["metrics_dataframe"]:
+        # The rows and columns both frames have, value for value and type for type.
+        shared = sorted(set(_columns(v1)) & set(_columns(v2)) - {c for c in _columns(v1) if _auto_key(c)})
+        if len(v1_rows) == len(v2_rows):
+            check(
+                "metrics_dataframe values",
+                [{c: row.get(c) for c in shared} for row in v1_rows],
+                [{c: row.get(c) for c in shared} for row in v2_rows],
+                None,
+                "the frames' shared rows and columns hold other values",
+                shown=False,
+            )
+        check(
+            "metrics_dataframe dtypes",
+            {c: _dtypes(v1).get(c) for c in shared},
+            {c: _dtypes(v2).get(c) for c in shared},
+            None,
+            "a column has another type (e.g. int64 under one setting, float64 under the other)",
+            shown=False,
         )
     check(
         "checkpoint directories",
@@ -208,6 +228,18 @@ def _calls(fit: Mapping[str, Any]) -> list[Any]:
 
 def _usages(fit: Mapping[str, Any]) -> list[Any]:
     return [[u["kind"], u["count"], u["first_site"]] for u in fit["v1_usage"]]
+
+
+def _present(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A frame's rows without its missing cells (NaN), as a checkpoint's metrics hold them."""
+    return [{k: v for k, v in row.items() if v != "NaN"} for row in rows]
+
+
+def _dtypes(fit: Mapping[str, Any]) -> dict[str, str]:
+    """The frame's column types (records of older captures have none: not compared)."""
+    frame = fit.get("metrics_dataframe") or {}
+    dtypes: dict[str, str] = frame.get("dtypes") or {}
+    return dtypes
 
 
 def _columns(fit: Mapping[str, Any]) -> list[str]:

@@ -68,3 +68,26 @@ def test_a_checkpoint_from_any_worker_registers_with_rank0_metrics() -> None:
     round_ = ReportRound(0, (WorkerReport(0, {"a": 1}), WorkerReport(1, {"a": 2}, True)))
     out = V2Semantics().outcome([round_])
     assert out.result_metrics == {"a": 1}
+
+
+def test_a_validation_metric_merged_into_v1s_frame_has_the_type_v2s_frame_gives_it() -> None:
+    """Every row validated: ints stay int64 (as V2's frame of the same metrics); a row without a
+    validation is a hole (NaN), as pandas makes it from records."""
+    import pandas as pd
+
+    from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
+    from compat_core.result import validated_dataframe
+
+    frame = pd.DataFrame({"loss": [1.0, 0.5], "checkpoint_dir_name": ["c0", "c1"]})
+
+    def rounds(validated):
+        outcomes = {i: ValidationOutcome(CheckpointStatus.VALIDATED, {"epoch_validated": i}) for i in validated}
+        return [ReportRound(i, (WorkerReport(0, {"loss": 1.0}, True),), f"c{i}", outcomes.get(i)) for i in range(2)]
+
+    both = validated_dataframe(frame, rounds({0, 1}))
+    assert str(both["epoch_validated"].dtype) == "int64" and both["epoch_validated"].tolist() == [0, 1]
+    pd.testing.assert_series_equal(
+        both["epoch_validated"], pd.DataFrame([{"epoch_validated": 0}, {"epoch_validated": 1}])["epoch_validated"]
+    )
+    one = validated_dataframe(frame, rounds({1}))
+    assert str(one["epoch_validated"].dtype) == "float64" and one["epoch_validated"].isna().tolist() == [True, False]
