@@ -110,7 +110,23 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
         check("error", *errors, 15 if alike else None, f"the fit {why} (each engine words its failure itself)")
     check("after_report calls", _calls(v1), _calls(v2), None, "every round reaches after_report in both")
     check("every worker's reports", v1["worker_reports"], v2["worker_reports"])
-    check("checkpoints (count)", len(v1["checkpoints"]), len(v2["checkpoints"]))
+    # A rerun with the name and storage of an earlier run (both runs say so: rerun-same-name):
+    # V2 resumed the stored run, whose checkpoints come before this run's; V1 started afresh.
+    resumed = (
+        all(any(u["kind"] == "rerun-same-name" for u in fit["v1_usage"]) for fit in (v1, v2))
+        and len(v2["checkpoints"]) > len(v1["checkpoints"])
+        and close(_kept_metrics(v2)[len(v2["checkpoints"]) - len(v1["checkpoints"]) :], _kept_metrics(v1), rtol)
+    )
+    check(
+        "checkpoints (count)",
+        len(v1["checkpoints"]),
+        len(v2["checkpoints"]),
+        17 if resumed else None,
+        "the run re-used an earlier run's name and storage: V2 resumed it (its checkpoints come first), "
+        "V1 started a fresh trial"
+        if resumed
+        else "",
+    )
     check(
         "checkpoint metrics (validation merged)",
         [r["checkpoint_metrics"] for r in v1["rounds"] if r["has_checkpoint"]],

@@ -232,3 +232,20 @@ def test_the_json_names_each_fit_and_lists_the_identical_aspects() -> None:
         "metrics_dataframe columns",
         "run directory",
     }
+
+
+def test_a_rerun_of_a_named_run_is_explained_by_v2_resuming_it() -> None:
+    """The second compare of a script with a fixed RunConfig(name, storage_path): V2 resumes the
+    stored run (its two checkpoints, then this run's), V1 starts afresh: §17, not unexplained."""
+    v1, v2 = record("v1", False), record("v2", False)
+    rerun = [{"kind": "rerun-same-name", "count": 1, "first_site": "job.py:14"}]
+    v1["v1_usage"], v2["v1_usage"] = copy.deepcopy(rerun), copy.deepcopy(rerun)
+    v2["checkpoints"] = [{"dir_name": f"old{i}", "metrics": {"loss": 9.0 + i}} for i in range(2)] + v2["checkpoints"]
+    v2["metrics_dataframe"]["rows"] = [{"loss": 9.0}, {"loss": 10.0}, {"loss": 1.0}, {"loss": 0.5}]
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    [count] = [d for d in fit.differences if d.aspect == "checkpoints (count)"]
+    assert count.section == 17 and "V2 resumed it" in count.why
+    assert fit.unexplained == []
+    v1["v1_usage"] = []  # only one run says so: the difference is not this one
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    assert "checkpoints (count)" in [d.aspect for d in fit.unexplained]
