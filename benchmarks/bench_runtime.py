@@ -374,6 +374,30 @@ def growth(sizes: list[int], modes: list[str]) -> None:
             )
 
 
+def frame_build(count: int, repeat: int) -> None:
+    """``worker_metrics_dataframe`` from ``count`` records of 2 workers x 10 metrics, best of
+    ``repeat``: compat's build beside the frame of merged row dicts it replaced."""
+    import pandas as pd
+
+    from compat_core.ledger import Record
+    from compat_core.result import worker_dataframe
+    from compat_core.stored import worker_rows
+
+    records = [
+        Record(i % 2, i // 2, {f"m{k}": float(k + i) for k in range(10)}, False, False, 1.8e9 + i) for i in range(count)
+    ]
+    for name, build in (
+        ("worker_dataframe", lambda: worker_dataframe(records)),
+        ("pd.DataFrame(worker_rows)", lambda: pd.DataFrame(worker_rows(records))),
+    ):
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            build()
+            best = min(best, time.perf_counter() - start)
+        print(f"{name}: {count:,} records of 10 metrics in {best:.2f} s (best of {repeat})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reports", type=int, default=20)
@@ -385,7 +409,14 @@ def main() -> None:
         "--growth", nargs="*", type=int, metavar="ROUNDS", default=None,
         help="memory against a run's length: ROUNDS rounds of 10 metrics (default 2000 8000)",
     )  # fmt: skip
+    parser.add_argument(
+        "--frame", type=int, metavar="RECORDS", default=None,
+        help="time building worker_metrics_dataframe from RECORDS reports of 10 metrics (no Ray)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.frame is not None:
+        frame_build(args.frame, args.repeat)
+        return
     import ray
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from compat_core.model import (
 )
 from compat_core.reads import KIND, ReadWatch, Watched
 from compat_core.storage import checkpoint_dir_name
-from compat_core.stored import result_from_path, worker_rows
+from compat_core.stored import result_from_path
 from compat_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -122,9 +123,33 @@ class Result:
         return "\n".join(lines)
 
 
+_FIXED = ("attempt", "world_rank", "report_index", "timestamp")  # what worker_rows adds to each row
+
+
 def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
-    """``Result.worker_metrics_dataframe``: :func:`worker_rows` as a frame (None: no report)."""
-    return pd.DataFrame(worker_rows(records)) if records else None
+    """``Result.worker_metrics_dataframe``: :func:`worker_rows` as a frame (None: no report).
+
+    The frame ``pd.DataFrame(worker_rows(records))`` is (its columns in the order keys first
+    appear, a key a report lacks as NaN), made from the reports' own metrics dicts without a
+    merged copy of each (docs/performance.md: a million reports of 10 metrics)."""
+    if not records:
+        return None
+    ordered = sorted(records, key=operator.attrgetter("attempt", "index", "rank"))
+    columns: dict[str, None] = {}
+    seen: set[tuple[str, ...]] = set()
+    for record in ordered:
+        keys = tuple(record.metrics)
+        if keys not in seen:  # most reports share their keys: each shape is read once
+            seen.add(keys)
+            columns.update(dict.fromkeys((*keys, *_FIXED)))
+    frame = pd.DataFrame([r.metrics for r in ordered], index=pd.RangeIndex(len(ordered)))
+    # As a row's dict would have them: a metric of one of these names keeps its place, not its value.
+    frame["attempt"] = [r.attempt for r in ordered]
+    frame["world_rank"] = [r.rank for r in ordered]
+    frame["report_index"] = [r.index for r in ordered]
+    frame["timestamp"] = [r.timestamp for r in ordered]
+    order = list(columns)
+    return frame if list(frame.columns) == order else frame[order]
 
 
 def ledger_validated(

@@ -1,6 +1,7 @@
-"""V1-only reads: the user's code reading a V1 ``metrics_dataframe`` that V2 would build
-otherwise is recorded as a V1-only behaviour, with what is at stake; compat's own reads are not.
-(On real Ray: tests/compat/test_every_report.py reads a V1 result's frame after fit().)"""
+"""What a result's frames hold and who reads them: the user's code reading a V1
+``metrics_dataframe`` that V2 would build otherwise is recorded as a V1-only behaviour, with
+what is at stake (compat's own reads are not; on real Ray: tests/compat/test_every_report.py);
+``worker_metrics_dataframe`` is exactly the frame of the rows stored with the run."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pickle
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ray.train import Checkpoint
 
 from compat_core import capture, reads
@@ -58,3 +61,29 @@ def test_flattened_nested_metrics_are_named() -> None:
     text = reads.frame_difference(frame, 1, {"eval", "lr/group", "training_iteration"})
     assert text == "nested metrics flattened into eval/acc, eval/per_class/dog (V2: 'eval' as dicts)"
     assert reads.frame_difference(None, 0, set()) == ""
+
+
+metric_values = st.one_of(st.integers(-2, 2), st.floats(allow_nan=True), st.none(), st.text(max_size=2),
+                          st.dictionaries(st.sampled_from("xy"), st.integers(0, 1), max_size=1))  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    reports=st.lists(
+        st.tuples(
+            st.integers(0, 2), st.integers(0, 3), st.integers(0, 1),
+            st.dictionaries(st.sampled_from(["loss", "acc", "attempt", "timestamp"]), metric_values, max_size=3),
+        ),
+        min_size=1, max_size=8,
+    )
+)  # fmt: skip
+def test_the_worker_frame_is_the_frame_of_its_rows(reports) -> None:
+    """``worker_metrics_dataframe``, built from the records' own dicts, is exactly the frame of
+    the rows stored with the run (compat_worker_reports.jsonl): columns, order, types, holes."""
+    from compat_core.ledger import Record
+    from compat_core.result import worker_dataframe
+    from compat_core.stored import worker_rows
+
+    records = [Record(rank, index, metrics, False, False, float(n), attempt=attempt)
+               for n, (rank, index, attempt, metrics) in enumerate(reports)]  # fmt: skip
+    pd.testing.assert_frame_equal(worker_dataframe(records), pd.DataFrame(worker_rows(records)))
