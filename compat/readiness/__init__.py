@@ -39,7 +39,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--site-packages", action="store_true", help="also check the installed distributions of this Python"
     )
-    parser.add_argument("--output-format", "--format", dest="output_format", choices=FORMATS, default="text")
+    parser.add_argument(
+        "--output-format", "--format", dest="output_format", choices=FORMATS, default="text",
+        help="text (rich tables, the default), json, markdown, csv or html (one file with trend charts)",
+    )  # fmt: skip
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
     parser.add_argument(
         "--fail-on", choices=SEVERITIES, default="fix", metavar="SEVERITY",
