@@ -22,13 +22,12 @@ import pyarrow.fs as pafs
 
 from compat_core import readiness
 from compat_core.readiness import RECORD_FILE, RunRecord
-from compat_core.storage import V1_CHECKPOINT
 from migrate import engine as codemod
 from migrate import formats
 from migrate.formats import Finding
 
-# Never searched for records: a checkpoint holds the user's files, never a run's record.
-_NOT_RUNS = frozenset({*codemod.SKIP_DIRS - {"site-packages"}, "checkpoint_tmp"})
+# Never searched for records (nor a checkpoint_* directory: it holds the user's files).
+_NOT_RUNS = frozenset(codemod.SKIP_DIRS - {"site-packages"})
 # Distributions whose own code is Ray's, or compat's: not a third party that blocks the flip.
 _OWN = frozenset({"ray", "ray-train-compat"})
 
@@ -103,7 +102,7 @@ def _walk(root: str) -> tuple[list[str], bool]:
     records: list[str] = []
     sources = False
     for directory, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _NOT_RUNS and not V1_CHECKPOINT.fullmatch(d)]
+        dirs[:] = [d for d in dirs if d not in _NOT_RUNS and not d.startswith("checkpoint_")]
         if RECORD_FILE in files:
             records.append(os.path.join(directory, RECORD_FILE))
         if not sources and any(name.endswith((".py", ".ipynb")) for name in files):

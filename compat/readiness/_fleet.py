@@ -4,6 +4,7 @@ ranked by severity, then by how many jobs, repositories and packages they block.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,12 +99,20 @@ class Fleet:
         """Per day (UTC) with a run, for each behaviour: how many jobs relied on it in their
         latest run up to that day. The days, and a count per day for each behaviour."""
         days = sorted({_day(r.ended_at) for j in self.jobs for r in j.runs})
-        series: dict[str, list[int]] = {}
-        for index, day in enumerate(days):
-            for job in self.jobs:
-                upto = [r for r in job.runs if _day(r.ended_at) <= day]
-                for behaviour in upto[-1].behaviours if upto else ():
-                    series.setdefault(behaviour.kind, [0] * len(days))[index] += 1
+        position = {day: i for i, day in enumerate(days)}
+        # A run is its job's latest from its day until the day of the job's next run: each
+        # behaviour's count rises there and falls back after (summed up below), so a fleet with
+        # a year of daily runs costs its runs and its days, not their product.
+        steps: dict[str, list[int]] = {}
+        for job in self.jobs:
+            for k, run in enumerate(job.runs):
+                start = position[_day(run.ended_at)]
+                end = position[_day(job.runs[k + 1].ended_at)] if k + 1 < len(job.runs) else len(days)
+                for behaviour in run.behaviours if start < end else ():
+                    step = steps.setdefault(behaviour.kind, [0] * (len(days) + 1))
+                    step[start] += 1
+                    step[end] -= 1
+        series = {kind: list(itertools.accumulate(step[:-1])) for kind, step in steps.items()}
         return days, dict(sorted(series.items()))
 
 
