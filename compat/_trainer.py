@@ -45,6 +45,7 @@ from compat_core.patch import scoped_env
 from compat_core.result import Result
 from compat_core.storage import RunStorage
 from compat_core.usage import UsageLog
+from compat_core.v1_logs import AUTO_KEYS
 from compat_core.validation import trainer_config
 
 if TYPE_CHECKING:
@@ -161,6 +162,7 @@ class DataParallelTrainer:
         import ray.tune
 
         trial.run_config = engine.in_trial(trial.run_config, ray.tune.get_context().get_trial_dir())
+        trial.__dict__["_tune_experiment"] = ray.tune.get_context().get_experiment_name()  # the trial's job
         trial._fit(engine, in_trial=True)
 
     def _resources(self, config: dict[str, Any]) -> Any:
@@ -169,8 +171,10 @@ class DataParallelTrainer:
         return _engines.engine_for(self._mode()).trial_resources(scaling)
 
     def __getstate__(self) -> dict[str, Any]:
-        # Tune pickles the trainable on the driver: the trial runs the mode chosen there.
-        return {**self.__dict__, "_tuned_mode": self._mode()}
+        # Tune pickles the trainable on the driver: the trial runs the mode chosen there, and
+        # its readiness record names the driver's program, not Ray's worker process.
+        script = self.__dict__.get("_driver_script") or readiness.script_name()  # a copy keeps the driver's
+        return {**self.__dict__, "_tuned_mode": self._mode(), "_driver_script": script}
 
     def _mode(self) -> switch.Mode:
         """The mode the driver selected when Tune pickled this trainer, else the current one."""
@@ -265,13 +269,15 @@ class DataParallelTrainer:
         """What this ``fit()`` relied on, for the fleet's readiness report."""
         import ray
 
-        script = readiness.script_name()
+        script = self.__dict__.get("_driver_script") or readiness.script_name()
+        # A Tune trial's run counts under its sweep (the experiment), whatever it is named in it.
+        run_name = self.__dict__.get("_tune_experiment") or self.run_config.name
         ended = (
             "succeeded" if failure is None else "callback-failed" if isinstance(failure, CallbackError) else "failed"
         )
         path = outcome.path or ""
         return readiness.RunRecord(
-            job=readiness.job_name(self.run_config.name, script),
+            job=readiness.job_name(run_name, script),
             run=posixpath.basename(path.rstrip("/")),
             path=path,
             script=script,
@@ -432,13 +438,18 @@ def _watch_v1_reads(outcome: Result, log: UsageLog, record: readiness.RunRecord,
     keys = {k for r in outcome.report_rounds if r.reports for k in r.rank0_metrics}
     difference = reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints), keys)
 
-    def recorded(site: str, detail: str) -> None:
-        log.add(reads.KIND, site, detail=detail)
-        outcome.v1_usage = log.as_list()
-        again = dataclasses.replace(record, behaviours=readiness.behaviours(outcome.v1_usage))
-        _keep_readiness_record(run, again)
+    def recorded_as(kind: str) -> Callable[[str, str], None]:
+        def recorded(site: str, detail: str) -> None:
+            log.add(kind, site, detail=detail)
+            outcome.v1_usage = log.as_list()
+            again = dataclasses.replace(record, behaviours=readiness.behaviours(outcome.v1_usage))
+            _keep_readiness_record(run, again)
 
-    outcome.watch_reads(reads.ReadWatch(difference, recorded))
+        return recorded
+
+    outcome.watch_reads(reads.ReadWatch(difference, recorded_as(reads.KIND)))
+    if outcome.metrics is not None and not AUTO_KEYS.isdisjoint(outcome.metrics):
+        outcome.metrics = reads.WatchedMetrics(outcome.metrics, recorded_as(reads.KEYS_KIND))
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:

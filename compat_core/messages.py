@@ -164,6 +164,15 @@ _KINDS = [
         rule="RTM102",
     ),
     Kind(
+        "v1-result-keys",
+        "reading a key V1 adds to every report (training_iteration, timestamp, time_total_s, ...) "
+        "from result.metrics after fit(): V2's result.metrics has only the reported keys",
+        "report the value yourself (e.g. report({'epoch': epoch, ...})) and read that key, or "
+        "read every report's own keys from result.worker_metrics_dataframe",
+        severity="breaks",
+        rule="RTM121",
+    ),
+    Kind(
         "torch-amp",
         "train.torch.accelerate / prepare_optimizer / backward (Ray's mixed-precision helpers): "
         "V2 raises DeprecationWarning on them",

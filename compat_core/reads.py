@@ -67,6 +67,39 @@ class ReadWatch:
         self.recorded(site, self.difference)
 
 
+KEYS_KIND = "v1-result-keys"
+
+
+class WatchedMetrics(dict[str, Any]):
+    """V1's ``result.metrics``: a dict (equal to, and pickled as, the plain one) whose reads of
+    V1's auto-filled keys by the user's code (``metrics["training_iteration"]``,
+    ``.get("time_total_s")``) are recorded once each: V2's ``result.metrics`` lacks them."""
+
+    def __init__(self, metrics: dict[str, Any], recorded: Callable[[str, str], None]) -> None:
+        super().__init__(metrics)
+        self._recorded = recorded
+        self._seen: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self._note(key, sys._getframe(1))
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._note(key, sys._getframe(1))
+        return super().get(key, default)
+
+    def _note(self, key: str, frame: FrameType) -> None:
+        if key not in AUTO_KEYS or key in self._seen or key not in self:
+            return
+        reader = _reader(frame)
+        if reader is not None:
+            self._seen.add(key)
+            self._recorded(f"{reader.f_code.co_filename}:{reader.f_lineno}", f"result.metrics[{key!r}]")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self),)  # a plain dict elsewhere: the watch stays in this process
+
+
 _STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
 
 

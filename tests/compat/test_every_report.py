@@ -103,6 +103,9 @@ def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_rep
         assert read.detail.startswith("4 rows under V1, 1 under V2") and read.first_site.startswith(__file__)
         first, again = readiness_records(result.path)  # appended again with the read
         assert again.started_at == first.started_at and "metrics-dataframe" in {b.kind for b in again.behaviours}
+        assert result.metrics["training_iteration"] == 4  # a key V1 adds: V2's result.metrics lacks it
+        (keys,) = [u for u in result.v1_usage if u.kind == "v1-result-keys"]
+        assert keys.detail == "result.metrics['training_iteration']" and keys.severity == "breaks"
 
 
 def fails_once(config):
@@ -395,7 +398,7 @@ def steady_rounds(config):
 
 
 @pytest.mark.one_pass
-def test_a_killed_ledger_host_loses_no_report_it_was_told_of(backend, storage) -> None:
+def test_a_killed_ledger_host_loses_no_report_it_was_told_of(backend, storage, monkeypatch) -> None:
     """compat's own process, the run ledger's host, killed mid-run (as the OOM killer would):
     the run fails naming it, and its error's result has every report the host had been told
     of, read back from the host's journal; the next fit starts a new host."""
@@ -407,6 +410,8 @@ def test_a_killed_ledger_host_loses_no_report_it_was_told_of(backend, storage) -
 
     marks = Path(storage, "marks")
     marks.mkdir()
+    journals = Path(storage, "journals")  # this test's runs' journals only (other processes run fits too)
+    monkeypatch.setattr(host, "JOURNAL_DIR", str(journals))
     killed = []
 
     def kill_after_four_rounds() -> None:
@@ -432,7 +437,7 @@ def test_a_killed_ledger_host_loses_no_report_it_was_told_of(backend, storage) -
     assert "compat's run ledger (LedgerHost" in message and "read back from its journal" in message
     frame = caught.value.result.worker_metrics_dataframe
     assert {0, 1, 2, 3} <= set(frame[frame["world_rank"] == 0]["step"])  # every round before the kill
-    assert not list(Path(host.JOURNAL_DIR).glob("*.journal"))  # read back, then removed
+    assert journals.is_dir() and not list(journals.glob("*.journal"))  # written, read back, then removed
     with tempfile.TemporaryDirectory():
         again = TorchTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="after")).fit()
     assert again.metrics["resumed"] is False and host._host.actor is not killed[0]

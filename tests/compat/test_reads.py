@@ -87,3 +87,23 @@ def test_the_worker_frame_is_the_frame_of_its_rows(reports) -> None:
     records = [Record(rank, index, metrics, False, False, float(n), attempt=attempt)
                for n, (rank, index, attempt, metrics) in enumerate(reports)]  # fmt: skip
     pd.testing.assert_frame_equal(worker_dataframe(records), pd.DataFrame(worker_rows(records)))
+
+
+def test_reading_v1s_auto_filled_keys_from_result_metrics_is_recorded_once_per_key() -> None:
+    import json
+
+    calls = []
+    metrics = reads.WatchedMetrics(
+        {"loss": 0.5, "training_iteration": 4, "time_total_s": 1.5}, lambda *a: calls.append(a)
+    )
+    assert metrics["loss"] == 0.5 and metrics.get("missing") is None  # the user's own keys: V2 has them
+    assert capture.user_metrics(metrics) == {"loss": 0.5}  # compat reading for compare: not the user
+    assert dict(metrics) == metrics and json.loads(json.dumps(metrics))["training_iteration"] == 4
+    assert calls == []
+    assert metrics["training_iteration"] == 4
+    assert metrics.get("training_iteration") == 4 and metrics.get("time_total_s") == 1.5
+    assert [detail for _, detail in calls] == ["result.metrics['training_iteration']", "result.metrics['time_total_s']"]
+    assert all(site.startswith(f"{__file__}:") for site, _ in calls)
+    copied = pickle.loads(pickle.dumps(metrics))
+    assert type(copied) is dict and copied == {"loss": 0.5, "training_iteration": 4, "time_total_s": 1.5}
+    assert type(copy.deepcopy(metrics)) is dict
