@@ -12,6 +12,7 @@ ends the run anyway). docs/architecture.md states the contract.
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import threading
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 _LENGTH = struct.Struct(">I")
+logger = logging.getLogger(__name__)
 
 
 class Journal:
@@ -29,18 +31,27 @@ class Journal:
         self.path = path
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._lock = threading.Lock()
+        self._failed: set[Any] = set()  # the kinds of event it could not keep (logged once)
 
     def append(self, *event: Any) -> None:
+        """Write ``event``. One that cannot be pickled or written costs its durability, never
+        the run: it is logged (once per kind of event) and the ledger goes on without it."""
         from ray import cloudpickle
 
-        data = cloudpickle.dumps(event)  # type: ignore[no-untyped-call]
-        frame = _LENGTH.pack(len(data)) + data
-        with self._lock:
-            if self._fd is None:
-                return  # closed: the run is over
-            written = os.write(self._fd, frame)
-            while written < len(frame):  # a short write (rare on local files): the rest follows
-                written += os.write(self._fd, frame[written:])
+        try:
+            data = cloudpickle.dumps(event)  # type: ignore[no-untyped-call]
+            frame = _LENGTH.pack(len(data)) + data
+            with self._lock:
+                if self._fd is None:
+                    return  # closed: the run is over
+                written = os.write(self._fd, frame)
+                while written < len(frame):  # a short write (rare on local files): the rest follows
+                    written += os.write(self._fd, frame[written:])
+        except Exception as exc:
+            if event[0] not in self._failed:
+                self._failed.add(event[0])
+                logger.warning("compat's run journal %s cannot keep a %r event (%s: %s)", self.path, event[0],
+                               type(exc).__name__, exc)  # fmt: skip
 
     def close(self) -> None:
         with self._lock:

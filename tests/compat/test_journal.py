@@ -108,3 +108,15 @@ def test_a_frame_cut_short_by_the_dying_process_is_ignored(tmp_path) -> None:
     assert [event[1].index for event in read(path)] == [0]
     snapshot = recover(path, 1, "killed")
     assert [r.metrics for r in snapshot.records] == [{"loss": 1.0}]
+
+
+def test_an_event_that_cannot_be_kept_costs_its_durability_not_the_run(tmp_path, caplog) -> None:
+    import threading
+
+    ledger = RunLedger(1, journal_path=str(tmp_path / "run.journal"))
+    unpicklable = Record(0, 0, {"lock": threading.Lock()}, False, False, 0.0)  # arrived in-process
+    ledger.record(unpicklable)
+    ledger.record(Record(0, 1, {"loss": 0.5}, False, False, 0.0))
+    assert [r.index for r in ledger.close().records] == [0, 1]  # the run has both
+    assert [r.index for r in recover(str(tmp_path / "run.journal"), 1, "killed").records] == [1]
+    assert "cannot keep a 'record' event" in caplog.text
