@@ -21,10 +21,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from migrate._roles import Roles
+from typing import Any
 
 RAY_ROOTS = ("ray.", "compat.")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -60,7 +57,8 @@ class Index:
     module_scope_imports: set[int] = field(default_factory=set)  # ids of those that bind module globals
     _resolved: dict[int, frozenset[str]] = field(default_factory=dict)
     _lines: list[str] | None = None
-    _roles: Roles | None = None
+    # What analyses built on the index computed for this file, by name (migrate._roles.roles_of).
+    cache: dict[str, Any] = field(default_factory=dict)
     _assignments: dict[str, ast.expr] | None = None
     _identifiers: tuple[set[str], Counter[str]] | None = None
     _line_starts: list[int] | None = None
@@ -77,15 +75,6 @@ class Index:
                 if isinstance(target, ast.Name)
             }
         return self._assignments
-
-    @property
-    def roles(self) -> Roles:
-        """Which functions are Tune trainables and which Train loops (:mod:`migrate._roles`)."""
-        if self._roles is None:
-            from migrate._roles import roles
-
-            self._roles = roles(self)
-        return self._roles
 
     def qualified(self, node: ast.AST) -> frozenset[str]:
         """Qualified names ``node`` (a Name or an Attribute chain) refers to."""

@@ -64,6 +64,14 @@ def resolve(index: Index, expression: ast.expr | None, seen: frozenset[str] = fr
     return expression
 
 
+def roles_of(index: Index) -> Roles:
+    """The file's roles, worked out once per index (kept in ``index.cache``)."""
+    found: Roles | None = index.cache.get("roles")
+    if found is None:
+        found = index.cache["roles"] = roles(index)
+    return found
+
+
 def roles(index: Index) -> Roles:
     assignments = index.assignments
 

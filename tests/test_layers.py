@@ -1,5 +1,6 @@
-"""Which way imports go: read from the source (module level and inside functions, not under
-``if TYPE_CHECKING:``), with no package imported."""
+"""Which way imports go: read from the source (module level, inside functions and under
+``if TYPE_CHECKING:``: a type-only import is still a dependency a reader follows), over every
+package and top-level module the wheel ships, with no package imported."""
 
 from __future__ import annotations
 
@@ -13,8 +14,13 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.one_pass  # reads files: no Ray, no mode
 
 
+TOP_LEVEL = ("compat_pytest_plugin",)  # the wheel's top-level modules (pyproject's py-modules)
+
+
 def modules(*packages: str) -> dict[str, Path]:
     found = {}
+    for name in TOP_LEVEL:
+        found[name] = ROOT / f"{name}.py"
     for package in packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             if "__pycache__" in path.parts:
@@ -33,13 +39,14 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
-def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The project modules ``name`` imports, anywhere but under ``if TYPE_CHECKING:``."""
+def imports_of(name: str, path: Path, known: dict[str, Path], *, type_checking: bool = True) -> set[str]:
+    """The project modules ``name`` imports, anywhere (``type_checking=False``: not under
+    ``if TYPE_CHECKING:``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking(node):
+        if isinstance(node, ast.If) and _type_checking(node) and not type_checking:
             for child in node.orelse:
                 visit(child)
             return
@@ -104,12 +111,13 @@ def graph_of(*packages: str) -> dict[str, set[str]]:
     return {name: imports_of(name, path, known) for name, path in known.items()}
 
 
-def test_the_reader_sees_imports_in_functions_and_not_under_type_checking(tmp_path: Path) -> None:
+def test_the_reader_sees_imports_in_functions_and_under_type_checking_on_request(tmp_path: Path) -> None:
     known = {"pkg.a": tmp_path / "a.py", "pkg.b": tmp_path / "b.py", "pkg.c": tmp_path / "c.py"}
     known["pkg.a"].write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import c\ndef f():\n    from pkg import b\n"
     )
-    assert imports_of("pkg.a", known["pkg.a"], known) == {"pkg.b"}
+    assert imports_of("pkg.a", known["pkg.a"], known, type_checking=False) == {"pkg.b"}
+    assert imports_of("pkg.a", known["pkg.a"], known) == {"pkg.b", "pkg.c"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -121,6 +129,12 @@ def test_the_codemod_has_no_import_circle() -> None:
 
 def test_the_runtime_has_no_import_circle() -> None:
     assert cycles(graph_of("compat", "compat_core", "v1", "v2")) == []
+
+
+def test_nothing_the_wheel_ships_has_an_import_circle() -> None:
+    """Every package and top-level module together (the pytest plugin, the readiness command
+    reading the codemod), type-only imports included."""
+    assert cycles(graph_of("compat", "compat_core", "v1", "v2", "migrate")) == []
 
 
 def _package(module: str) -> str:

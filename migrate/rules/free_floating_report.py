@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from migrate._roles import roles_of
 from migrate.rules._flags import FlagRule, is_none, is_report, keyword
 
 
@@ -57,7 +58,7 @@ class FreeFloatingReport(FlagRule):
         node = item.node
         if not isinstance(node, ast.Call) or not is_report(index.qualified(node.func)):
             return None
-        if index.roles.of(item.functions) == "tune":
+        if roles_of(index).of(item.functions) == "tune":
             return None  # Tune keeps every result of a function trainable, under V1 and V2
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None  # *args / **kwargs may carry the checkpoint

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from migrate._index import Index
-from migrate._roles import is_trainer
+from migrate._roles import is_trainer, roles_of
 from migrate.rules._flags import FlagRule
 
 
@@ -47,7 +47,7 @@ class MetricsDataframe(FlagRule):
     unqualified_words = ("metrics_dataframe",)
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
-        if index.roles.tune and not index.roles.train and not _runs_a_trainer(index):
+        if roles_of(index).tune and not roles_of(index).train and not _runs_a_trainer(index):
             return None  # a Tune ResultGrid's results: Tune keeps every row under V1 and V2
         if self.is_tune_result(index, item.node.value):
             return None  # `grid.get_best_result().metrics_dataframe`: Tune's, the same under V2

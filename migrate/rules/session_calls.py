@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from migrate import _fast, _imports
 from migrate._index import Index
+from migrate._roles import roles_of
 from migrate.rules._base import Diagnostic, Rule
 from migrate.rules._names import session_function
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
@@ -109,7 +110,7 @@ class SessionCalls(Rule):
             old = index.source(func)
             if old != (f"{base.id}.{func.attr}" if isinstance(func, ast.Attribute) else base.id):
                 return None
-            if function in TUNE_SESSION_FUNCTIONS and index.roles.of(item.functions) == "tune":
+            if function in TUNE_SESSION_FUNCTIONS and roles_of(index).of(item.functions) == "tune":
                 return None
             target = f"{alias}.{SESSION_FUNCTIONS[function]}"
             edits.replace(func, target)

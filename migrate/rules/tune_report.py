@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from migrate._roles import roles_of
 from migrate.rules._flags import FlagRule
 
 TUNE_REPORT = {"ray.tune.report", "ray.air.session.report_tune", "ray.tune.trainable.session.report"}
@@ -52,7 +53,7 @@ class TuneReport(FlagRule):
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         if item.function_depth > 0 and index.qualified(item.node.func) & TUNE_REPORT:
-            if index.roles.of(item.functions) == "tune":
+            if roles_of(index).of(item.functions) == "tune":
                 return None  # a Tune function trainable: where tune.report belongs
             return "`tune.report` in a function"
         return None

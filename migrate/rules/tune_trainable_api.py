@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from migrate import _roles
 from migrate._index import Index
+from migrate._roles import roles_of
 from migrate.rules._base import Rule
 from migrate.rules._names import TRAIN_TO_TUNE, TUNER_CONFIGS
 
@@ -72,7 +73,7 @@ class TuneTrainableApi(Rule):
 
     @classmethod
     def could_apply(cls, index: Index) -> bool:
-        tune = index.roles.tune
+        tune = roles_of(index).tune
         for item in index.nodes:
             node = item.node
             if tune and not tune.isdisjoint(item.functions) and not index.qualified(node).isdisjoint(TRAIN_TO_TUNE):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from migrate import _imports
+from migrate._roles import roles_of
 from migrate.rules._flags import FlagRule
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES
 
@@ -60,7 +61,7 @@ class UndecidedTrainable(FlagRule):
     calls = True
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
-        if not item.functions or not index.roles.uses_tune or index.roles.of(item.functions) is not None:
+        if not item.functions or not roles_of(index).uses_tune or roles_of(index).of(item.functions) is not None:
             return None
         names = index.qualified(item.node.func)
         function = _imports.member(set(names), SESSION_MODULES, SESSION_FUNCTIONS)

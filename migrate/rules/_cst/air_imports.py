@@ -22,11 +22,11 @@ from migrate.rules._cst import imports as _imports
 from migrate.rules._names import STRING_PATH, air_name, string_path
 from migrate.tables import AIR_MODULES, AIR_TO_TRAIN
 
-if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
-    from migrate.rules.air_imports import AirImports
+if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rule module
+    from migrate.rules._base import Rule
 
 
-def apply(rule: AirImports, wrapper: MetadataWrapper) -> cst.Module:
+def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
     plan = _Plan()
     wrapper.visit(_Collect(plan))
     if not (plan.moves or plan.attributes or STRING_PATH.search(wrapper.module.code)):

@@ -14,11 +14,11 @@ from migrate.rules._cst import imports as _imports
 from migrate.rules._names import compat_path
 from migrate.tables import COMPAT_MODULES, COMPAT_NAMES
 
-if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
-    from migrate.rules.compat_target import CompatTarget
+if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rule module
+    from migrate.rules._base import Rule
 
 
-def apply(rule: CompatTarget, wrapper: MetadataWrapper) -> cst.Module:
+def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
     collect = _Collect()
     wrapper.visit(collect)
     module = wrapper.visit(_Rewrite(rule, collect))

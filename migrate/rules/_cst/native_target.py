@@ -15,11 +15,11 @@ from migrate.rules._cst import imports as _imports
 from migrate.rules._names import NATIVE, NATIVE_MODULES
 from migrate.tables import COMPAT_TORCH_NAMES
 
-if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
-    from migrate.rules.native_target import NativeTarget
+if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rule module
+    from migrate.rules._base import Rule
 
 
-def apply(rule: NativeTarget, wrapper: MetadataWrapper) -> cst.Module:
+def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
     plan = _Plan()
     wrapper.visit(_Collect(plan))
     if not plan.statements:

@@ -10,11 +10,11 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 from migrate.rules._cst import RuleVisitor, qualified
 from migrate.rules._names import REPORT_KEYWORDS, is_any_report
 
-if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
-    from migrate.rules.report_keyword_metrics import ReportKeywordMetrics
+if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rule module
+    from migrate.rules._base import Rule
 
 
-def apply(rule: ReportKeywordMetrics, wrapper: MetadataWrapper) -> cst.Module:
+def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
     return wrapper.visit(_Rewrite(rule))
 
 

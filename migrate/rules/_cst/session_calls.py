@@ -10,18 +10,19 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from migrate import _roles
+from migrate._roles import roles_of
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor
 from migrate.rules._cst import imports as _imports
 from migrate.rules._names import Stack, session_function
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
 
-if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
-    from migrate.rules.session_calls import SessionCalls
+if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rule module
+    from migrate.rules._base import Rule
 
 
-def apply(rule: SessionCalls, wrapper: MetadataWrapper) -> cst.Module:
-    plan = _Plan(roles=rule.index_of(wrapper).roles)
+def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
+    plan = _Plan(roles=roles_of(rule.index_of(wrapper)))
     wrapper.visit(_Collect(plan))
     if not plan.calls:
         return wrapper.module

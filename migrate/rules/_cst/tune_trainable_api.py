@@ -16,17 +16,18 @@ from libcst.metadata import (
 )
 
 from migrate import _roles
+from migrate._roles import roles_of
 from migrate.rules._base import Rule
 from migrate.rules._cst import RuleVisitor, qualified
 from migrate.rules._cst import imports as _imports
 from migrate.rules._names import PRUNED_MODULES, TRAIN_TO_TUNE, TUNER_CONFIGS
 
-if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
-    from migrate.rules.tune_trainable_api import TuneTrainableApi
+if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rule module
+    from migrate.rules._base import Rule
 
 
-def apply(rule: TuneTrainableApi, wrapper: MetadataWrapper) -> cst.Module:
-    roles = rule.index_of(wrapper).roles
+def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
+    roles = roles_of(rule.index_of(wrapper))
     counts = _imports.binding_counts(wrapper)
     existing = _imports.existing_alias(wrapper.module, counts, "tune")
     alias = existing or _imports.choose_alias(_imports.used_names(wrapper.module), counts, "tune")

@@ -15,15 +15,15 @@ from migrate.rules._cst import imports as _imports
 from migrate.rules._names import exported as exported_names
 from migrate.rules._names import is_v1
 
-if TYPE_CHECKING:  # the rule class only for typing: the rule module imports this one
-    from migrate.rules.unused_v1_imports import UnusedV1Imports
+if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rule module
+    from migrate.rules._base import Rule
 
 
 # A comment that is only a suppression directive (the bare word, or with codes such as F401).
 _NOQA_ONLY = re.compile(r"#\s*(?i:noqa)(?::\s*[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)?\s*$")
 
 
-def apply(rule: UnusedV1Imports, wrapper: MetadataWrapper) -> cst.Module:
+def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
     if rule.context.path.endswith(("__init__.py", "__init__.pyi")):
         return wrapper.module
     exported = exported_names(rule.index_of(wrapper))
