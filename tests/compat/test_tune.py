@@ -57,14 +57,10 @@ deadline = time.monotonic() + 30
 while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
     time.sleep(0.2)
 free = ray.available_resources().get("CPU", 0)
-import glob
-records = [json.loads(line) for path in glob.glob(os.path.join(sys.argv[1], "sweep", "**", "compat_readiness.jsonl"),
-           recursive=True) for line in open(path)]
 print("SWEEP " + json.dumps({
     "trials": len(grid), "errors": len(grid.errors), "config": best.config,
     "loss": best.metrics["loss"], "epoch": best.metrics["epoch"], "stored": stored,
     "epochs": list(best.metrics_dataframe["epoch"]), "free_cpus": free,
-    "readiness": sorted({(r["job"], r["script"]) for r in records}), "records": len(records),
 }), flush=True)
 if free < 2:
     sys.exit(0)  # what follows would wait forever for the CPUs
@@ -120,9 +116,6 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     # trial reports them.
     assert sweep["epochs"] == list(range(STOP_AT))
     assert sweep["free_cpus"] == 2  # nothing the sweep started still holds a CPU
-    # Each trial's run left its readiness record, counted under the sweep and the driver's program
-    # (here `python -c`), not Ray's worker process or the nested run's name.
-    assert sweep["records"] >= 1 and sweep["readiness"] == [["sweep", "-c"]]
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESTORED ")]
     assert lines, stderr[-6000:]
     restored = json.loads(lines[-1].removeprefix("RESTORED "))
