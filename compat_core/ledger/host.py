@@ -16,11 +16,13 @@ import contextlib
 import os
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from compat_core import releases
+from compat_core.ledger import journal
 from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record
 from compat_core.ledger.run import RunLedger, recover
 
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 # Where runs' journals are written (journal.py): the driver's node's local disk.
 JOURNAL_DIR = os.path.join(tempfile.gettempdir(), "ray-train-compat", "journals")
+# A journal no process wrote for this long belongs to a driver that died: removed (journal.prune).
+JOURNAL_MAX_AGE_S = 7 * 86400.0
 # Threads a host starts with: a run needs one per rank waiting in the free-round vote, next
 # to records, validations and the driver's calls (ledger_concurrency).
 MIN_THREADS = 32
@@ -186,6 +190,7 @@ class _Host:
     actor: Any = None
     job: str | None = None
     threads = 0
+    pruned = False
 
 
 _host = _Host()
@@ -207,6 +212,9 @@ def open_ledger(world_size: int, **options: Any) -> LedgerClient:
             _host.job, _host.threads = job, threads
         actor = _host.actor
     run_id = uuid.uuid4().hex
+    if not _host.pruned:  # once per driver process: journals of drivers that died long ago
+        _host.pruned = True
+        journal.prune(JOURNAL_DIR, JOURNAL_MAX_AGE_S, time.time())
     journal_path = os.path.join(JOURNAL_DIR, f"{run_id}.journal")  # the host is on this node
     options = {**options, "journal_path": journal_path}
     pid = ray.get(actor.open_run.remote(run_id, world_size, options))  # before any worker calls it

@@ -60,6 +60,26 @@ class Journal:
                 self._fd = None
 
 
+def prune(directory: str, max_age_s: float, now: float) -> int:
+    """Remove the journals in ``directory`` not written for ``max_age_s``: those of drivers that
+    died before reading them back (a run's own is removed when its driver has its snapshot).
+    Returns how many went; a journal another process removes first is skipped."""
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            if name.endswith(".journal") and now - os.stat(path).st_mtime > max_age_s:
+                os.remove(path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def read(path: str) -> Iterator[tuple[Any, ...]]:
     """The events of the journal at ``path``, in the order they were written; a last frame
     cut short is skipped."""

@@ -120,3 +120,18 @@ def test_an_event_that_cannot_be_kept_costs_its_durability_not_the_run(tmp_path,
     assert [r.index for r in ledger.close().records] == [0, 1]  # the run has both
     assert [r.index for r in recover(str(tmp_path / "run.journal"), 1, "killed").records] == [1]
     assert "cannot keep a 'record' event" in caplog.text
+
+
+def test_journals_of_drivers_that_died_long_ago_are_pruned(tmp_path) -> None:
+    import os
+
+    from compat_core.ledger.journal import prune
+
+    old, fresh, other = tmp_path / "old.journal", tmp_path / "fresh.journal", tmp_path / "notes.txt"
+    for path in (old, fresh, other):
+        path.write_text("x")
+    os.utime(old, (1000.0, 1000.0))
+    os.utime(other, (1000.0, 1000.0))
+    assert prune(str(tmp_path), max_age_s=3600.0, now=8200.0) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.journal", "notes.txt"]
+    assert prune(str(tmp_path / "missing"), 1.0, 0.0) == 0
