@@ -8,6 +8,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
+# collect VAR LOG TITLE WHAT: wait for the background job whose pid VAR holds, print its LOG
+# under TITLE, and stop the run when it failed.
+collect() {
+  local pid=${!1} status=0
+  [ -n "$pid" ] || return 0
+  stamp "$3"
+  wait "$pid" || status=$?
+  printf -v "$1" '%s' ""
+  cat "$2"
+  [ "$status" = 0 ] || { echo "$4 failed (above)" >&2; exit 1; }
+}
 stamp() { printf '== %s (at +%dm%02ds) ==\n' "$1" $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)); }
 bash scripts/bootstrap.sh
 . .venv/bin/activate
@@ -38,8 +49,8 @@ mypy
 # V1 semantics are tested on both.
 #
 # The whole run splits the first pass in two processes side by side: the codemod's tests (about
-# 9 CPU-minutes, one core; they do not depend on the mode, so they are one_pass) beside the rest,
-# whose Ray tests wait on their cluster as much as they compute. Their output follows the pass's.
+# 9 CPU-minutes, one core; they do not depend on the mode, so they are one_pass) beside the rest.
+# Their output follows the pass's. Measured: on 2 busy cores this saves little time.
 codemod_tests=(tests/migrate tests/properties/test_codemod_properties.py)
 split=()
 if [ $# -eq 0 ]; then
@@ -50,14 +61,7 @@ if [ $# -eq 0 ]; then
 fi
 stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine)"
 RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=15 "${split[@]}" "$@"
-if [ -n "$tested" ]; then
-  stamp "the codemod's tests (run beside the pass above; their output below)"
-  status=0
-  wait "$tested" || status=$?
-  tested=
-  cat .ci-codemod.log
-  [ "$status" = 0 ] || { echo "the codemod's tests failed (above)" >&2; exit 1; }
-fi
+collect tested .ci-codemod.log "the codemod's tests (run beside the pass above; their output below)" "the codemod's tests"
 # The package as users install it (the wheel, not the editable checkout), from outside the tree:
 # the codemod install on Python 3.10, 3.12 and 3.13, the runtime on 3.13 (scripts/test_installed.sh).
 # And the oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its
@@ -82,20 +86,6 @@ if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then  # not with a pytest s
 fi
 stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
 RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
-if [ -n "$matrix" ]; then
-  stamp "the oldest supported Ray's output"
-  status=0
-  wait "$matrix" || status=$?
-  matrix=
-  cat .ci-matrix.log
-  [ "$status" = 0 ] || { echo "the oldest supported Ray's tests failed (above)" >&2; exit 1; }
-fi
-if [ -n "$tested" ]; then
-  stamp "the installed package's output"
-  status=0
-  wait "$tested" || status=$?
-  tested=
-  cat .ci-installed.log
-  [ "$status" = 0 ] || { echo "the installed package's tests failed (above)" >&2; exit 1; }
-fi
+collect matrix .ci-matrix.log "the oldest supported Ray's output" "the oldest supported Ray's tests"
+collect tested .ci-installed.log "the installed package's output" "the installed package's tests"
 stamp "done"
