@@ -8,15 +8,26 @@ import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``v1_case`` the v1 cases of the one_pass tests that run a backend: the second pass
-    of scripts/test.sh (``-m "not one_pass or v1_case"``) runs them again, with the v1 backend
-    on Ray's V2 engine. test_v1_engine.py picks its engines itself."""
+    """Mark the cases scripts/test.sh runs in only one of its two passes.
+
+    ``v1_case``: the v1 cases of the one_pass tests that run a backend. The second pass
+    (``-m "not one_pass or v1_case"``) runs them again, with the v1 backend on Ray's V2 engine.
+    ``v2_case``: the v2 cases of the other real-Ray tests that run a backend, which both passes run. The
+    first pass (``-m "not v2_case"``) leaves them to the second, whose process starts with
+    ``RAY_TRAIN_V2_ENABLED=1`` as a V2 user's does; a v2 fit in a process started under V1 is
+    still run, by the one_pass tests' v2 cases and tests/compat/test_switch.py.
+    test_v1_engine.py picks its engines itself."""
     for item in items:
         params = getattr(item, "callspec", None)
-        if params is None or item.get_closest_marker("one_pass") is None or item.path.name == "test_v1_engine.py":
+        if params is None or item.path.name == "test_v1_engine.py":
             continue
-        if params.params.get("backend") == "v1" or params.params.get("setting") == "0":
-            item.add_marker(pytest.mark.v1_case)
+        backend = params.params.get("backend", params.params.get("rich_run"))
+        setting = params.params.get("setting")
+        if item.get_closest_marker("one_pass") is not None:
+            if backend == "v1" or setting == "0":
+                item.add_marker(pytest.mark.v1_case)
+        elif (backend == "v2" or setting == "1") and item.get_closest_marker("ray") is not None:
+            item.add_marker(pytest.mark.v2_case)
 
 
 @pytest.fixture(scope="session")

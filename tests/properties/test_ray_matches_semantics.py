@@ -4,9 +4,10 @@ matches the fast semantics the other properties check hundreds of times."""
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 
 from compat.testing import assert_equivalent, run_schedule, same
 from compat.testing.schedule import Schedule, ScheduledReport, ScheduledRound, ScheduledValidation
@@ -41,7 +42,18 @@ RICH = Schedule(
 )
 
 
-@settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+# With the v1 backend on Ray's V2 engine (CI's second pass) the rich example only: the generated
+# schedules ran in the first pass, and their V2 half would be the same runs again.
+ON_V2_ENGINE = os.environ.get("COMPAT_V1_ENGINE") == "v2"
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit,) if ON_V2_ENGINE else tuple(Phase),
+)
 @example(schedule=RICH)
 @given(schedule=report_schedules(max_workers=2, max_rounds=3, allow_timeouts=False))
 def test_real_runs_match_the_semantics(ray_cluster, tmp_path_factory, schedule) -> None:
