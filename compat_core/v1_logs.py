@@ -106,11 +106,11 @@ def repair_progress_csv(target: Target) -> bool:
     return True
 
 
-def write_logs(target: Target, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Write ``result.json`` (one JSON line per row) and ``progress.csv``."""
-    storage = storage_of(target)
-    storage.write_text(RESULT_JSON, "".join(json_line(r) for r in rows))
-    storage.write_text(PROGRESS_CSV, _csv_text(rows))
+def set_aside(storage: RunStorage) -> None:
+    """An earlier run's logs in this run's directory renamed to ``progress.csv.N`` and
+    ``result.json.N``: they never look like this run's."""
+    for name in (PROGRESS_CSV, RESULT_JSON):
+        storage.move_aside(name)
 
 
 def _json_default(value: Any) -> Any:
@@ -229,23 +229,6 @@ class LiveV1Logs:
                 continue
             self._events.add_scalar(f"ray/tune/{key}", value, global_step=step)
         self._events.flush()
-
-
-def auto_filled(
-    metrics_rows: Sequence[Mapping[str, Any]],
-    timestamps: Sequence[float],
-    checkpoint_dir_names: Sequence[str | None],
-    *,
-    start_time: float,
-    config: Mapping[str, Any],
-    trial_id: str,
-) -> list[dict[str, Any]]:
-    """Rows with V1's auto-filled keys for one attempt's rank-0 reports."""
-    maker = V1Rows(start_time=start_time, config=config, trial_id=trial_id)
-    return [
-        maker.row(Record(0, i, dict(m), d is not None, False, ts), d)
-        for i, (m, ts, d) in enumerate(zip(metrics_rows, timestamps, checkpoint_dir_names, strict=True))
-    ]
 
 
 def _event_writer(storage: RunStorage) -> Any:

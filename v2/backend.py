@@ -1,25 +1,15 @@
-"""Ray's V2 engine: compat's driver half for it, running either semantics.
+"""Ray's V2 engine: compat's driver half for it, running V2's semantics.
 
-V2 semantics: Ray's V2 run, plus compat's migration aids (every worker's reports, V1's logs
-with ``keep_v1_logs``, Ray Tune callbacks). V1 semantics (``Mode(V1, V2)``): what a run on
-V1's engine gives, from a run on V2's. Every report is kept (compat's ledger sees every
-round); ``result.metrics`` is the last report and ``metrics_dataframe`` one row per report of
-rank 0, both with V1's auto-filled keys; ``progress.csv``, ``result.json`` and TensorBoard
-events are written live into a V1-style trial directory,
-``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``, a new one per ``fit()`` as V1's;
-checkpoints are named ``checkpoint_00000N``; compat's ledger runs checkpoint validation as on
-V1's engine. The differences that remain are in docs/compatibility.md §28.
+Ray's V2 run, plus compat's migration aids: every worker's reports, V1's logs with
+``keep_v1_logs``, Ray Tune callbacks. V1's semantics on this engine are
+:class:`v2.v1_on_v2.V1OnV2Engine`, which builds on this class.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import os
-import posixpath
-import time
-import uuid
 from datetime import datetime
 from typing import Any
 
@@ -28,13 +18,13 @@ from ray.train.v2.api.callback import UserCallback
 
 from compat_core import messages, releases, restore, storage, tune, usage, v1_logs
 from compat_core.config import RunConfig
-from compat_core.engine import TrainJob, note_v1_rerun
+from compat_core.engine import TrainJob
 from compat_core.errors import CompatError
 from compat_core.ledger import LedgerClient, LedgerSnapshot, group_rounds
-from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, merge_validation
+from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome
 from compat_core.patch import scoped_env
 from compat_core.restore import RestoreSpec
-from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
+from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated
 from compat_core.semantics import V2Semantics
 from compat_core.storage import RunStorage, checkpoint_dir_name
 from compat_core.switch import V2, Mode
@@ -43,7 +33,6 @@ from v2.tune_callbacks import TuneCallbacks
 from v2.worker import V2WorkerSide
 
 SNAPSHOT_FILE = restore.V2_SNAPSHOT
-PARAMS_JSON = "params.json"  # the trial's config, as V1 writes it
 _STATUS_KEYS = {
     "validated_checkpoint_dir_names": CheckpointStatus.VALIDATED,
     "timed_out_validation_checkpoint_dir_names": CheckpointStatus.VALIDATION_TIMEOUT,
@@ -64,16 +53,15 @@ TRIAL_START_TIMEOUT_S = str(7 * 24 * 3600)
 
 
 class V2Engine:
-    """Ray's V2 engine running ``mode`` (V2 semantics, or V1's: see the module)."""
+    """Ray's V2 engine running V2's semantics (and the run itself for :class:`V1OnV2Engine`)."""
 
     unscored_checkpoints_newest = False  # V2's manager ranks it by a score of -inf
 
     def __init__(self, mode: Mode) -> None:
         assert mode.engine is V2, f"not a mode of Ray's V2 engine: {mode}"
         self.mode = mode
-        # V2 validates in its controller from Ray 2.56; before, compat's ledger does, as it
-        # always does for V1 semantics.
-        self.ledger_runs_validation = mode.emulates_v1_engine or not releases.VALIDATION
+        # V2 validates in its controller from Ray 2.56; before, compat's ledger does.
+        self.ledger_runs_validation = not releases.VALIDATION
         self.run_name = ""
         self.storage_path: Any = None  # what Ray's RunConfig gets
         self.storage: RunStorage | None = None
@@ -96,56 +84,33 @@ class V2Engine:
         trainer_name: str,
         restoring: RestoreSpec | None = None,
     ) -> None:
-        v1 = self.mode.emulates_v1_engine
-        trial_id = None
-        run = dataclasses.replace(run, storage_path=storage.root(run.storage_path, run.storage_filesystem))
-        if restoring is not None:  # V2's restore: the same name and storage, which V2 resumes
-            run = dataclasses.replace(
-                run,
-                name=restoring.name,
-                storage_path=restoring.storage_path,
-                storage_filesystem=restoring.filesystem or run.storage_filesystem,
-            )
-        elif v1:
-            note_v1_rerun(run, self.mode)  # the experiment directory, as on V1's engine
-        if v1:
-            trial = restoring.state.trial if restoring is not None else {}
-            if restoring is not None and not trial:  # V1's engine wrote it: its newest trial goes on
-                newest = restore.latest_v1_trial(restoring.experiment)
-                trial = restore.trial_of(newest) if newest else {}
-            experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
-            self.experiment, self.trial = experiment, {"name": str(run.name), "id": trial_id}
-        # Named here, as Ray would name it, so compat knows the run directory before Ray starts.
+        run = placed(run, restoring)
+        self.experiment = run_dir = self._resolve(run)
+        has_snapshot = run_dir.exists(SNAPSHOT_FILE)  # one stat: an object store's is a request
+        if restoring is not None and not has_snapshot:
+            # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the run
+            # starts from the latest checkpoint of the experiment.
+            self.start_checkpoint = restore.start_checkpoint(restoring.experiment)
+        if restoring is None and has_snapshot:
+            usage.relied_on("rerun-same-name", f"{self.run_name!r} in {run_dir}", mode=self.mode)
+        # keep_v1_logs: V1's rows with the run's name as the trial id and V2's config.
+        self.row_params = {
+            "start_time": start_time,
+            "config": {"train_loop_config": train_loop_config or {}},
+            "trial_id": self.run_name,
+        }
+        if run.keep_v1_logs:
+            self.rows = v1_logs.V1Rows(**self.row_params)
+            v1_logs.set_aside(run_dir)
+
+    def _resolve(self, run: RunConfig) -> RunStorage:
+        """Name the run as Ray would, so compat knows its directory before Ray starts, and
+        resolve it."""
         self.run_name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
         self.storage_path = run.storage_path
         self.storage_filesystem = run.storage_filesystem
         self.storage = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
-        has_snapshot = self.storage.exists(SNAPSHOT_FILE)  # one stat: an object store's is a request
-        if restoring is not None and not has_snapshot:
-            # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the run
-            # starts from the latest checkpoint there.
-            if v1:
-                self.start_checkpoint = restore.latest_checkpoint(self.storage)
-            else:
-                self.start_checkpoint = restore.start_checkpoint(restoring.experiment)
-        if not v1:
-            self.experiment = self.storage
-            if restoring is None and has_snapshot:
-                usage.relied_on("rerun-same-name", f"{self.run_name!r} in {self.storage}", mode=self.mode)
-        # The V1 rows' trial id and config: V1's (``None`` stays ``None``, as in V1's rows), or
-        # for keep_v1_logs the run's name and V2's config.
-        config = {"train_loop_config": train_loop_config if v1 else (train_loop_config or {})}
-        self.row_params = {"start_time": start_time, "config": config, "trial_id": trial_id or self.run_name}
-        if run.keep_v1_logs or v1:
-            self.rows = v1_logs.V1Rows(**self.row_params)
-            if restoring is not None and v1:  # the trial goes on: its logs and numbering too
-                self.rows.continue_after(self.storage.read_text(v1_logs.RESULT_JSON) or "")
-                self.first_checkpoint_index = _next_checkpoint_number(self.storage)
-            else:
-                for name in (v1_logs.PROGRESS_CSV, v1_logs.RESULT_JSON):
-                    self.storage.move_aside(name)  # an earlier run's logs never look current
-        if v1:
-            self.storage.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
+        return self.storage
 
     def round_sink(self) -> Any:
         if self.rows is None or self.storage is None:
@@ -252,25 +217,23 @@ class V2Engine:
         rows = v1_logs.V1Rows(**self.row_params)
         return TuneCallbacks(job.other_callbacks, job.ledger, self.storage, rows, dict(self.row_params["config"]))
 
-    def _v1_rows(self, snapshot: LedgerSnapshot) -> list[dict[str, Any]]:
-        """Rank 0's rows as the live logs wrote them (same maker, same rounds, same order)."""
-        assert self.rows is not None
+    def _v1_rows(self, snapshot: LedgerSnapshot) -> list[dict[str, Any]] | None:
+        """Rank 0's V1 rows as the live logs wrote them (same maker, same rounds, same order),
+        with ``progress.csv`` rewritten with every key; None without V1's logs."""
+        if self.rows is None or self.storage is None:
+            return None
         maker = v1_logs.V1Rows(**self.row_params)
         by_key = group_rounds(snapshot.records)
-        return [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
+        rows = [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
+        if rows:
+            v1_logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
+        return rows
 
     def result_parts(
         self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> ResultParts:
-        rows = self._v1_rows(snapshot) if self.rows is not None else None
-        if rows and self.storage is not None:
-            v1_logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
-        if self.mode.keeps_every_report:
-            return self._v1_parts(raw, snapshot, rows or [])
-        return self._v2_parts(raw, snapshot, rows)
-
-    def _v2_parts(self, raw: Any, snapshot: LedgerSnapshot, v1_rows: list[dict[str, Any]] | None) -> ResultParts:
         """V2's semantics: the kept checkpoints' metrics (V1's rows with ``keep_v1_logs``)."""
+        v1_rows = self._v1_rows(snapshot)
         rounds = snapshot.rounds()
         if raw is None:
             outcome = V2Semantics().outcome(rounds, keep_v1_logs=v1_rows is not None)
@@ -297,55 +260,22 @@ class V2Engine:
             frame = pd.DataFrame(v1_rows) if v1_rows else None
         return ResultParts(metrics, raw.path, frame, best, reported, rounds)
 
-    def _v1_parts(self, raw: Any, snapshot: LedgerSnapshot, rows: list[dict[str, Any]]) -> ResultParts:
-        """V1's semantics: every report of rank 0, as V1's engine gives them."""
-        rounds = snapshot.rounds()
-        by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
-        # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
-        # finished run (below, with its auto-filled keys as metrics).
-        frame = validated_dataframe(self._progress_frame(rows), rounds) if rows else None
-        if raw is None:
-            return ResultParts(dict(rows[-1]) if rows else {}, self._run_path(), frame)
-        row_of = {row["checkpoint_dir_name"]: row for row in rows if row.get("checkpoint_dir_name")}
-        kept, statuses = ledger_validated(list(raw.best_checkpoints or []), rounds)
-        # V1's kept checkpoints carry their report's row (auto-filled keys), validated.
-        best = [(c, {**row_of.get(checkpoint_dir_name(c), {}), **m}) for c, m in kept]
-        reported = [ReportedCheckpoint(c, m, r.status) for (c, m), r in zip(best, statuses, strict=True)]
-        assert self.rows is not None  # set by prepare()
-        # Tune's tag of the one trial; no report: V1's auto-filled keys alone.
-        last = {**rows[-1], "experiment_tag": "0"} if rows else self.rows.finished_without_reports(time.time())
-        last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
-        return ResultParts(
-            metrics=merge_validation(last, last_round.validation) if last and last_round else last,
-            path=raw.path,
-            metrics_dataframe=frame if frame is not None else pd.DataFrame(),
-            best_checkpoints=best,
-            reported_checkpoints=reported,
-        )
-
     def _run_path(self) -> str:
         return self.storage.run_dir if self.storage is not None else ""
 
-    def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
-        flattened to ``a/b``, values as the CSV gives them)."""
-        text = self.storage.read_text(v1_logs.PROGRESS_CSV) if self.storage is not None else None
-        return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
 
-
-def _v1_trial(
-    run: RunConfig, trainer_name: str, start_time: float, restored: dict[str, str]
-) -> tuple[RunStorage, RunConfig, str]:
-    """The run as V1's trial: ``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``, a new
-    one per ``fit()`` (the ``restored`` one after ``restore()``), its experiment directory and
-    its trial id (``<id>_00000``)."""
-    stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
-    experiment = run.name or f"{trainer_name}_{stamp}"
-    trial_id = restored.get("id") or f"{uuid.uuid4().hex[:5]}_00000"
-    name = restored.get("name") or f"{trainer_name}_{trial_id}_0_{stamp}"
-    root = storage.root(run.storage_path, run.storage_filesystem)
-    trial = dataclasses.replace(run, name=name, storage_path=posixpath.join(root, experiment))
-    return storage.resolve(run.storage_path, run.storage_filesystem, experiment), trial, trial_id
+def placed(run: RunConfig, restoring: RestoreSpec | None) -> RunConfig:
+    """The run's storage root resolved (Ray's default when the user gave none); a restored run
+    keeps the name and storage of the experiment it continues."""
+    run = dataclasses.replace(run, storage_path=storage.root(run.storage_path, run.storage_filesystem))
+    if restoring is None:
+        return run
+    return dataclasses.replace(
+        run,
+        name=restoring.name,
+        storage_path=restoring.storage_path,
+        storage_filesystem=restoring.filesystem or run.storage_filesystem,
+    )
 
 
 def _tune_report(metrics: dict[str, Any], checkpoint: Any = None) -> None:
@@ -358,12 +288,6 @@ def _tune_report(metrics: dict[str, Any], checkpoint: Any = None) -> None:
     if checkpoint is not None and tune_checkpoint is not None and not isinstance(checkpoint, tune_checkpoint):
         checkpoint = tune_checkpoint(checkpoint.path, filesystem=checkpoint.filesystem)
     ray.tune.report(metrics, checkpoint=checkpoint)
-
-
-def _next_checkpoint_number(trial: RunStorage) -> int:
-    """One past the highest ``checkpoint_00000N`` in a trial directory (V1 numbers on)."""
-    numbered = restore.numbered_checkpoints(trial)
-    return numbered[-1][0] + 1 if numbered else 0
 
 
 class EngineFailures(UserCallback):

@@ -38,25 +38,19 @@ def rounds_through_ray() -> bool:
 
 
 class V2WorkerSide:
-    """Inside a worker of Ray's V2 engine. When the mode emulates V1's engine (V1 semantics
-    on V2's), checkpoints get V1's names, ``checkpoint_00000N`` numbered across attempts,
-    and compat's ledger validates them, as on V1's engine."""
+    """Inside a worker of Ray's V2 engine (V1's semantics on it: :class:`v2.v1_on_v2.V1OnV2WorkerSide`)."""
 
     amp_helpers = False
 
     def __init__(self, mode: Mode) -> None:
         self.round_vote: Callable[[bool], bool] | None = None  # set by start()
-        self.v1_names = mode.emulates_v1_engine
-        # V2 validates in its controller from Ray 2.56; V1 semantics validate in the ledger.
-        self.validates_in_ledger = self.v1_names or not releases.VALIDATION
-        self.next_checkpoint_index = 0  # V1's numbering, from start() for the session's attempt
+        # V2 validates in its controller from Ray 2.56; before, compat's ledger does.
+        self.validates_in_ledger = not releases.VALIDATION
         self.resume_from: Any = None  # Trainer(resume_from_checkpoint=...), from start()
 
     def start(self, session: Any) -> None:
         self.round_vote = session.vote_free_round
         self.resume_from = session.settings.resume_from_checkpoint
-        if self.v1_names:  # V1 numbers checkpoints across attempts
-            self.next_checkpoint_index = session.settings.ledger.next_checkpoint_index(session.attempt)
 
     def torch_utils(self) -> Any:
         return releases.v2_torch_utils()
@@ -92,8 +86,8 @@ class V2WorkerSide:
             name = given.get("checkpoint_dir_name") or self._default_checkpoint_dir_name(context)
             given["checkpoint_dir_name"] = name
             original(*call.args, **call.kwargs)
-            if self.v1_names and (checkpoint is not None or direct):
-                self.next_checkpoint_index += 1  # a round that reached Ray carried a checkpoint
+            if checkpoint is not None or direct:
+                self._checkpoint_round_reached_ray()
             persisted = None
             if checkpoint is not None:
                 if upload_mode is not None and upload_mode.name == "NO_UPLOAD":
@@ -112,9 +106,11 @@ class V2WorkerSide:
         return undo_all([unwrap, names])
 
     def _default_checkpoint_dir_name(self, context: Any) -> str:
-        if self.v1_names:
-            return f"checkpoint_{self.next_checkpoint_index:06d}"  # V1's; rank 0's name wins
+        """The name Ray would give a checkpoint the caller did not name."""
         return str(context.storage_context.make_default_checkpoint_dir_name())
+
+    def _checkpoint_round_reached_ray(self) -> None:
+        """A round that carried a checkpoint went through Ray's report."""
 
     def report(
         self,

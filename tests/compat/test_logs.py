@@ -4,6 +4,7 @@ import csv
 import json
 
 from compat_core import v1_logs
+from compat_core.ledger import Record
 
 
 def read_csv(path):
@@ -22,19 +23,28 @@ def test_repair_adds_keys_that_appear_after_the_first_report(tmp_path) -> None:
     assert not v1_logs.repair_progress_csv(tmp_path)  # a second repair changes nothing
 
 
-def test_write_logs_round_trips(tmp_path) -> None:
-    rows = v1_logs.auto_filled(
-        [{"a": 1}, {"a": 2, "b": 3}],
-        [100.0, 101.5],
-        [None, "checkpoint_x"],
-        start_time=99.0,
-        config={"train_loop_config": {"n": 2}},
-        trial_id="t",
-    )
-    v1_logs.write_logs(tmp_path, rows)
+def test_live_logs_write_v1s_rows_as_rounds_complete_and_the_repair_adds_late_keys(tmp_path) -> None:
+    """What the ledger's round sink writes under V1 semantics on V2's engine and keep_v1_logs."""
+    rows = v1_logs.V1Rows(start_time=99.0, config={"train_loop_config": {"n": 2}}, trial_id="t")
+    live = v1_logs.LiveV1Logs(v1_logs.storage_of(tmp_path), rows)
+    live({0: Record(0, 0, {"a": 1}, False, False, 100.0)})
+    assert [r["a"] for r in v1_logs.read_result_json(tmp_path)] == [1]  # written as the round completes
+    live({0: Record(0, 1, {"a": 2, "b": 3}, True, False, 101.5, checkpoint_dir_name="checkpoint_x")})
     back = v1_logs.read_result_json(tmp_path)
     assert [r["training_iteration"] for r in back] == [1, 2]
+    assert back[1]["checkpoint_dir_name"] == "checkpoint_x" and back[0]["checkpoint_dir_name"] is None
     assert back[1]["should_checkpoint"] is True and "should_checkpoint" not in back[0]
     assert back[1]["time_this_iter_s"] == 1.5 and back[1]["time_total_s"] == 2.5
+    assert "b" not in read_csv(tmp_path / "progress.csv")[1]  # V1's live CSV: the first row's columns
+    assert v1_logs.repair_progress_csv(tmp_path)
     table = read_csv(tmp_path / "progress.csv")
-    assert table[1]["b"] == "3" and table[0]["config/train_loop_config/n"] == "2"
+    assert table[1]["b"] == "3" and table[0]["b"] == "" and table[0]["config/train_loop_config/n"] == "2"
+
+
+def test_an_earlier_runs_logs_are_set_aside_not_overwritten(tmp_path) -> None:
+    (tmp_path / "result.json").write_text('{"a": 1}\n')
+    (tmp_path / "result.json.1").write_text('{"a": 0}\n')
+    v1_logs.set_aside(v1_logs.storage_of(tmp_path))
+    assert not (tmp_path / "result.json").exists() and not (tmp_path / "progress.csv.1").exists()
+    assert (tmp_path / "result.json.2").read_text() == '{"a": 1}\n'
+    assert (tmp_path / "result.json.1").read_text() == '{"a": 0}\n'

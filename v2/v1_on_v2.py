@@ -1,0 +1,161 @@
+"""V1's semantics on Ray's V2 engine (``Mode(V1, V2)``): what a run on V1's engine gives,
+from a run on V2's, for the day Ray ships no V1 engine.
+
+Every report is kept (compat's ledger sees every round); ``result.metrics`` is the last report
+and ``metrics_dataframe`` one row per report of rank 0, both with V1's auto-filled keys;
+``progress.csv``, ``result.json`` and TensorBoard events are written live into a V1-style trial
+directory, ``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``, a new one per ``fit()`` as
+V1's; checkpoints are named ``checkpoint_00000N``; compat's ledger runs checkpoint validation as
+on V1's engine. The run itself is V2's (:class:`v2.backend.V2Engine`). The differences that
+remain are in docs/compatibility.md §28.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import posixpath
+import time
+import uuid
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from compat_core import restore, storage, v1_logs
+from compat_core.config import RunConfig
+from compat_core.engine import TrainJob, note_v1_rerun
+from compat_core.ledger import LedgerSnapshot
+from compat_core.model import merge_validation
+from compat_core.restore import RestoreSpec
+from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
+from compat_core.storage import RunStorage, checkpoint_dir_name
+from compat_core.switch import V1, Mode
+from v2.backend import SNAPSHOT_FILE, V2Engine, placed
+from v2.worker import V2WorkerSide
+
+PARAMS_JSON = "params.json"  # the trial's config, as V1 writes it
+
+
+class V1OnV2Engine(V2Engine):
+    """Ray's V2 engine running V1's semantics: V2's run, V1's trial directory and results."""
+
+    def __init__(self, mode: Mode) -> None:
+        assert mode.semantics is V1, f"not V1's semantics: {mode}"
+        super().__init__(mode)
+        self.ledger_runs_validation = True  # V1 has no validation of its own: compat's ledger runs it
+
+    def worker_side(self) -> V1OnV2WorkerSide:
+        return V1OnV2WorkerSide(self.mode)
+
+    def prepare(
+        self,
+        run: RunConfig,
+        train_loop_config: dict[str, Any] | None,
+        start_time: float,
+        trainer_name: str,
+        restoring: RestoreSpec | None = None,
+    ) -> None:
+        run = placed(run, restoring)
+        if restoring is None:
+            note_v1_rerun(run, self.mode)  # the experiment directory, as on V1's engine
+            trial = {}
+        else:
+            trial = restoring.state.trial
+            if not trial:  # V1's engine wrote it: its newest trial goes on
+                newest = restore.latest_v1_trial(restoring.experiment)
+                trial = restore.trial_of(newest) if newest else {}
+        self.experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
+        self.trial = {"name": str(run.name), "id": trial_id}
+        trial_dir = self._resolve(run)
+        if restoring is not None and not trial_dir.exists(SNAPSHOT_FILE):
+            # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the trial
+            # goes on from its latest checkpoint.
+            self.start_checkpoint = restore.latest_checkpoint(trial_dir)
+        # V1's trial id and config (``None`` stays ``None``, as in V1's rows).
+        config = {"train_loop_config": train_loop_config}
+        self.row_params = {"start_time": start_time, "config": config, "trial_id": trial_id}
+        self.rows = v1_logs.V1Rows(**self.row_params)
+        if restoring is not None:  # the trial goes on: its logs and numbering too
+            self.rows.continue_after(trial_dir.read_text(v1_logs.RESULT_JSON) or "")
+            self.first_checkpoint_index = _next_checkpoint_number(trial_dir)
+        else:
+            v1_logs.set_aside(trial_dir)
+        trial_dir.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
+
+    def result_parts(
+        self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
+    ) -> ResultParts:
+        """V1's semantics: every report of rank 0, as V1's engine gives them."""
+        rows = self._v1_rows(snapshot) or []
+        rounds = snapshot.rounds()
+        by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+        # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
+        # finished run (below, with its auto-filled keys as metrics).
+        frame = validated_dataframe(self._progress_frame(rows), rounds) if rows else None
+        if raw is None:
+            return ResultParts(dict(rows[-1]) if rows else {}, self._run_path(), frame)
+        row_of = {row["checkpoint_dir_name"]: row for row in rows if row.get("checkpoint_dir_name")}
+        kept, statuses = ledger_validated(list(raw.best_checkpoints or []), rounds)
+        # V1's kept checkpoints carry their report's row (auto-filled keys), validated.
+        best = [(c, {**row_of.get(checkpoint_dir_name(c), {}), **m}) for c, m in kept]
+        reported = [ReportedCheckpoint(c, m, r.status) for (c, m), r in zip(best, statuses, strict=True)]
+        assert self.rows is not None  # set by prepare()
+        # Tune's tag of the one trial; no report: V1's auto-filled keys alone.
+        last = {**rows[-1], "experiment_tag": "0"} if rows else self.rows.finished_without_reports(time.time())
+        last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
+        return ResultParts(
+            metrics=merge_validation(last, last_round.validation) if last and last_round else last,
+            path=raw.path,
+            metrics_dataframe=frame if frame is not None else pd.DataFrame(),
+            best_checkpoints=best,
+            reported_checkpoints=reported,
+        )
+
+    def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
+        flattened to ``a/b``, values as the CSV gives them)."""
+        text = self.storage.read_text(v1_logs.PROGRESS_CSV) if self.storage is not None else None
+        return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
+
+
+class V1OnV2WorkerSide(V2WorkerSide):
+    """Inside a worker: checkpoints get V1's names, ``checkpoint_00000N`` numbered across
+    attempts, and compat's ledger validates them, as on V1's engine."""
+
+    def __init__(self, mode: Mode) -> None:
+        super().__init__(mode)
+        self.validates_in_ledger = True
+        self.next_checkpoint_index = 0  # from start(), for the session's attempt
+
+    def start(self, session: Any) -> None:
+        super().start(session)
+        self.next_checkpoint_index = session.settings.ledger.next_checkpoint_index(session.attempt)
+
+    def _default_checkpoint_dir_name(self, context: Any) -> str:
+        return f"checkpoint_{self.next_checkpoint_index:06d}"  # V1's; rank 0's name wins
+
+    def _checkpoint_round_reached_ray(self) -> None:
+        self.next_checkpoint_index += 1
+
+
+def _v1_trial(
+    run: RunConfig, trainer_name: str, start_time: float, restored: dict[str, str]
+) -> tuple[RunStorage, RunConfig, str]:
+    """The run as V1's trial: ``<storage>/<experiment>/<Trainer>_<id>_00000_0_<date>``, a new
+    one per ``fit()`` (the ``restored`` one after ``restore()``), its experiment directory and
+    its trial id (``<id>_00000``)."""
+    stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
+    experiment = run.name or f"{trainer_name}_{stamp}"
+    trial_id = restored.get("id") or f"{uuid.uuid4().hex[:5]}_00000"
+    name = restored.get("name") or f"{trainer_name}_{trial_id}_0_{stamp}"
+    root = storage.root(run.storage_path, run.storage_filesystem)
+    trial = dataclasses.replace(run, name=name, storage_path=posixpath.join(root, experiment))
+    return storage.resolve(run.storage_path, run.storage_filesystem, experiment), trial, trial_id
+
+
+def _next_checkpoint_number(trial: RunStorage) -> int:
+    """One past the highest ``checkpoint_00000N`` in a trial directory (V1 numbers on)."""
+    numbered = restore.numbered_checkpoints(trial)
+    return numbered[-1][0] + 1 if numbered else 0
