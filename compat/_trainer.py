@@ -7,11 +7,13 @@ error. :class:`TrainerArguments` describes the keywords every trainer takes, onc
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
 import os
 import posixpath
+import socket
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -38,7 +40,7 @@ from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_
 from compat_core.engine import Engine, TrainJob
 from compat_core.errors import CallbackError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
-from compat_core.ledger import LedgerClient, LedgerSnapshot, open_ledger, ray_validation_runner
+from compat_core.ledger import LedgerClient, LedgerSnapshot, journaled_records, open_ledger, ray_validation_runner
 from compat_core.ledger.votes import vote_timeout_s
 from compat_core.model import Retention
 from compat_core.patch import scoped_env
@@ -162,7 +164,9 @@ class DataParallelTrainer:
         import ray.tune
 
         trial.run_config = engine.in_trial(trial.run_config, ray.tune.get_context().get_trial_dir())
-        trial.__dict__["_tune_experiment"] = ray.tune.get_context().get_experiment_name()  # the trial's job
+        experiment = ray.tune.get_context().get_experiment_name()
+        trial.__dict__["_tune_experiment"] = experiment  # the trial's job, for its readiness record
+        trial.__dict__["_tune_trial"] = {"experiment": experiment, "config": config or {}}  # for compare
         trial._fit(engine, in_trial=True)
 
     def _resources(self, config: dict[str, Any]) -> Any:
@@ -238,20 +242,21 @@ class DataParallelTrainer:
         driver_usages = usage.take()
         raw, error = _run_engine(engine, job, in_trial)
         snapshot = _close_ledger(job.ledger)
-        outcome = result.build(engine.mode, engine.result_parts(job, raw, snapshot, error), snapshot, raw, error)
+        parts = engine.result_parts(job, raw, snapshot, error)
+        outcome = result.build(engine.mode, parts, snapshot, raw, error, config=self._result_config())
         log = UsageLog()
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
-        outcome.config = self._result_config()
         run_storage = _run_storage(engine, raw, outcome)
-        _keep_worker_reports(run_storage, outcome, snapshot)
+        _keep_worker_reports(run_storage, snapshot, _earlier_journals(self._restoring))
         failure = _failure(outcome, snapshot, error)
         # A run that failed before its directory was known leaves its record in the experiment's.
         record = self._readiness_record(engine, outcome, call_site, start_time, failure)
         _keep_readiness_record(run_storage or engine.experiment, record)
         if engine.mode.keeps_every_report:
             _watch_v1_reads(outcome, log, record, run_storage or engine.experiment)
-        call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site)
+        trial = self.__dict__.get("_tune_trial")
+        call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
         capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
         if snapshot.host_lost is not None and failure is None:
@@ -318,8 +323,6 @@ class DataParallelTrainer:
         if self._restoring is not None:
             usage.relied_on("restore", f"restore({self._restoring.path!r})", mode=mode)
         engine.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name, self._restoring)
-        if not in_trial:  # a Tune trial is restored by Tune (Tuner.restore)
-            self._save_for_restore(engine)
         first_checkpoint = _first_checkpoint(self.resume_from_checkpoint, engine)
         validation_env = mode.outside_training_env[switch.ENV_VAR]
         ledger = open_ledger(
@@ -338,6 +341,8 @@ class DataParallelTrainer:
             first_checkpoint_index=engine.first_checkpoint_index,
             vote_timeout_s=vote_timeout_s(),
         )
+        if not in_trial:  # a Tune trial is restored by Tune (Tuner.restore)
+            self._save_for_restore(engine, ledger)
         validation_config = trainer_config(self.validation_config, ledger)
         if engine.ledger_runs_validation:
             ledger.use_validation_config(validation_config)
@@ -370,12 +375,16 @@ class DataParallelTrainer:
             restoring=self._restoring,
         )
 
-    def _save_for_restore(self, engine: Engine) -> None:
+    def _save_for_restore(self, engine: Engine, ledger: LedgerClient) -> None:
         """What ``restore()`` builds this trainer again from, in the experiment directory (as
-        V1 writes ``trainer.pkl``). A trainer that cannot be pickled trains on, unrestorable."""
+        V1 writes ``trainer.pkl``), with where this run's ledger journals what it is told (a
+        driver killed before ``fit()`` ends stores no worker reports: its restore reads them
+        there). A trainer that cannot be pickled trains on, unrestorable."""
         if engine.experiment is None:
             return
-        state = restore.TrainerState(type(self), self._init_arguments, engine.trial)
+        own = ((socket.gethostname(), ledger.journal_path),) if ledger.journal_path else ()
+        journals = _earlier_journals(self._restoring) + own
+        state = restore.TrainerState(type(self), self._init_arguments, engine.trial, journals)
         try:
             restore.save(engine.experiment, state)
         except Exception as exc:  # pickling runs the user's objects' code
@@ -411,15 +420,36 @@ def _run_storage(engine: Engine, raw: Any, outcome: Result) -> RunStorage | None
     return RunStorage(filesystem, outcome.path)
 
 
-def _keep_worker_reports(run: RunStorage | None, outcome: Result, snapshot: LedgerSnapshot) -> None:
+def _keep_worker_reports(run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals) -> None:
     """Every worker's reports, stored with the run for ``Result.from_path`` (a run that
-    cannot store them keeps them in the result it returns)."""
+    cannot store them keeps them in the result it returns). A restored run first stores those
+    of earlier drivers killed before their ``fit()`` ended, from their ledgers' journals on
+    this node (each removed once stored; one on another node stays there)."""
     if run is None:
         return
     try:
+        for path in _journals_on_this_node(earlier):
+            stored.keep_worker_reports(run, journaled_records(path))
+            with contextlib.suppress(OSError):
+                os.remove(path)
         stored.keep_worker_reports(run, snapshot.records)
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
         where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
+
+
+Journals = tuple[tuple[str, str], ...]  # (host, path) of run ledgers' journals
+
+
+def _earlier_journals(restoring: restore.RestoreSpec | None) -> Journals:
+    """The journals of the earlier drivers of a restored run, whose reports may not be stored."""
+    return tuple(restoring.state.journals) if restoring is not None else ()
+
+
+def _journals_on_this_node(journals: Journals) -> list[str]:
+    """Those still on this node's disk: a driver killed during its ``fit()`` left them (a
+    ``fit()`` that ended removed its own)."""
+    host = socket.gethostname()
+    return [path for name, path in journals if name == host and os.path.exists(path)]
 
 
 def _keep_readiness_record(run: RunStorage | None, record: readiness.RunRecord) -> None:

@@ -78,11 +78,15 @@ def _run_files(result: Result) -> list[str]:
 
 @dataclass(frozen=True)
 class FitCall:
-    """Which fit() of the script a record is: the trainer, the run's name, the user's line."""
+    """Which fit() of the script a record is: the trainer, the run's name, the user's line;
+    for a Ray Tune trial its sweep (``{"experiment": ..., "config": the trial's sample}``), and
+    when the fit started (seconds since the epoch: trials' overlaps are a sweep's concurrency)."""
 
     trainer: str = ""
     run_name: str | None = None
     call_site: str = ""
+    trial: dict[str, Any] | None = None
+    started_at: float | None = None
 
 
 def fit_record(
@@ -116,6 +120,8 @@ def fit_record(
         "run_name": call.run_name,
         "call_site": call.call_site,
         "seconds": round(seconds, 2),
+        "trial": plain(call.trial) if call.trial is not None else None,
+        "started_at": call.started_at,
         "error": f"{type(error).__name__}: {error}" if error is not None else None,
         "metrics": user_metrics(result.metrics),
         "metrics_dataframe": {

@@ -33,11 +33,14 @@ V2_SNAPSHOT = "checkpoint_manager_snapshot.json"
 @dataclass
 class TrainerState:
     """A trainer as ``fit()`` started it: its class, its constructor arguments (datasets as
-    names), and, for V1 semantics on V2's engine, the trial directory the run writes to."""
+    names), for V1 semantics on V2's engine the trial directory the run writes to, and the
+    run ledgers' journals whose reports may not be stored with the run yet (``(host, path)``:
+    a driver killed before its ``fit()`` ended left them on its node's disk)."""
 
     trainer_class: type
     arguments: dict[str, Any]
     trial: dict[str, str] = field(default_factory=dict)
+    journals: tuple[tuple[str, str], ...] = ()  # a class attribute: a state pickled without it has ()
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def save(experiment: RunStorage, state: TrainerState) -> None:
     arguments = dict(state.arguments)
     if arguments.get("datasets"):
         arguments["datasets"] = dict.fromkeys(arguments["datasets"])  # names only: given again on restore
-    state = TrainerState(state.trainer_class, arguments, state.trial)
+    state = TrainerState(state.trainer_class, arguments, state.trial, state.journals)
     data = cloudpickle.dumps(state)  # type: ignore[no-untyped-call]  # Ray's cloudpickle is untyped
     experiment.filesystem.create_dir(experiment.run_dir, recursive=True)
     with experiment.filesystem.open_output_stream(experiment.path(STATE_FILE)) as f:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from ray.train import Checkpoint
 
-from compat_core import messages
+from compat_core import messages, stored, switch
 from compat_core.model import (
     CheckpointStatus,
     ReportRound,
@@ -19,7 +19,6 @@ from compat_core.model import (
 )
 from compat_core.reads import KIND, ReadWatch, Watched
 from compat_core.storage import checkpoint_dir_name
-from compat_core.stored import result_from_path
 from compat_core.usage import Usage
 
 if TYPE_CHECKING:
@@ -78,7 +77,18 @@ class Result:
         directory or V2's run directory, of either engine), by the semantics selected now.
         ``worker_metrics_dataframe``: every report of every ``fit()`` compat ran there (None
         for a run compat did not start); ``v1_usage`` is not stored with a run: []."""
-        return cls(**result_from_path(path, storage_filesystem))
+        mode = switch.mode()
+        run = stored.read_run(path, storage_filesystem, mode)
+        return assemble(
+            mode,
+            ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints),
+            checkpoint=run.checkpoint,
+            error=getattr(run.raw, "error", None),
+            raw=run.raw,
+            worker_metrics_dataframe=run.worker_metrics_dataframe,
+            rounds=[],
+            config=run.config,
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without its read watch (a callback into the process that ran ``fit()``)."""
@@ -184,22 +194,57 @@ class ResultParts:
     rounds: list[ReportRound] | None = None
 
 
-def build(mode: Mode, parts: ResultParts, snapshot: LedgerSnapshot, raw: Any, error: BaseException | None) -> Result:
-    """The one place a run's :class:`Result` is made: the engine's ``parts``, Ray's result
-    (``raw``; None after a failure) and what the ledger recorded (``snapshot``)."""
+def build(
+    mode: Mode,
+    parts: ResultParts,
+    snapshot: LedgerSnapshot,
+    raw: Any,
+    error: BaseException | None,
+    config: dict[str, Any] | None = None,
+) -> Result:
+    """A ``fit()``'s :class:`Result`: the engine's ``parts``, Ray's result (``raw``; None after
+    a failure) and what the ledger recorded (``snapshot``)."""
+    return assemble(
+        mode,
+        parts,
+        checkpoint=raw.checkpoint if raw is not None else None,
+        error=raw.error if raw is not None else error,
+        raw=raw,
+        worker_metrics_dataframe=worker_dataframe(snapshot.records),
+        rounds=parts.rounds if parts.rounds is not None else snapshot.rounds(),
+        return_value=snapshot.return_value,  # rank 0's, as V1 and V2 (2.5x) give; older V2 has none
+        config=config,
+    )
+
+
+def assemble(
+    mode: Mode,
+    parts: ResultParts,
+    *,
+    checkpoint: Checkpoint | None,
+    error: BaseException | None,
+    raw: Any,
+    worker_metrics_dataframe: pd.DataFrame | None,
+    rounds: list[ReportRound],
+    return_value: Any = None,
+    config: dict[str, Any] | None = None,
+) -> Result:
+    """The one place a :class:`Result` is made, for a ``fit()`` (:func:`build`) and for a run
+    read back from its directory (:meth:`Result.from_path`)."""
     return Result(
         backend=mode.backend,
         metrics=parts.metrics,
-        checkpoint=raw.checkpoint if raw is not None else None,
+        checkpoint=checkpoint,
         path=parts.path,
-        error=raw.error if raw is not None else error,
+        error=error,
         metrics_dataframe=parts.metrics_dataframe,
-        best_checkpoints=parts.best_checkpoints,
+        best_checkpoints=list(parts.best_checkpoints),
         reported_checkpoints=parts.reported_checkpoints,
-        return_value=snapshot.return_value,  # rank 0's, as V1 and V2 (2.5x) give; older V2 has none
-        worker_metrics_dataframe=worker_dataframe(snapshot.records),
-        report_rounds=parts.rounds if parts.rounds is not None else snapshot.rounds(),
+        return_value=return_value,
+        worker_metrics_dataframe=worker_metrics_dataframe,
+        report_rounds=rounds,
         raw=raw,
+        config=dict(config or {}),
     )
 
 

@@ -15,12 +15,14 @@ when the run had ``keep_v1_logs``). Ray reads each kind itself (V1's and V2's
 
 Every worker's reports (``worker_metrics_dataframe``) are compat's own: each ``fit()`` appends
 them to ``compat_worker_reports.jsonl`` in the run's directory when it ends (a restored run's
-after the earlier run's), one JSON line per report as V1's ``result.json`` holds its rows.
+after the earlier run's, and after those of a driver killed before its ``fit()`` ended, read from
+that run ledger's journal), one JSON line per report as V1's ``result.json`` holds its rows.
 """
 
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -54,9 +56,24 @@ def _worker_reports(run: RunStorage) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-def result_from_path(path: Any, storage_filesystem: Any = None) -> dict[str, Any]:
-    """The fields of ``compat.Result`` for the run directory at ``path``."""
-    mode = switch.mode()
+@dataclass(frozen=True)
+class StoredRun:
+    """What a run's directory holds of its result, read by the semantics selected now;
+    :func:`compat_core.result.assemble` makes the :class:`~compat_core.result.Result`."""
+
+    metrics: dict[str, Any] | None
+    path: str
+    metrics_dataframe: pd.DataFrame | None
+    best_checkpoints: list[tuple[Any, dict[str, Any]]]
+    checkpoint: Any
+    raw: Any  # Ray's own Result of the directory (V1's when it has V1's logs)
+    config: dict[str, Any]
+    worker_metrics_dataframe: pd.DataFrame | None
+
+
+def read_run(path: Any, storage_filesystem: Any = None, mode: switch.Mode | None = None) -> StoredRun:
+    """The result of the run directory at ``path`` by ``mode``'s semantics (the selected one)."""
+    mode = mode or switch.mode()
     run = at(path, storage_filesystem)
     has_logs = run.exists(RESULT_JSON) or run.exists(PROGRESS_CSV)
     has_snapshot = run.exists(V2_SNAPSHOT)
@@ -77,19 +94,16 @@ def result_from_path(path: Any, storage_filesystem: Any = None) -> dict[str, Any
         metrics = best[-1][1] if best else None
         checkpoint = best[-1][0] if best else None
         frame = pd.DataFrame([m for _, m in best]) if best else None
-    raw = v1 if v1 is not None else v2
-    return {
-        "backend": mode.backend,
-        "metrics": metrics,
-        "checkpoint": checkpoint,
-        "path": run.run_dir,
-        "error": getattr(raw, "error", None),
-        "metrics_dataframe": frame,
-        "best_checkpoints": list(best or []),
-        "raw": raw,
-        "config": _config(run, v1),
-        "worker_metrics_dataframe": _worker_reports(run),
-    }
+    return StoredRun(
+        metrics=metrics,
+        path=run.run_dir,
+        metrics_dataframe=frame,
+        best_checkpoints=list(best or []),
+        checkpoint=checkpoint,
+        raw=v1 if v1 is not None else v2,
+        config=_config(run, v1),
+        worker_metrics_dataframe=_worker_reports(run),
+    )
 
 
 def _v1_result(run: RunStorage) -> Any:

@@ -25,7 +25,7 @@ from compat_core.ledger.records import (
     round_dir_name,
     to_round,
 )
-from compat_core.ledger.run import RunLedger
+from compat_core.ledger.run import RunLedger, journaled_records
 from compat_core.ledger.validating import ValidationRunner, ray_validation_runner, task_options
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "RunLedger",
     "ValidationRunner",
     "group_rounds",
+    "journaled_records",
     "ledger_concurrency",
     "open_ledger",
     "ray_validation_runner",

@@ -345,3 +345,15 @@ def recover(journal_path: str, world_size: int, lost: str) -> LedgerSnapshot:
         failures=failures.by_attempt(),
         host_lost=lost,
     )
+
+
+def journaled_records(journal_path: str) -> list[Record]:
+    """Every worker's report a run's journal holds, once each: what a driver killed during its
+    ``fit()`` (its ledger's host killed with it) had been told, for the run's restore."""
+    seen: set[tuple[int, int, int]] = set()
+    records: list[Record] = []
+    for event in journal.read(journal_path):
+        if event[0] == "record" and (event[1].attempt, event[1].rank, event[1].index) not in seen:
+            seen.add((event[1].attempt, event[1].rank, event[1].index))
+            records.append(event[1])
+    return records

@@ -7,7 +7,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import subprocess
+import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -89,6 +92,91 @@ def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, 
     workers = loaded.worker_metrics_dataframe
     assert list(workers["epoch"]) == [0, 0, 1, 1, 2, 2, 3, 3]
     assert list(workers["world_rank"]) == [0, 1] * EPOCHS and set(workers["lr"]) == {0.1}
+
+
+def _epochs_until_killed(config) -> None:
+    """Epochs with a checkpoint each; the first run, after epoch 1, waits for its driver to be
+    killed (each rank once: a restored run goes on)."""
+    start = 0
+    checkpoint = train.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as d:
+            start = int(Path(d, "epoch").read_text()) + 1
+    waited = Path(f"{config['waited']}.{train.get_context().get_world_rank()}")
+    for epoch in range(start, EPOCHS):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "epoch").write_text(str(epoch))
+            train.report({"epoch": epoch, "start": start}, checkpoint=train.Checkpoint.from_directory(d))
+        if epoch == 1 and not waited.exists():
+            waited.write_text("")
+            time.sleep(600)
+
+
+KILLED_DRIVER = """
+import sys
+import compat as train
+from compat.torch import TorchTrainer
+from tests.compat.test_restore import _epochs_until_killed
+
+TorchTrainer(
+    _epochs_until_killed,
+    train_loop_config={"waited": sys.argv[2]},
+    scaling_config=train.ScalingConfig(num_workers=2),
+    run_config=train.RunConfig(name="job", storage_path=sys.argv[1]),
+).fit()
+"""
+
+
+@pytest.mark.ray
+@pytest.mark.one_pass
+def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_drivers(
+    backend, storage, tmp_path, monkeypatch
+) -> None:
+    """SIGKILL of the driver mid-run (its run ledger's host dies with it, and its fit() never
+    stores its workers' reports), then a restore by a new driver: ``Result.from_path`` on the
+    run has every report of both drivers, the killed one's first."""
+    import ray
+
+    from compat_core.ledger import journaled_records
+
+    experiment = os.path.join(storage, "job")
+    env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+    env["RAY_TRAIN_V2_ENABLED"] = "1" if backend == "v2" else "0"
+    script = tmp_path / "driver.py"
+    script.write_text(KILLED_DRIVER)
+    log = tmp_path / "driver.log"
+    with open(log, "w") as out:
+        argv = [sys.executable, str(script), storage, str(tmp_path / "waited")]
+        driver = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        # The killed driver's journal, named in the experiment's restore state, has both
+        # workers' reports of epochs 0 and 1: the run is waiting to be killed.
+        journal = None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and driver.poll() is None:
+            if journal is None and restore.can_restore(experiment):
+                journal = restore.load(experiment).state.journals[-1][1]
+            if journal is not None and os.path.exists(journal) and len(journaled_records(journal)) == 4:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"the driver did not reach epoch 1 (exit {driver.poll()}):\n{log.read_text()[-4000:]}")
+    finally:
+        driver.kill()  # SIGKILL
+        driver.wait()
+    killed = journaled_records(journal)
+    monkeypatch.setattr(usage, "_warned", set())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", train.V1OnlyWarning)  # restore is V1-only under v2
+        result = TorchTrainer.restore(experiment).fit()
+
+    assert result.metrics["epoch"] == EPOCHS - 1
+    workers = train.Result.from_path(result.path).worker_metrics_dataframe
+    restored = result.worker_metrics_dataframe
+    assert list(workers["epoch"]) == [0, 0, 1, 1] + list(restored["epoch"])
+    assert list(workers["world_rank"]) == [0, 1, 0, 1] + list(restored["world_rank"])
+    assert sorted(r.metrics["epoch"] for r in killed) == [0, 0, 1, 1]
+    assert not os.path.exists(journal)  # read into the run's directory, then removed
 
 
 @pytest.mark.ray
