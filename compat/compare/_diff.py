@@ -5,6 +5,7 @@ Plain code over the JSON records of :mod:`compat_core.capture`: no Ray, no subpr
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ SECTIONS: dict[int, tuple[str, str]] = {
     15: ("Failures", "15-failures"),
     17: ("Re-running with the same name", "17-re-running-with-the-same-name-and-storage-path"),
     18: ("Checkpoint directories and run paths", "18-other-differences-compat-passes-through-unchanged"),
+    24: ("Hyperparameter search", "24-hyperparameter-search-tunetunertrainer-param_space"),
 }
 
 
@@ -264,9 +266,140 @@ def _columns(fit: Mapping[str, Any]) -> list[str]:
 
 
 def compare_runs(v1_fits: list[dict[str, Any]], v2_fits: list[dict[str, Any]], rtol: float) -> list[FitComparison]:
-    """Fits paired in call order; an unequal count leaves the extra fits unpaired."""
-    count = max(len(v1_fits), len(v2_fits))
-    return [
-        compare_fit(i, v1_fits[i] if i < len(v1_fits) else None, v2_fits[i] if i < len(v2_fits) else None, rtol)
+    """Fits outside Ray Tune paired in call order (an unequal count leaves the extra fits
+    unpaired); then each sweep (a ``Tuner``'s trials): its own comparison (trials, their
+    lengths, how many ran at once), and its trials paired by their sample."""
+    plain = [f for f in v1_fits if not f.get("trial")], [f for f in v2_fits if not f.get("trial")]
+    count = max(len(plain[0]), len(plain[1]))
+    out = [
+        compare_fit(i, plain[0][i] if i < len(plain[0]) else None, plain[1][i] if i < len(plain[1]) else None, rtol)
         for i in range(count)
     ]
+    for experiment in dict.fromkeys(f["trial"]["experiment"] for f in [*v1_fits, *v2_fits] if f.get("trial")):
+        trials = [_trials_of(fits, experiment) for fits in (v1_fits, v2_fits)]
+        pairs = pair_trials(*trials)
+        sweep = compare_sweep(len(out), experiment, trials[0], trials[1], pairs)
+        out.append(sweep)
+        for v1, v2 in pairs:
+            out.append(_explain_trial_length(compare_fit(len(out), v1, v2, rtol), sweep))
+    return out
+
+
+def _trials_of(fits: list[dict[str, Any]], experiment: str) -> list[dict[str, Any]]:
+    """The sweep's trials in the order they started."""
+    trials = [f for f in fits if f.get("trial") and f["trial"]["experiment"] == experiment]
+    return sorted(trials, key=lambda f: f.get("started_at") or 0.0)
+
+
+def _sample(fit: dict[str, Any]) -> str:
+    return json.dumps(fit["trial"]["config"], sort_keys=True, default=str)
+
+
+def pair_trials(
+    v1: list[dict[str, Any]], v2: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+    """Each V1 trial with the V2 trial of the same sample (a grid's, or a seeded search's);
+    trials left over (a sample only one setting drew) paired in the order they started."""
+    pairs: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+    left = list(v2)
+    unmatched = []
+    for trial in v1:
+        match = next((other for other in left if _sample(other) == _sample(trial)), None)
+        if match is None:
+            unmatched.append(trial)
+            continue
+        left.remove(match)
+        pairs.append((trial, match))
+    for i in range(max(len(unmatched), len(left))):
+        pairs.append((unmatched[i] if i < len(unmatched) else None, left[i] if i < len(left) else None))
+    return pairs
+
+
+def most_at_once(trials: list[dict[str, Any]]) -> int:
+    """The most trials whose fits overlapped in time (each from ``started_at`` for ``seconds``)."""
+    edges = sorted(
+        edge
+        for t in trials
+        if t.get("started_at") is not None
+        for edge in ((t["started_at"], 1), (t["started_at"] + t["seconds"], -1))
+    )  # an end sorts before a start at the same instant: back-to-back trials did not overlap
+    running = most = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    return most
+
+
+def _length(trial: dict[str, Any] | None) -> int | None:
+    return len(trial["rounds"]) if trial is not None else None
+
+
+_SWEEP_WHY = (
+    "under V1 a trial reserves its workers' resources, so only as many trials run as the cluster "
+    "holds; under V2 a trial reserves none (its run waits for workers), so every trial starts at "
+    "once. For V1's schedule under V2 cap TuneConfig(max_concurrent_trials=N)"
+)
+
+
+def compare_sweep(
+    index: int,
+    experiment: str,
+    v1: list[dict[str, Any]],
+    v2: list[dict[str, Any]],
+    pairs: list[tuple[dict[str, Any] | None, dict[str, Any] | None]],
+) -> FitComparison:
+    """A sweep as a whole: its trials, how long each ran, how many ran at once."""
+    first = (v1 or v2)[0]
+    record = {"trainer": "Tuner", "run_name": experiment, "call_site": first.get("call_site"), "sweep": True}
+    out = FitComparison(index, {**record, "trials": len(v1)}, {**record, "trials": len(v2)})
+
+    def check(aspect: str, a: Any, b: Any, section: int | None, why: str) -> None:
+        out.rows.append((aspect, a, b))
+        if a != b:
+            out.differences.append(Difference(aspect, a, b, section, why))
+
+    check("trials", len(v1), len(v2), None, "the sweep ran another number of trials")
+    concurrency = most_at_once(v1), most_at_once(v2)
+    check("most trials at once", *concurrency, 24, _SWEEP_WHY)
+    both = [(a, b) for a, b in pairs if a is not None and b is not None]  # a missing trial is "trials"
+    lengths = [_length(a) for a, _ in both], [_length(b) for _, b in both]
+    check(
+        "trial lengths (rounds of each trial, paired)",
+        *lengths,
+        24 if concurrency[0] != concurrency[1] else None,
+        "a scheduler (ASHA, PBT, a stopper) stops a trial by the results that have arrived, and "
+        "another number of trials at once changes which have"
+        if concurrency[0] != concurrency[1]
+        else "the same concurrency, yet trials ran to other lengths (a scheduler acting on timing?)",
+    )
+    return out
+
+
+# Aspects that follow from how many rounds a trial ran.
+_LENGTH_BOUND = {
+    "after_report calls",
+    "every worker's reports",
+    "checkpoints (count)",
+    "checkpoint metrics (validation merged)",
+    "validation status",
+    "result.metrics",
+    "metrics_dataframe rows",
+    "checkpoint directories",
+    "run directory",
+}
+
+
+def _explain_trial_length(fit: FitComparison, sweep: FitComparison) -> FitComparison:
+    """A trial the sweep stopped at another point: the shorter run is the longer one's first
+    rounds, so what differs because of its length is explained as the sweep's lengths are."""
+    lengths = next((d for d in sweep.differences if d.aspect.startswith("trial lengths")), None)
+    if fit.v1 is None or fit.v2 is None or lengths is None or lengths.section is None:
+        return fit
+    short, long_ = sorted((_calls(fit.v1), _calls(fit.v2)), key=len)
+    if len(short) == len(long_) or long_[: len(short)] != short:
+        return fit
+    why = f"the trial ran {len(fit.v1['rounds'])} rounds under V1, {len(fit.v2['rounds'])} under V2 (the sweep's row)"
+    for difference in fit.differences:
+        if difference.section is None and difference.aspect in _LENGTH_BOUND:
+            difference.section, difference.why = lengths.section, why
+    return fit

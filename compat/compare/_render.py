@@ -51,6 +51,16 @@ def _record(fit: FitComparison) -> dict[str, Any]:
     return fit.v1 or fit.v2 or {}
 
 
+def _name(record: dict[str, Any]) -> str | None:
+    """A fit's run name; a Tune trial's sample and sweep (``{"lr": 0.1} of "lr_sweep"``)."""
+    trial = record.get("trial")
+    if trial:
+        sample = json.dumps(trial.get("config"), sort_keys=True, default=str)
+        return f'trial {sample} of "{trial.get("experiment")}"'
+    name = record.get("run_name")
+    return f'"{name}"' if name else None
+
+
 def summary_row(fit: FitComparison) -> tuple[str, str, str, str, str]:
     """The summary's cells for a fit: number, trainer, run name, fit() call site, differences."""
     record = _record(fit)
@@ -58,18 +68,19 @@ def summary_row(fit: FitComparison) -> tuple[str, str, str, str, str]:
     return (
         str(fit.index + 1),
         record.get("trainer") or "",
-        record.get("run_name") or "(unnamed)",
+        (_name(record) or "(unnamed)").strip('"'),
         short_site(site) if site else "",
         str(len(fit.differences)),
     )
 
 
 def fit_title(fit: FitComparison) -> str:
-    """``fit 2: TorchTrainer "lr_sweep" at train.py:41``: which fit() call of the script it is."""
+    """``fit 2: TorchTrainer "lr_sweep" at train.py:41``: which fit() call of the script it is
+    (``sweep 3: Tuner "lr_sweep"``, a sweep's own comparison)."""
     record = _record(fit)
-    parts = [f"fit {fit.index + 1}"]
-    trainer, name, site = record.get("trainer"), record.get("run_name"), record.get("call_site")
-    described = " ".join(p for p in (trainer or "", f'"{name}"' if name else "") if p)
+    parts = [f"{'sweep' if record.get('sweep') else 'fit'} {fit.index + 1}"]
+    trainer, name, site = record.get("trainer"), _name(record), record.get("call_site")
+    described = " ".join(p for p in (trainer or "", name or "") if p)
     if described:
         parts.append(f": {described}")
     if site:

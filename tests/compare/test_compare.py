@@ -73,3 +73,21 @@ def test_a_script_that_fails_only_under_v2_exits_1_with_its_traceback(tmp_path) 
 def test_usage_errors_exit_2(tmp_path, args, message) -> None:
     run = compare(*args, cwd=tmp_path)
     assert run.returncode == 2 and message in run.stderr
+
+
+@pytest.mark.ray
+@pytest.mark.one_pass
+def test_a_sweeps_trials_are_paired_by_sample_and_its_concurrency_is_explained(tmp_path) -> None:
+    out_json = tmp_path / "cmp.json"
+    run = compare("--json", str(out_json), "--", str(HERE / "sweep.py"), cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    report = json.loads(out_json.read_text())
+    sweep, *trials = report["fits"]
+    assert sweep["title"].startswith('sweep 1: Tuner "lr_sweep"')
+    differences = {d["aspect"]: (d["v1"], d["v2"], d["link"].split("#")[1]) for d in sweep["differences"]}
+    # V1: each trial reserved both CPUs, one at a time; V2: a trial reserves none.
+    assert differences == {"most trials at once": (1, 2, "24-hyperparameter-search-tunetunertrainer-param_space")}
+    assert [t["v1"]["trial"]["config"] == t["v2"]["trial"]["config"] for t in trials] == [True, True]
+    assert sorted(t["v1"]["trial"]["config"]["train_loop_config"]["lr"] for t in trials) == [0.1, 0.2]
+    assert all(len(t["v1"]["rounds"]) == len(t["v2"]["rounds"]) == 2 for t in trials)
+    assert all(d["explained"] for t in trials for d in t["differences"])

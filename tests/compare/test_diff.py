@@ -249,3 +249,63 @@ def test_a_rerun_of_a_named_run_is_explained_by_v2_resuming_it() -> None:
     v1["v1_usage"] = []  # only one run says so: the difference is not this one
     (fit,) = compare_runs([v1], [v2], rtol=1e-9)
     assert "checkpoints (count)" in [d.aspect for d in fit.unexplained]
+
+
+def trial(backend: str, lr: float, started_at: float, rounds: int) -> dict:
+    """A Tune trial's fit record: ``rounds`` checkpointed rounds, started at ``started_at``."""
+    fit = record(backend, False)
+    fit["rounds"] = [dict(fit["rounds"][0], index=i, workers=[{"loss": lr * i}] * 2) for i in range(rounds)]
+    fit["worker_reports"] = [{"loss": lr * i} for i in range(rounds) for _ in range(2)]
+    fit.update(trial={"experiment": "sweep", "config": {"train_loop_config": {"lr": lr}}}, started_at=started_at)
+    fit["seconds"] = 10.0
+    return fit
+
+
+def test_a_sweeps_trials_are_paired_by_their_sample_and_its_concurrency_explains_their_lengths() -> None:
+    """V1 ran the trials one after the other (each reserved the cluster's CPUs), V2 all at once:
+    ASHA stopped another trial early. Trials are paired by sample, not by the order they ran."""
+    v1 = [trial("v1", 0.1, 100.0, 4), trial("v1", 0.2, 110.0, 2)]  # back to back: one at a time
+    v2 = [trial("v2", 0.2, 100.0, 4), trial("v2", 0.1, 100.5, 4)]  # overlapping, the other one first
+    plain = record("v1", False), record("v2", False)
+    fits = compare_runs([plain[0], *v1], [plain[1], *v2], rtol=1e-9)
+    assert [f.index for f in fits] == [0, 1, 2, 3]
+    sweep, first, second = fits[1:]
+    assert {d.aspect: (d.v1, d.v2, d.section) for d in sweep.differences} == {
+        "most trials at once": (1, 2, 24),
+        "trial lengths (rounds of each trial, paired)": ([4, 2], [4, 4], 24),
+    }
+    assert "max_concurrent_trials" in sweep.differences[0].why
+    assert first.v1["trial"]["config"] == first.v2["trial"]["config"] == {"train_loop_config": {"lr": 0.1}}
+    assert {d.aspect for d in first.differences} == {"checkpoint directories", "run directory"}  # §18, §5
+    # The lr=0.2 trial stopped after 2 rounds under V1: its first 2 rounds under V2, so what
+    # differs because of its length is explained by the sweep's concurrency.
+    assert second.unexplained == [] and {d.section for d in second.differences} == {5, 18, 24}
+    assert any(d.aspect == "after_report calls" and d.section == 24 for d in second.differences)
+    from compat.compare._render import fit_title
+
+    assert fit_title(sweep) == 'sweep 2: Tuner "sweep"'
+    assert fit_title(first) == 'fit 3: trial {"train_loop_config": {"lr": 0.1}} of "sweep"'
+
+
+def test_a_trial_that_differs_in_more_than_its_length_is_unexplained() -> None:
+    v1 = [trial("v1", 0.1, 100.0, 2), trial("v1", 0.2, 110.0, 2)]
+    v2 = [trial("v2", 0.1, 100.0, 4), trial("v2", 0.2, 100.5, 4)]
+    v2[0]["rounds"][0]["workers"] = [{"loss": 9.0}] * 2  # not V1's first rounds
+    sweep, first, second = compare_runs(v1, v2, rtol=1e-9)
+    assert any(d.aspect == "after_report calls" for d in first.unexplained)
+    assert second.unexplained == []
+    # The same concurrency and other lengths: nothing explains them.
+    v2 = [trial("v2", 0.1, 100.0, 4), trial("v2", 0.2, 110.0, 4)]
+    sweep, first, second = compare_runs(v1, v2, rtol=1e-9)
+    assert [d.aspect for d in sweep.unexplained] == ["trial lengths (rounds of each trial, paired)"]
+    assert any(d.aspect == "after_report calls" for d in second.unexplained)
+
+
+def test_trials_whose_samples_differ_are_paired_in_the_order_they_started() -> None:
+    """An unseeded random search draws other samples in each run."""
+    v1 = [trial("v1", 0.3, 110.0, 2), trial("v1", 0.1, 100.0, 2)]
+    v2 = [trial("v2", 0.4, 100.0, 2)]
+    sweep, first, second = compare_runs(v1, v2, rtol=1e-9)
+    assert [d.aspect for d in sweep.unexplained] == ["trials"]
+    assert first.v1["trial"]["config"]["train_loop_config"]["lr"] == 0.1 and first.v2 is not None
+    assert second.v1["trial"]["config"]["train_loop_config"]["lr"] == 0.3 and second.v2 is None
