@@ -19,8 +19,8 @@
 #   INSTALLED_DIR=d bash scripts/test_installed.sh prepare  # only build and install, into d
 #   INSTALLED_DIR=d bash scripts/test_installed.sh run      # then test what d holds, and remove d
 #
-# scripts/test.sh prepares while the suite runs (installing waits on the network and the disk
-# more than on the cores the suite needs) and runs the tests after the suite.
+# scripts/test.sh prepares and then tests beside the suite's first pass (installing waits on the
+# network and the disk more than on the cores the suite needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD

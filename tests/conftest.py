@@ -12,17 +12,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     ``v1_case``: the v1 cases of the one_pass tests that run a backend. The second pass
     (``-m "not one_pass or v1_case"``) runs them again, with the v1 backend on Ray's V2 engine.
-    ``v2_case``: the v2 cases of the other real-Ray tests that run a backend, which both passes run. The
+    ``v2_case``: the v2 cases of the other real-Ray tests that run a backend (through the ``backend``
+    or ``v2`` fixture, or a ``setting`` parameter), which both passes would run. The
     first pass (``-m "not v2_case"``) leaves them to the second, whose process starts with
     ``RAY_TRAIN_V2_ENABLED=1`` as a V2 user's does; a v2 fit in a process started under V1 is
     still run, by the one_pass tests' v2 cases and tests/compat/test_switch.py.
     test_v1_engine.py picks its engines itself."""
     for item in items:
-        params = getattr(item, "callspec", None)
-        if params is None or item.path.name == "test_v1_engine.py":
+        if item.path.name == "test_v1_engine.py":
             continue
-        backend = params.params.get("backend", params.params.get("rich_run"))
-        setting = params.params.get("setting")
+        params = getattr(item, "callspec", None)
+        given = params.params if params is not None else {}
+        backend = given.get("backend", given.get("rich_run"))
+        if "v2" in getattr(item, "fixturenames", ()):  # the v2 fixture: a v2 case of its own
+            backend = "v2"
+        setting = given.get("setting")
         if item.get_closest_marker("one_pass") is not None:
             if backend == "v1" or setting == "0":
                 item.add_marker(pytest.mark.v1_case)
