@@ -81,17 +81,14 @@ def prune(directory: str, max_age_s: float, now: float) -> int:
 
 
 def read(path: str) -> Iterator[tuple[Any, ...]]:
-    """The events of the journal at ``path``, in the order they were written; a last frame
-    cut short is skipped."""
+    """The events of the journal at ``path``, in the order they were written, one frame in memory
+    at a time; a last frame cut short is skipped."""
     from ray import cloudpickle
 
     with open(path, "rb") as f:
-        data = f.read()
-    offset = 0
-    while offset + _LENGTH.size <= len(data):
-        (length,) = _LENGTH.unpack_from(data, offset)
-        start = offset + _LENGTH.size
-        if start + length > len(data):
-            return
-        yield cloudpickle.loads(data[start : start + length])
-        offset = start + length
+        while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
+            (length,) = _LENGTH.unpack(header)
+            data = f.read(length)
+            if len(data) < length:
+                return
+            yield cloudpickle.loads(data)
