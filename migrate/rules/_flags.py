@@ -96,6 +96,28 @@ class FlagRule(Rule):
         return f"{what}. {self.advice} See {GUIDE}"
 
 
+class RejectedKeyword(FlagRule):
+    """A keyword V2 rejects on one of Ray's config classes: a rule is a row of data,
+    ``ray_class`` and the ``keywords`` it flags (its code, summary, advice and docs as any
+    rule's); the check is this class's."""
+
+    ray_class: ClassVar[str]
+    keywords: ClassVar[tuple[str, ...]]
+    severity = "breaks"
+    calls = True
+
+    def check(self, index: Index, item: Node) -> str | None:
+        node = item.node
+        assert isinstance(node, ast.Call)  # calls = True: the engine hands this rule calls only
+        if not is_ray_class(index.qualified(node.func), self.ray_class):
+            return None
+        used = [k for k in self.keywords if keyword(node, k) is not None]
+        if not used:
+            return None
+        given = f"{used[0]}=..." if len(self.keywords) == 1 else ", ".join(f"{k}=" for k in used)
+        return f"`{self.ray_class}({given})` is rejected by V2"
+
+
 def _ray(names: frozenset[str]) -> bool:
     return any(n.startswith(RAY_ROOTS) or n in ("ray", "compat") for n in names)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import FlagRule, is_ray_class, keyword
+from migrate.rules._flags import RejectedKeyword
 
 
-class CheckpointFrequency(FlagRule):
+class CheckpointFrequency(RejectedKeyword):
     """## What it does
     Flags ``CheckpointConfig(checkpoint_frequency=...)`` and ``checkpoint_at_end=``.
 
@@ -34,18 +34,10 @@ class CheckpointFrequency(FlagRule):
     """
 
     code = "RTM110"
-    severity = "breaks"
     name = "checkpoint-frequency"
     trigger = re.compile(r"checkpoint_frequency|checkpoint_at_end")
     summary = "CheckpointConfig(checkpoint_frequency/checkpoint_at_end) is rejected by V2"
     advice = "Report a checkpoint from the training function when you want one."
 
-    calls = True
-
-    def check(self, index, item):  # type: ignore[no-untyped-def]
-        node = item.node
-        if is_ray_class(index.qualified(node.func), "CheckpointConfig"):
-            used = [k for k in ("checkpoint_frequency", "checkpoint_at_end") if keyword(node, k) is not None]
-            if used:
-                return f"`CheckpointConfig({', '.join(f'{k}=' for k in used)})` is rejected by V2"
-        return None
+    ray_class = "CheckpointConfig"
+    keywords = ("checkpoint_frequency", "checkpoint_at_end")

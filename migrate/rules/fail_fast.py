@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import FlagRule, is_ray_class, keyword
+from migrate.rules._flags import RejectedKeyword
 
 
-class FailFast(FlagRule):
+class FailFast(RejectedKeyword):
     """## What it does
     Flags ``FailureConfig(fail_fast=...)``.
 
@@ -33,16 +33,10 @@ class FailFast(FlagRule):
     """
 
     code = "RTM109"
-    severity = "breaks"
     name = "fail-fast"
     trigger = re.compile(r"fail_fast")
     summary = "FailureConfig(fail_fast=...) is rejected by V2"
     advice = "Remove it; FailureConfig(max_failures=0) already stops at the first failure."
 
-    calls = True
-
-    def check(self, index, item):  # type: ignore[no-untyped-def]
-        node = item.node
-        if is_ray_class(index.qualified(node.func), "FailureConfig") and keyword(node, "fail_fast") is not None:
-            return "`FailureConfig(fail_fast=...)` is rejected by V2"
-        return None
+    ray_class = "FailureConfig"
+    keywords = ("fail_fast",)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import FlagRule, is_ray_class, keyword
+from migrate.rules._flags import RejectedKeyword
 
 
-class TrainerResources(FlagRule):
+class TrainerResources(RejectedKeyword):
     """## What it does
     Flags ``ScalingConfig(trainer_resources=...)``.
 
@@ -33,16 +33,10 @@ class TrainerResources(FlagRule):
     """
 
     code = "RTM107"
-    severity = "breaks"
     name = "trainer-resources"
     trigger = re.compile(r"trainer_resources")
     summary = "ScalingConfig(trainer_resources=...) is rejected by V2"
     advice = "Remove it when you switch to V2 (its controller reserves no CPU)."
 
-    calls = True
-
-    def check(self, index, item):  # type: ignore[no-untyped-def]
-        node = item.node
-        if is_ray_class(index.qualified(node.func), "ScalingConfig") and keyword(node, "trainer_resources") is not None:
-            return "`ScalingConfig(trainer_resources=...)` is rejected by V2"
-        return None
+    ray_class = "ScalingConfig"
+    keywords = ("trainer_resources",)
