@@ -44,6 +44,4 @@ class LightGBMTrainer(TreeTrainer):
 
     @staticmethod
     def _legacy_parts() -> tuple[Callable[..., Any], type[Any], str]:
-        from ray.train.lightgbm.lightgbm_trainer import _lightgbm_train_fn_per_worker
-
-        return _lightgbm_train_fn_per_worker, RayTrainReportCallback, "lightgbm_train_kwargs"
+        return releases.tree_train_fn("lightgbm"), RayTrainReportCallback, "lightgbm_train_kwargs"

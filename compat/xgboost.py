@@ -35,6 +35,4 @@ class XGBoostTrainer(TreeTrainer):
 
     @staticmethod
     def _legacy_parts() -> tuple[Callable[..., Any], type[Any], str]:
-        from ray.train.xgboost.xgboost_trainer import _xgboost_train_fn_per_worker
-
-        return _xgboost_train_fn_per_worker, RayTrainReportCallback, "xgboost_train_kwargs"
+        return releases.tree_train_fn("xgboost"), RayTrainReportCallback, "xgboost_train_kwargs"

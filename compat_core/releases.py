@@ -350,3 +350,63 @@ def expose_v2_names() -> None:
     for name, value in names.items():
         if not hasattr(ray.train, name):
             setattr(ray.train, name, value)
+
+
+# -- Ray's private names: compat reaches each of them here, and only here (tests/test_layers.py
+# fails on a private import of Ray anywhere else), so a release that moves one breaks this module.
+
+
+def v1_session() -> Any:
+    """V1's worker session module (``ray.train._internal.session``): ``get_session``,
+    ``report``, ``get_checkpoint``, ``get_dataset_shard``, the functions V1's public ones call."""
+    from ray.train._internal import session
+
+    return session
+
+
+def v1_train_coordinator() -> Callable[..., Any]:
+    """What the Tune trainable of V1's ``BaseTrainer.as_trainable`` runs in a trial."""
+    from ray.train.base_trainer import _train_coordinator_fn
+
+    return _train_coordinator_fn
+
+
+def set_v1_restore_path(trainer: Any, path: str, filesystem: Any) -> None:
+    """What V1's ``Trainer.restore(path)`` sets on the trainer it builds: its ``fit()`` restores
+    the Tune experiment at ``path``."""
+    trainer._restore_path = path
+    trainer._restore_storage_filesystem = filesystem
+
+
+def v1_storage_context(parent: str, experiment: str, filesystem: Any) -> Any:
+    """V1's ``StorageContext`` of an experiment directory (no trial directory), as Tune's
+    callbacks are handed one."""
+    from ray.train._internal.storage import StorageContext
+
+    return StorageContext(parent, experiment_dir_name=experiment, storage_filesystem=filesystem, trial_dir_name="")
+
+
+def tree_train_fn(framework: str) -> Callable[..., Any]:
+    """The per-worker training function of the V1 form of ``XGBoostTrainer`` or
+    ``LightGBMTrainer`` (``framework``: ``"xgboost"`` or ``"lightgbm"``)."""
+    if framework == "xgboost":
+        from ray.train.xgboost.xgboost_trainer import _xgboost_train_fn_per_worker
+
+        return _xgboost_train_fn_per_worker
+    from ray.train.lightgbm.lightgbm_trainer import _lightgbm_train_fn_per_worker
+
+    return _lightgbm_train_fn_per_worker
+
+
+def contains_tensor(value: Any) -> bool:
+    """Ray's test of whether reported metrics hold a torch tensor (which Ray rejects)."""
+    from ray.air._internal.torch_utils import contains_tensor as ray_contains_tensor
+
+    return bool(ray_contains_tensor(value))
+
+
+def v2_worker_group_callback() -> type:
+    """The base class of a callback V2's controller tells of each worker group it starts."""
+    from ray.train.v2._internal.execution.callback import WorkerGroupCallback
+
+    return WorkerGroupCallback

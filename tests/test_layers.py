@@ -229,3 +229,49 @@ def test_no_module_but_the_switch_tests_a_backend_name() -> None:
     assert found == []
     assert _compares_a_backend_name(ast.parse("x == 'v2'").body[0].value)  # type: ignore[attr-defined]
     assert _compares_a_backend_name(ast.parse("x in ('v1', 'v2')").body[0].value)  # type: ignore[attr-defined]
+
+
+RELEASES = "compat_core.releases"  # where compat reaches every private name of Ray
+
+
+def ray_private_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """``file:line`` (relative to ``root``) of each import of a private module of Ray (a ``_``-prefixed part:
+    ``ray.train._internal``) or of a private name from one (``_train_coordinator_fn``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "ray" and not node.level:
+            names = [a.name for a in node.names]
+            if any(p.startswith("_") for p in node.module.split(".")) or any(n.startswith("_") for n in names):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: from {node.module} import {', '.join(names)}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "ray" and any(p.startswith("_") for p in alias.name.split(".")):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}: import {alias.name}")
+    return found
+
+
+def test_ray_private_names_are_reached_only_through_the_releases_module() -> None:
+    """A Ray release that moves a private name breaks one module, which says what each is for."""
+    outside = [
+        hit
+        for name, path in modules("compat", "compat_core", "v1", "v2").items()
+        if name != RELEASES
+        for hit in ray_private_imports(path)
+    ]
+    assert outside == [], "import these through compat_core/releases.py:\n" + "\n".join(outside)
+    assert ray_private_imports(modules("compat_core")[RELEASES])  # the check reads imports at all
+
+
+def test_the_private_import_check_sees_each_form(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import ray.train._internal.session\nfrom ray.air._internal import torch_utils\n"
+        "from ray.train.base_trainer import _train_coordinator_fn\nfrom ray.train import report\n"
+        "from ._private import x\n"
+    )
+    found = [hit.partition(": ")[2] for hit in ray_private_imports(module, tmp_path)]
+    assert found == [
+        "import ray.train._internal.session",
+        "from ray.air._internal import torch_utils",
+        "from ray.train.base_trainer import _train_coordinator_fn",
+    ]

@@ -97,8 +97,7 @@ class V1Engine:
         run.callbacks = [*(run.callbacks or []), EngineFailures(job.ledger)]
         trainer.run_config = run
         if self.restoring is not None:  # what Ray's V1 Trainer.restore(path) sets
-            trainer._restore_path = self.restoring.path
-            trainer._restore_storage_filesystem = self.restoring.filesystem
+            releases.set_v1_restore_path(trainer, self.restoring.path, self.restoring.filesystem)
         global _running_ledger
         _running_ledger = job.ledger
         try:
@@ -109,9 +108,7 @@ class V1Engine:
     def run_in_trial(self, job: TrainJob) -> Any:
         """Inside a Tune trial: Ray's own trainer-as-trainable path (what the trainable of
         ``BaseTrainer.as_trainable`` runs), so the trial behaves as a V1 Trainer's trial."""
-        from ray.train.base_trainer import _train_coordinator_fn
-
-        _train_coordinator_fn(
+        releases.v1_train_coordinator()(
             ray_trainer_args(job), trainer_cls=job.framework.trainer_class(V1), metadata=job.metadata or {}
         )
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compat_core import releases
 from compat_core.engine import EngineReport, ReportSink
 from compat_core.patch import override_method, rebind, undo_all
 from compat_core.storage import checkpoint_dir_name
@@ -31,9 +32,7 @@ class V1WorkerSide:
         first = session.settings.resume_from_checkpoint
         if first is None:
             return
-        from ray.train._internal import session as v1_session
-
-        ray_session: Any = v1_session.get_session()
+        ray_session: Any = releases.v1_session().get_session()
         if ray_session is not None and ray_session.loaded_checkpoint is None:
             ray_session.loaded_checkpoint = first
 
@@ -49,8 +48,8 @@ class V1WorkerSide:
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
         from ray.train import context as v1_context
-        from ray.train._internal import session as v1_session
 
+        v1_session = releases.v1_session()
         session: Any = v1_session.get_session()
         original = session.report
 
@@ -91,9 +90,7 @@ class V1WorkerSide:
     ) -> None:
         # V1 names its own checkpoint directories and uploads synchronously; validation
         # runs in compat's ledger (see compat_core.worker).
-        from ray.train._internal.session import report as v1_report
-
-        v1_report(dict(metrics), checkpoint=checkpoint)
+        releases.v1_session().report(dict(metrics), checkpoint=checkpoint)
 
     def context(self) -> Any:
         from ray.train.context import get_context
@@ -109,11 +106,7 @@ class V1WorkerSide:
         return None  # V1 has no preemption notice; a preempted node is a worker failure
 
     def get_checkpoint(self) -> Any:
-        from ray.train._internal.session import get_checkpoint
-
-        return get_checkpoint()
+        return releases.v1_session().get_checkpoint()
 
     def get_dataset_shard(self, dataset_name: str | None) -> Any:
-        from ray.train._internal.session import get_dataset_shard
-
-        return get_dataset_shard(dataset_name)
+        return releases.v1_session().get_dataset_shard(dataset_name)

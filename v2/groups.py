@@ -23,8 +23,6 @@ import logging
 import threading
 from typing import Any
 
-from ray.train.v2._internal.execution.callback import WorkerGroupCallback
-
 from compat_core import releases
 
 # How often the watcher asks whether the trial's actor is alive.
@@ -109,7 +107,7 @@ def start_watcher() -> Any:
     return watcher
 
 
-class RegisterGroups(WorkerGroupCallback):
+class RegisterGroups(releases.v2_worker_group_callback()):  # type: ignore[misc]  # Ray's class, from releases
     """In V2's controller: each worker group it starts is registered with the watcher before
     the workers train."""
 

@@ -16,6 +16,7 @@ import threading
 import traceback
 from typing import Any
 
+from compat_core import releases
 from compat_core.ledger import CallbackFailure, LedgerClient
 from compat_core.storage import RunStorage
 from compat_core.v1_logs import V1Rows
@@ -41,13 +42,10 @@ class TuneCallbacks:
         self.trial: Any = None
 
     def start(self) -> None:
-        from ray.train._internal.storage import StorageContext
         from ray.tune.experiment import Trial
 
         parent, name = os.path.split(self.storage.run_dir.rstrip("/"))
-        context = StorageContext(
-            parent, experiment_dir_name=name, storage_filesystem=self.storage.filesystem, trial_dir_name=""
-        )
+        context = releases.v1_storage_context(parent, name, self.storage.filesystem)
         self.trial = Trial("TorchTrainer", stub=True, config=self.config, trial_id=self.rows.trial_id, storage=context)
         os.makedirs(self.trial.local_path, exist_ok=True)
         self.trial.set_status(Trial.RUNNING)

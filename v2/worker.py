@@ -170,6 +170,4 @@ def _has_tensor(metrics: dict[str, Any]) -> bool:
     """Ray rejects torch tensors in metrics; such a report goes to Ray to get its error."""
     if "torch" not in sys.modules:
         return False
-    from ray.air._internal.torch_utils import contains_tensor
-
-    return bool(contains_tensor(metrics))
+    return releases.contains_tensor(metrics)
