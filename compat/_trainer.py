@@ -361,7 +361,6 @@ class DataParallelTrainer:
             train_loop_config=self.train_loop_config,
             scaling=scaling,
             run=run,
-            user_callbacks=user_callbacks,
             other_callbacks=other_callbacks,
             ledger=ledger,
             framework=self._framework,
@@ -371,8 +370,6 @@ class DataParallelTrainer:
             validation_config=validation_config,
             metadata=self.metadata,
             resume_from_checkpoint=first_checkpoint,
-            start_time=start_time,
-            restoring=self._restoring,
         )
 
     def _save_for_restore(self, engine: Engine, ledger: LedgerClient) -> None:

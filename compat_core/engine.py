@@ -8,7 +8,7 @@ per training worker, chosen on the driver and shipped with the training function
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from compat_core import storage, usage
@@ -21,16 +21,16 @@ from compat_core.storage import RunStorage
 from compat_core.switch import Mode
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainJob:
-    """Everything an engine needs to run one ``fit()``."""
+    """What an engine reads to run one ``fit()`` (the trainer's decisions, made before it runs:
+    the wrapped training function, the run's configs, the ledger, the framework)."""
 
     train_fn: Callable[..., Any]
     train_loop_config: dict[str, Any] | None
     scaling: ScalingConfig
     run: RunConfig
-    user_callbacks: list[Any]
-    other_callbacks: list[Any]
+    other_callbacks: list[Any]  # Ray Tune callbacks (the UserCallbacks run in the ledger)
     ledger: LedgerClient
     framework: Framework = TORCH
     backend_config: Any = None
@@ -39,9 +39,6 @@ class TrainJob:
     validation_config: Any = None
     metadata: dict[str, Any] | None = None
     resume_from_checkpoint: Any = None
-    start_time: float = 0.0
-    restoring: RestoreSpec | None = None  # Trainer.restore(path): the experiment to resume
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
