@@ -37,7 +37,7 @@ from compat_core import (
     worker,
 )
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
-from compat_core.engine import Engine, TrainJob
+from compat_core.engine import Engine, PreparedRun, TrainJob
 from compat_core.errors import CallbackError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
 from compat_core.ledger import LedgerClient, LedgerSnapshot, journaled_records, open_ledger, ray_validation_runner
@@ -247,14 +247,15 @@ class DataParallelTrainer:
         log = UsageLog()
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
-        run_storage = _run_storage(engine, raw, outcome)
+        experiment = job.prepared.experiment
+        run_storage = _run_storage(experiment, raw, outcome)
         _keep_worker_reports(run_storage, snapshot, _earlier_journals(self._restoring))
         failure = _failure(outcome, snapshot, error)
         # A run that failed before its directory was known leaves its record in the experiment's.
         record = self._readiness_record(engine, outcome, call_site, start_time, failure)
-        _keep_readiness_record(run_storage or engine.experiment, record)
+        _keep_readiness_record(run_storage or experiment, record)
         if engine.mode.keeps_every_report:
-            _watch_v1_reads(outcome, log, record, run_storage or engine.experiment)
+            _watch_v1_reads(outcome, log, record, run_storage or experiment)
         trial = self.__dict__.get("_tune_trial")
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
@@ -322,8 +323,13 @@ class DataParallelTrainer:
             usage.relied_on("resume-from-checkpoint", mode=mode)
         if self._restoring is not None:
             usage.relied_on("restore", f"restore({self._restoring.path!r})", mode=mode)
-        engine.prepare(run, self.train_loop_config, start_time, self._framework.trainer_name, self._restoring)
-        first_checkpoint = _first_checkpoint(self.resume_from_checkpoint, engine)
+        trainer_name = self._framework.trainer_name
+        prepared = engine.prepare(run, self.train_loop_config, start_time, trainer_name, self._restoring)
+        # Where the first attempt starts: a restored run's latest checkpoint where the engine
+        # cannot resume it itself (as V1's trial checkpoint wins over resume_from_checkpoint).
+        first_checkpoint = prepared.start_checkpoint
+        if first_checkpoint is None:
+            first_checkpoint = self.resume_from_checkpoint
         validation_env = mode.outside_training_env[switch.ENV_VAR]
         ledger = open_ledger(
             scaling.num_workers,
@@ -336,13 +342,13 @@ class DataParallelTrainer:
                 if engine.ledger_runs_validation
                 else None
             ),
-            round_sink=engine.round_sink(),
+            round_sink=engine.round_sink(prepared),
             retention=_retention(run, engine),
-            first_checkpoint_index=engine.first_checkpoint_index,
+            first_checkpoint_index=prepared.first_checkpoint_index,
             vote_timeout_s=vote_timeout_s(),
         )
         if not in_trial:  # a Tune trial is restored by Tune (Tuner.restore)
-            self._save_for_restore(engine, ledger)
+            self._save_for_restore(prepared, ledger)
         validation_config = trainer_config(self.validation_config, ledger)
         if engine.ledger_runs_validation:
             ledger.use_validation_config(validation_config)
@@ -370,20 +376,21 @@ class DataParallelTrainer:
             validation_config=validation_config,
             metadata=self.metadata,
             resume_from_checkpoint=first_checkpoint,
+            prepared=prepared,
         )
 
-    def _save_for_restore(self, engine: Engine, ledger: LedgerClient) -> None:
+    def _save_for_restore(self, prepared: PreparedRun, ledger: LedgerClient) -> None:
         """What ``restore()`` builds this trainer again from, in the experiment directory (as
         V1 writes ``trainer.pkl``), with where this run's ledger journals what it is told (a
         driver killed before ``fit()`` ends stores no worker reports: its restore reads them
         there). A trainer that cannot be pickled trains on, unrestorable."""
-        if engine.experiment is None:
+        if prepared.experiment is None:
             return
         own = ((socket.gethostname(), ledger.journal_path),) if ledger.journal_path else ()
         journals = _earlier_journals(self._restoring) + own
-        state = restore.TrainerState(type(self), self._init_arguments, engine.trial, journals)
+        state = restore.TrainerState(type(self), self._init_arguments, prepared.trial, journals)
         try:
-            restore.save(engine.experiment, state)
+            restore.save(prepared.experiment, state)
         except Exception as exc:  # pickling runs the user's objects' code
             where.warn(messages.cannot_save_for_restore(type(self).__name__, exc), UserWarning)
 
@@ -409,9 +416,9 @@ class TorchTrainer(DataParallelTrainer):
         return self.backend_config
 
 
-def _run_storage(engine: Engine, raw: Any, outcome: Result) -> RunStorage | None:
+def _run_storage(experiment: RunStorage | None, raw: Any, outcome: Result) -> RunStorage | None:
     """The run's directory on its own filesystem (None when the engine left none)."""
-    filesystem = engine.experiment.filesystem if engine.experiment is not None else getattr(raw, "filesystem", None)
+    filesystem = experiment.filesystem if experiment is not None else getattr(raw, "filesystem", None)
     if not outcome.path or filesystem is None:
         return None
     return RunStorage(filesystem, outcome.path)
@@ -487,13 +494,6 @@ def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, Bas
             return (engine.run_in_trial(job) if in_trial else engine.run(job)), None
     except Exception as exc:
         return None, exc
-
-
-def _first_checkpoint(given: Any, engine: Engine) -> Any:
-    """Where the first attempt starts: a restored run's latest checkpoint where the engine
-    cannot resume it itself (as V1's trial checkpoint wins over ``resume_from_checkpoint``),
-    else ``Trainer(resume_from_checkpoint=...)``."""
-    return engine.start_checkpoint if engine.start_checkpoint is not None else given
 
 
 def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:

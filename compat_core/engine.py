@@ -8,7 +8,7 @@ per training worker, chosen on the driver and shipped with the training function
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from compat_core import storage, usage
@@ -19,6 +19,24 @@ from compat_core.restore import RestoreSpec
 from compat_core.result import ResultParts
 from compat_core.storage import RunStorage
 from compat_core.switch import Mode
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """What an engine's ``prepare()`` decided before the run starts; engines subclass it with
+    what they decided for themselves (the run's name and storage, V1's rows). Frozen: nothing
+    is filled in later."""
+
+    # The experiment directory (``<storage_path>/<name>``) where the trainer stores what
+    # ``restore()`` needs; None where the engine has none (a Tune trial's run).
+    experiment: RunStorage | None = None
+    # V1 semantics on V2's engine: the trial directory a restored run continues.
+    trial: dict[str, str] = field(default_factory=dict)
+    # V1's number of the run's first checkpoint where compat names them (a restored trial's).
+    first_checkpoint_index: int = 0
+    # A restored run the engine cannot resume itself (the other engine wrote it): the
+    # checkpoint its first attempt starts from.
+    start_checkpoint: Any = None
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,7 @@ class TrainJob:
     validation_config: Any = None
     metadata: dict[str, Any] | None = None
     resume_from_checkpoint: Any = None
+    prepared: PreparedRun = field(default_factory=PreparedRun)  # what the engine's prepare() returned
 
 
 @dataclass(frozen=True)
@@ -121,16 +140,6 @@ class Engine(Protocol):
     # Ray's checkpoint manager ranks a checkpoint without the score attribute as the newest
     # (V1's from Ray 2.49), not by a score of -inf; the ledger's retention follows it.
     unscored_checkpoints_newest: bool
-    # Set by prepare(): the experiment directory (``<storage_path>/<name>``) where the trainer
-    # stores what ``restore()`` needs, and, for V1 semantics on V2's
-    # engine, the trial directory a restored run continues.
-    experiment: RunStorage | None
-    trial: dict[str, str]
-    # V1's number of the run's first checkpoint where compat names them (a restored trial's).
-    first_checkpoint_index: int
-    # Set by prepare() for a restored run the engine cannot resume itself (the other engine
-    # wrote it): the checkpoint its first attempt starts from.
-    start_checkpoint: Any
 
     def worker_side(self) -> WorkerSide:
         """The worker half, shipped to every training worker of the run."""
@@ -143,13 +152,14 @@ class Engine(Protocol):
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,
-    ) -> None:
-        """Before the run: resolve its storage, notice a re-run, set logs aside.
+    ) -> PreparedRun:
+        """Before the run: resolve its storage, notice a re-run, set logs aside; what it decided.
         ``trainer_name`` is the V1 trainer class's name (V1 names experiments after it);
-        ``restoring``: the run continues the experiment ``Trainer.restore()`` was given."""
+        ``restoring``: the run continues the experiment ``Trainer.restore()`` was given. The
+        trainer hands the result back in ``TrainJob.prepared``."""
         ...
 
-    def round_sink(self) -> Callable[[dict[int, Any]], None] | None:
+    def round_sink(self, prepared: PreparedRun) -> Callable[[dict[int, Any]], None] | None:
         """Called by the ledger with each complete round, in order (e.g. live logs)."""
         ...
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +16,7 @@ from ray.tune import Callback
 
 from compat_core import releases, restore, storage, v1_logs
 from compat_core.config import RunConfig
-from compat_core.engine import TrainJob, note_v1_rerun
+from compat_core.engine import PreparedRun, TrainJob, note_v1_rerun
 from compat_core.ledger import LedgerClient, LedgerSnapshot
 from compat_core.model import merge_validation
 from compat_core.restore import RestoreSpec
@@ -24,23 +26,26 @@ from compat_core.switch import V1, Mode
 from v1.worker import V1WorkerSide
 
 
+@dataclass(frozen=True)
+class V1Prepared(PreparedRun):
+    """The run as compat hands it to Ray's V1 engine: Ray's name for it (given by compat when
+    the run has none, so compat knows the experiment directory), its storage path, and the
+    experiment Ray's own restore continues."""
+
+    run_name: str | None = None
+    storage_path: str | None = None
+    restoring: RestoreSpec | None = None
+
+
 class V1Engine:
     """Ray's V1 engine running V1 semantics (the only mode it runs)."""
 
     ledger_runs_validation = True
     unscored_checkpoints_newest = releases.UNSCORED_CHECKPOINTS_NEWEST
 
-    first_checkpoint_index = 0  # Ray's V1 engine numbers its checkpoints itself, across restores
-
     def __init__(self, mode: Mode) -> None:
         assert mode.engine is V1 and mode.keeps_every_report, f"Ray's V1 engine runs V1 semantics, not {mode}"
         self.mode = mode
-        self.experiment: storage.RunStorage | None = None
-        self.trial: dict[str, str] = {}
-        self.run_name: str | None = None  # Ray's name for an unnamed run, given by compat
-        self.storage_path: str | None = None
-        self.restoring: RestoreSpec | None = None
-        self.start_checkpoint: Any = None
 
     def worker_side(self) -> V1WorkerSide:
         return V1WorkerSide()
@@ -52,26 +57,31 @@ class V1Engine:
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,
-    ) -> None:
-        self.restoring = restoring
+    ) -> V1Prepared:
+        # Ray's V1 engine numbers its checkpoints itself, across restores (first index 0).
         if restoring is not None:  # Ray's own restore continues the experiment at that path
-            self.run_name, self.storage_path = restoring.name, restoring.storage_path
-            self.experiment = restoring.experiment
-            if not restore.has_tune_state(restoring.experiment):
-                # V2's engine wrote it (the switch flipped): a run of the same name starts
-                # from its latest checkpoint.
-                self.restoring = None
-                self.start_checkpoint = restore.start_checkpoint(restoring.experiment)
-            return
+            resumed = V1Prepared(
+                experiment=restoring.experiment,
+                run_name=restoring.name,
+                storage_path=restoring.storage_path,
+                restoring=restoring,
+            )
+            if restore.has_tune_state(restoring.experiment):
+                return resumed
+            # V2's engine wrote it (the switch flipped): a run of the same name starts from its
+            # latest checkpoint, not by Ray's restore.
+            start = restore.start_checkpoint(restoring.experiment)
+            return dataclasses.replace(resumed, restoring=None, start_checkpoint=start)
         note_v1_rerun(run, self.mode)
         # Ray's name for an unnamed run, given here so that compat knows the experiment directory.
-        self.run_name = run.name or f"{trainer_name}_{datetime.fromtimestamp(start_time):%Y-%m-%d_%H-%M-%S}"
+        run_name = run.name or f"{trainer_name}_{datetime.fromtimestamp(start_time):%Y-%m-%d_%H-%M-%S}"
         # Ray's RunConfig has already filled in its default when run() sets this on it: the
         # path is resolved here, as Ray's V1 RunConfig resolves it (RAY_STORAGE included).
-        self.storage_path = storage.root(run.storage_path, run.storage_filesystem, os.environ.get("RAY_STORAGE"))
-        self.experiment = storage.resolve(self.storage_path, run.storage_filesystem, self.run_name)
+        storage_path = storage.root(run.storage_path, run.storage_filesystem, os.environ.get("RAY_STORAGE"))
+        experiment = storage.resolve(storage_path, run.storage_filesystem, run_name)
+        return V1Prepared(experiment=experiment, run_name=run_name, storage_path=storage_path)
 
-    def round_sink(self) -> Any:
+    def round_sink(self, prepared: PreparedRun) -> Any:
         return None  # Ray's V1 engine writes its own logs as it goes
 
     def engine_env(self) -> dict[str, str]:
@@ -81,10 +91,12 @@ class V1Engine:
         return run  # Ray's trainer-as-trainable puts the run in the trial itself
 
     def run(self, job: TrainJob) -> Any:
+        prepared = job.prepared
+        assert isinstance(prepared, V1Prepared), prepared
         arguments = ray_trainer_args(job)
-        arguments["run_config"].name = self.run_name
-        arguments["run_config"].storage_path = self.storage_path
-        if self.start_checkpoint is not None:
+        arguments["run_config"].name = prepared.run_name
+        arguments["run_config"].storage_path = prepared.storage_path
+        if prepared.start_checkpoint is not None:
             # A restored run's latest checkpoint is compat's choice, not the user's: Ray would
             # warn that resume_from_checkpoint is deprecated. The workers start from it instead
             # (V1WorkerSide.start: Ray's get_checkpoint() returns it).
@@ -96,8 +108,8 @@ class V1Engine:
         run = copy.copy(trainer.run_config)
         run.callbacks = [*(run.callbacks or []), EngineFailures(job.ledger)]
         trainer.run_config = run
-        if self.restoring is not None:  # what Ray's V1 Trainer.restore(path) sets
-            releases.set_v1_restore_path(trainer, self.restoring.path, self.restoring.filesystem)
+        if prepared.restoring is not None:  # what Ray's V1 Trainer.restore(path) sets
+            releases.set_v1_restore_path(trainer, prepared.restoring.path, prepared.restoring.filesystem)
         global _running_ledger
         _running_ledger = job.ledger
         try:
@@ -125,7 +137,7 @@ class V1Engine:
         if raw is None:
             outcome = V1Semantics().outcome(rounds)
             frame = pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None
-            return ResultParts(outcome.result_metrics, _failed_run_path(snapshot, self.experiment), frame)
+            return ResultParts(outcome.result_metrics, _failed_run_path(snapshot, job.prepared.experiment), frame)
         v1_logs.repair_progress_csv(storage.RunStorage(raw.filesystem, raw.path))
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         last = by_dir.get(str((raw.metrics or {}).get("checkpoint_dir_name")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from ray.train.v2.api.callback import UserCallback
 
 from compat_core import messages, releases, restore, storage, tune, usage, v1_logs
 from compat_core.config import RunConfig
-from compat_core.engine import TrainJob
+from compat_core.engine import PreparedRun, TrainJob
 from compat_core.errors import CompatError
 from compat_core.ledger import LedgerClient, LedgerSnapshot, group_rounds
 from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome
@@ -52,6 +53,26 @@ START_TIMEOUT_ENV_VAR = "RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S"
 TRIAL_START_TIMEOUT_S = str(7 * 24 * 3600)
 
 
+@dataclass(frozen=True)
+class V2Prepared(PreparedRun):
+    """The run as compat hands it to Ray's V2 engine: named as Ray would name it (so compat
+    knows its directory before Ray starts), its storage and directory, and the maker of V1's
+    rows when V1's logs are written (``keep_v1_logs``, or V1 semantics)."""
+
+    run_name: str = ""
+    storage_path: Any = None  # what Ray's RunConfig gets
+    storage_filesystem: Any = None
+    storage: RunStorage | None = None  # the run's directory (V1 semantics: the trial's)
+    rows: v1_logs.V1Rows | None = None
+    row_params: dict[str, Any] = field(default_factory=dict)  # how ``rows`` was made, to make more
+
+
+def prepared_of(job_or_prepared: TrainJob | PreparedRun) -> V2Prepared:
+    prepared = job_or_prepared.prepared if isinstance(job_or_prepared, TrainJob) else job_or_prepared
+    assert isinstance(prepared, V2Prepared), f"not prepared by V2's engine: {prepared}"
+    return prepared
+
+
 class V2Engine:
     """Ray's V2 engine running V2's semantics (and the run itself for :class:`V1OnV2Engine`)."""
 
@@ -62,16 +83,6 @@ class V2Engine:
         self.mode = mode
         # V2 validates in its controller from Ray 2.56; before, compat's ledger does.
         self.ledger_runs_validation = not releases.VALIDATION
-        self.run_name = ""
-        self.storage_path: Any = None  # what Ray's RunConfig gets
-        self.storage: RunStorage | None = None
-        self.rows: v1_logs.V1Rows | None = None  # V1's rows: keep_v1_logs, or V1 semantics
-        self.row_params: dict[str, Any] = {}
-        self.storage_filesystem: Any = None
-        self.experiment: RunStorage | None = None
-        self.trial: dict[str, str] = {}  # V1 semantics: the trial directory, for restore()
-        self.first_checkpoint_index = 0  # V1 semantics: a restored trial numbers on
-        self.start_checkpoint: Any = None  # a restored run V2 cannot resume itself starts there
 
     def worker_side(self) -> V2WorkerSide:
         return V2WorkerSide(self.mode)
@@ -83,39 +94,43 @@ class V2Engine:
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,
-    ) -> None:
+    ) -> V2Prepared:
         run = placed(run, restoring)
-        self.experiment = run_dir = self._resolve(run)
+        run_name, run_dir = named(run)
         has_snapshot = run_dir.exists(SNAPSHOT_FILE)  # one stat: an object store's is a request
+        start = None
         if restoring is not None and not has_snapshot:
             # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the run
             # starts from the latest checkpoint of the experiment.
-            self.start_checkpoint = restore.start_checkpoint(restoring.experiment)
+            start = restore.start_checkpoint(restoring.experiment)
         if restoring is None and has_snapshot:
-            usage.relied_on("rerun-same-name", f"{self.run_name!r} in {run_dir}", mode=self.mode)
+            usage.relied_on("rerun-same-name", f"{run_name!r} in {run_dir}", mode=self.mode)
         # keep_v1_logs: V1's rows with the run's name as the trial id and V2's config.
-        self.row_params = {
+        row_params: dict[str, Any] = {
             "start_time": start_time,
             "config": {"train_loop_config": train_loop_config or {}},
-            "trial_id": self.run_name,
+            "trial_id": run_name,
         }
+        rows = None
         if run.keep_v1_logs:
-            self.rows = v1_logs.V1Rows(**self.row_params)
+            rows = v1_logs.V1Rows(**row_params)
             v1_logs.set_aside(run_dir)
+        return V2Prepared(
+            experiment=run_dir,
+            start_checkpoint=start,
+            run_name=run_name,
+            storage_path=run.storage_path,
+            storage_filesystem=run.storage_filesystem,
+            storage=run_dir,
+            rows=rows,
+            row_params=row_params,
+        )
 
-    def _resolve(self, run: RunConfig) -> RunStorage:
-        """Name the run as Ray would, so compat knows its directory before Ray starts, and
-        resolve it."""
-        self.run_name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
-        self.storage_path = run.storage_path
-        self.storage_filesystem = run.storage_filesystem
-        self.storage = storage.resolve(run.storage_path, run.storage_filesystem, self.run_name)
-        return self.storage
-
-    def round_sink(self) -> Any:
-        if self.rows is None or self.storage is None:
+    def round_sink(self, prepared: PreparedRun) -> Any:
+        p = prepared_of(prepared)
+        if p.rows is None or p.storage is None:
             return None
-        return v1_logs.LiveV1Logs(self.storage, self.rows)
+        return v1_logs.LiveV1Logs(p.storage, p.rows)
 
     def engine_env(self) -> dict[str, str]:
         return {} if POLL_ENV_VAR in os.environ else {POLL_ENV_VAR: COMPAT_POLL_DEFAULT_S}
@@ -127,16 +142,16 @@ class V2Engine:
 
         releases.expose_v2_names()
 
-        s, r = job.scaling, job.run
+        s, r, p = job.scaling, job.run, prepared_of(job)
         c, f = r.checkpoint_config, r.failure_config
         if r.worker_runtime_env and not releases.WORKER_RUNTIME_ENV:
             raise CompatError(messages.needs_newer_ray("RunConfig(worker_runtime_env=...)", "2.47"))
         # V1-only options were recorded (and warned about) by the trainer; V2 raises on
         # them, so they are not passed on.
         run = RunConfig(
-            name=self.run_name or r.name,
-            storage_path=self.storage_path if self.run_name else r.storage_path,
-            storage_filesystem=self.storage_filesystem if self.run_name else r.storage_filesystem,
+            name=p.run_name or r.name,
+            storage_path=p.storage_path if p.run_name else r.storage_path,
+            storage_filesystem=p.storage_filesystem if p.run_name else r.storage_filesystem,
             failure_config=FailureConfig(max_failures=f.max_failures),
             checkpoint_config=CheckpointConfig(
                 num_to_keep=c.num_to_keep,
@@ -212,34 +227,36 @@ class V2Engine:
         return PlacementGroupFactory([TRIAL_DRIVER_BUNDLE])
 
     def _tune_callbacks(self, job: TrainJob) -> TuneCallbacks | None:
-        if not job.other_callbacks or self.storage is None:
+        p = prepared_of(job)
+        if not job.other_callbacks or p.storage is None:
             return None
-        rows = v1_logs.V1Rows(**self.row_params)
-        return TuneCallbacks(job.other_callbacks, job.ledger, self.storage, rows, dict(self.row_params["config"]))
+        rows = v1_logs.V1Rows(**p.row_params)
+        return TuneCallbacks(job.other_callbacks, job.ledger, p.storage, rows, dict(p.row_params["config"]))
 
-    def _v1_rows(self, snapshot: LedgerSnapshot) -> list[dict[str, Any]] | None:
+    def _v1_rows(self, p: V2Prepared, snapshot: LedgerSnapshot) -> list[dict[str, Any]] | None:
         """Rank 0's V1 rows as the live logs wrote them (same maker, same rounds, same order),
         with ``progress.csv`` rewritten with every key; None without V1's logs."""
-        if self.rows is None or self.storage is None:
+        if p.rows is None or p.storage is None:
             return None
-        maker = v1_logs.V1Rows(**self.row_params)
+        maker = v1_logs.V1Rows(**p.row_params)
         by_key = group_rounds(snapshot.records)
         rows = [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
         if rows:
-            v1_logs.repair_progress_csv(self.storage)  # the live CSV has the first row's columns only
+            v1_logs.repair_progress_csv(p.storage)  # the live CSV has the first row's columns only
         return rows
 
     def result_parts(
         self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> ResultParts:
         """V2's semantics: the kept checkpoints' metrics (V1's rows with ``keep_v1_logs``)."""
-        v1_rows = self._v1_rows(snapshot)
+        p = prepared_of(job)
+        v1_rows = self._v1_rows(p, snapshot)
         rounds = snapshot.rounds()
         if raw is None:
             outcome = V2Semantics().outcome(rounds, keep_v1_logs=v1_rows is not None)
             frame_rows = v1_rows or outcome.dataframe_rows
             frame = pd.DataFrame(frame_rows) if frame_rows else None
-            return ResultParts(outcome.result_metrics, self._run_path(), frame)
+            return ResultParts(outcome.result_metrics, run_path(p), frame)
         best = list(raw.best_checkpoints or [])
         metrics, frame = raw.metrics, raw.metrics_dataframe
         if self.ledger_runs_validation:
@@ -250,7 +267,7 @@ class V2Engine:
             if best:  # V2's frame is its kept checkpoints' metrics, as validated
                 frame = pd.DataFrame([m for _, m in best])
         else:
-            statuses = _read_statuses(self.storage) if self.storage is not None else {}
+            statuses = _read_statuses(p.storage) if p.storage is not None else {}
             reported = [
                 ReportedCheckpoint(ckpt, metrics, statuses.get(checkpoint_dir_name(ckpt), CheckpointStatus.COMMITTED))
                 for ckpt, metrics in best
@@ -260,8 +277,15 @@ class V2Engine:
             frame = pd.DataFrame(v1_rows) if v1_rows else None
         return ResultParts(metrics, raw.path, frame, best, reported, rounds)
 
-    def _run_path(self) -> str:
-        return self.storage.run_dir if self.storage is not None else ""
+
+def run_path(p: V2Prepared) -> str:
+    return p.storage.run_dir if p.storage is not None else ""
+
+
+def named(run: RunConfig) -> tuple[str, RunStorage]:
+    """The run's name as Ray would give it, and its directory."""
+    name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
+    return name, storage.resolve(run.storage_path, run.storage_filesystem, name)
 
 
 def placed(run: RunConfig, restoring: RestoreSpec | None) -> RunConfig:

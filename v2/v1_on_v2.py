@@ -32,7 +32,7 @@ from compat_core.restore import RestoreSpec
 from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
 from compat_core.storage import RunStorage, checkpoint_dir_name
 from compat_core.switch import V1, Mode
-from v2.backend import SNAPSHOT_FILE, V2Engine, placed
+from v2.backend import SNAPSHOT_FILE, V2Engine, V2Prepared, named, placed, prepared_of, run_path
 from v2.worker import V2WorkerSide
 
 PARAMS_JSON = "params.json"  # the trial's config, as V1 writes it
@@ -56,7 +56,7 @@ class V1OnV2Engine(V2Engine):
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,
-    ) -> None:
+    ) -> V2Prepared:
         run = placed(run, restoring)
         if restoring is None:
             note_v1_rerun(run, self.mode)  # the experiment directory, as on V1's engine
@@ -66,44 +66,58 @@ class V1OnV2Engine(V2Engine):
             if not trial:  # V1's engine wrote it: its newest trial goes on
                 newest = restore.latest_v1_trial(restoring.experiment)
                 trial = restore.trial_of(newest) if newest else {}
-        self.experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
-        self.trial = {"name": str(run.name), "id": trial_id}
-        trial_dir = self._resolve(run)
+        experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
+        run_name, trial_dir = named(run)
+        start = None
         if restoring is not None and not trial_dir.exists(SNAPSHOT_FILE):
             # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the trial
             # goes on from its latest checkpoint.
-            self.start_checkpoint = restore.latest_checkpoint(trial_dir)
+            start = restore.latest_checkpoint(trial_dir)
         # V1's trial id and config (``None`` stays ``None``, as in V1's rows).
         config = {"train_loop_config": train_loop_config}
-        self.row_params = {"start_time": start_time, "config": config, "trial_id": trial_id}
-        self.rows = v1_logs.V1Rows(**self.row_params)
+        row_params: dict[str, Any] = {"start_time": start_time, "config": config, "trial_id": trial_id}
+        rows = v1_logs.V1Rows(**row_params)
+        first_index = 0
         if restoring is not None:  # the trial goes on: its logs and numbering too
-            self.rows.continue_after(trial_dir.read_text(v1_logs.RESULT_JSON) or "")
-            self.first_checkpoint_index = _next_checkpoint_number(trial_dir)
+            rows.continue_after(trial_dir.read_text(v1_logs.RESULT_JSON) or "")
+            first_index = _next_checkpoint_number(trial_dir)
         else:
             v1_logs.set_aside(trial_dir)
         trial_dir.write_text(PARAMS_JSON, json.dumps(config, indent=2, sort_keys=True, default=repr))
+        return V2Prepared(
+            experiment=experiment,
+            trial={"name": run_name, "id": trial_id},
+            first_checkpoint_index=first_index,
+            start_checkpoint=start,
+            run_name=run_name,
+            storage_path=run.storage_path,
+            storage_filesystem=run.storage_filesystem,
+            storage=trial_dir,
+            rows=rows,
+            row_params=row_params,
+        )
 
     def result_parts(
         self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> ResultParts:
         """V1's semantics: every report of rank 0, as V1's engine gives them."""
-        rows = self._v1_rows(snapshot) or []
+        p = prepared_of(job)
+        rows = self._v1_rows(p, snapshot) or []
         rounds = snapshot.rounds()
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
         # finished run (below, with its auto-filled keys as metrics).
-        frame = validated_dataframe(self._progress_frame(rows), rounds) if rows else None
+        frame = validated_dataframe(_progress_frame(p, rows), rounds) if rows else None
         if raw is None:
-            return ResultParts(dict(rows[-1]) if rows else {}, self._run_path(), frame)
+            return ResultParts(dict(rows[-1]) if rows else {}, run_path(p), frame)
         row_of = {row["checkpoint_dir_name"]: row for row in rows if row.get("checkpoint_dir_name")}
         kept, statuses = ledger_validated(list(raw.best_checkpoints or []), rounds)
         # V1's kept checkpoints carry their report's row (auto-filled keys), validated.
         best = [(c, {**row_of.get(checkpoint_dir_name(c), {}), **m}) for c, m in kept]
         reported = [ReportedCheckpoint(c, m, r.status) for (c, m), r in zip(best, statuses, strict=True)]
-        assert self.rows is not None  # set by prepare()
+        assert p.rows is not None  # made by prepare()
         # Tune's tag of the one trial; no report: V1's auto-filled keys alone.
-        last = {**rows[-1], "experiment_tag": "0"} if rows else self.rows.finished_without_reports(time.time())
+        last = {**rows[-1], "experiment_tag": "0"} if rows else p.rows.finished_without_reports(time.time())
         last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
         return ResultParts(
             metrics=merge_validation(last, last_round.validation) if last and last_round else last,
@@ -112,12 +126,6 @@ class V1OnV2Engine(V2Engine):
             best_checkpoints=best,
             reported_checkpoints=reported,
         )
-
-    def _progress_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys
-        flattened to ``a/b``, values as the CSV gives them)."""
-        text = self.storage.read_text(v1_logs.PROGRESS_CSV) if self.storage is not None else None
-        return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
 
 
 class V1OnV2WorkerSide(V2WorkerSide):
@@ -138,6 +146,13 @@ class V1OnV2WorkerSide(V2WorkerSide):
 
     def _checkpoint_round_reached_ray(self) -> None:
         self.next_checkpoint_index += 1
+
+
+def _progress_frame(p: V2Prepared, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys flattened to
+    ``a/b``, values as the CSV gives them)."""
+    text = p.storage.read_text(v1_logs.PROGRESS_CSV) if p.storage is not None else None
+    return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
 
 
 def _v1_trial(
