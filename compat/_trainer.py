@@ -1,8 +1,15 @@
 """compat's trainers: the mode is read at ``fit()``, its engine runs the job.
 
-A fit is four steps, each a function below: start the run's services (the run ledger and
-what the workers are told), run the engine, build the result, and map a failure to compat's
-error. :class:`TrainerArguments` describes the keywords every trainer takes, once.
+A fit (:meth:`DataParallelTrainer._fit`), in order: note the user's call site and that no
+module of theirs shadows compat; connect to Ray; the engine prepares the run (its storage, a
+re-run, a restore) and the trainer starts the run's services (the V1-only options recorded, the
+run ledger, the restore state, what the workers are told: :meth:`~DataParallelTrainer._start_services`);
+the engine runs the job; the ledger closes with everything it recorded; the result is built
+from the engine's parts and the ledger's records; every worker's reports and the run's
+readiness record are stored with the run; under V1, the user's V1-only reads are watched;
+``compare``'s record is written; warnings are given; a failure is mapped to compat's error.
+``tests/compat/test_fit_steps.py`` runs these steps on a fake engine, without Ray.
+:class:`TrainerArguments` describes the keywords every trainer takes, once.
 """
 
 from __future__ import annotations

@@ -1,0 +1,200 @@
+"""A fit's steps without Ray: the trainer's ``_fit`` on a fake engine (the training function run
+in this process as the one worker) with the run ledger in this process (its plain code).
+
+What the trainer adds around any engine, checked where it is cheap to: the services it starts
+(the ledger, the restore state), the result it builds from the engine's parts and the ledger's
+records, the files it leaves with the run, and how a failure maps to compat's errors. The
+engines themselves run on real Ray in the rest of the suite."""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import ray
+
+import compat as train
+from compat.callbacks import UserCallback
+from compat.errors import CallbackError
+from compat.torch import TorchTrainer
+from compat_core import readiness, restore, storage, stored, switch, worker
+from compat_core.config import RunConfig
+from compat_core.engine import EngineReport, PreparedRun, TrainJob
+from compat_core.ledger import LedgerClient, LedgerSnapshot, RunLedger
+from compat_core.result import ResultParts
+from compat_core.semantics import V1Semantics, V2Semantics
+
+pytestmark = pytest.mark.one_pass  # no Ray, no mode: each test picks its mode
+
+
+class LocalLedger(LedgerClient):
+    """The run ledger in this process: each call runs :class:`RunLedger`'s method directly."""
+
+    def __init__(self, world_size: int, **options: Any) -> None:
+        super().__init__(actor=None, run_id="local", pid=os.getpid(), journal_path=None, world_size=world_size)
+        self.run = RunLedger(world_size, **options)
+
+    def _send(self, method: Any, *args: Any) -> Any:
+        return getattr(self.run, method.__name__)(*args)
+
+    def _ask(self, method: Any, *args: Any) -> Any:
+        return self._send(method, *args)
+
+    def vote_free_round(self, attempt: int, index: int, rank: int, free: bool) -> bool:
+        return bool(self.run.vote_free_round(attempt, index, rank, free, free)) and free
+
+    def close(self) -> LedgerSnapshot:
+        return self.run.close()
+
+
+class FakeWorkerSide:
+    """The worker half: every report goes straight to compat's sink, as an engine's hook does."""
+
+    validates_in_ledger = True
+    amp_helpers = False
+
+    def __init__(self) -> None:
+        self.sink: Any = None
+
+    def start(self, session: Any) -> None:
+        pass
+
+    def rank_and_size(self) -> tuple[int, int]:
+        return 0, 1
+
+    def install(self, sink: Any) -> Any:
+        self.sink = sink
+        return lambda: None
+
+    def report(self, metrics: dict[str, Any], checkpoint: Any, **_: Any) -> None:
+        name = f"checkpoint_{len(metrics)}" if checkpoint is not None else None
+        self.sink(EngineReport(dict(metrics), checkpoint is not None, checkpoint, name))
+
+    def context(self) -> Any:
+        return types.SimpleNamespace(get_world_rank=lambda: 0, get_world_size=lambda: 1)
+
+    def get_checkpoint(self) -> Any:
+        return None
+
+
+class FakeEngine:
+    """Runs the job's training function in this process; fails after it when told to."""
+
+    ledger_runs_validation = True
+    unscored_checkpoints_newest = False
+
+    def __init__(self, mode: switch.Mode, fail: BaseException | None = None) -> None:
+        self.mode = mode
+        self.fail = fail
+
+    def worker_side(self) -> FakeWorkerSide:
+        return FakeWorkerSide()
+
+    def prepare(self, run: RunConfig, train_loop_config: Any, start_time: float, trainer_name: str, restoring=None):
+        return PreparedRun(experiment=storage.resolve(run.storage_path, run.storage_filesystem, run.name or "fake"))
+
+    def round_sink(self, prepared: PreparedRun) -> None:
+        return None
+
+    def engine_env(self) -> dict[str, str]:
+        return {}
+
+    def run(self, job: TrainJob) -> Any:
+        takes_config = isinstance(job.train_fn, worker._EntryWithConfig)
+        job.train_fn(job.train_loop_config) if takes_config else job.train_fn()
+        if self.fail is not None:
+            raise self.fail
+        experiment = job.prepared.experiment
+        return types.SimpleNamespace(checkpoint=None, error=None, path=experiment.run_dir, best_checkpoints=[])
+
+    def result_parts(self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: Any) -> ResultParts:
+        semantics = V1Semantics() if self.mode.keeps_every_report else V2Semantics()
+        outcome = semantics.outcome(snapshot.rounds())
+        frame = pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None
+        return ResultParts(outcome.result_metrics, job.prepared.experiment.run_dir, frame)
+
+
+V1_MODE = switch.Mode(switch.V1, switch.V1)
+V2_MODE = switch.Mode(switch.V2, switch.V2)
+
+
+@pytest.fixture(autouse=True)
+def without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compat import _trainer
+
+    monkeypatch.setattr(_trainer, "ensure_ray", lambda: None)
+    # The worker asks Ray for its actor's id (Ray would start a cluster to answer): none here.
+    monkeypatch.setattr(ray, "get_runtime_context", lambda: types.SimpleNamespace(get_actor_id=lambda: None))
+    monkeypatch.setattr(_trainer, "open_ledger", LocalLedger)
+    monkeypatch.setenv("COMPAT_RECORD_CHANNEL", "actor")  # records through the ledger client
+
+
+def three_epochs(config: dict[str, Any]) -> int:
+    for epoch in range(3):
+        train.report({"loss": 1.0 / (epoch + 1), "epoch": epoch})
+    return 7
+
+
+def fit(engine: FakeEngine, tmp_path: Path, **run: Any) -> Any:
+    trainer = TorchTrainer(
+        three_epochs,
+        train_loop_config={"lr": 0.1},
+        run_config=train.RunConfig(name="job", storage_path=str(tmp_path), **run),
+    )
+    return trainer._fit(engine, in_trial=False)
+
+
+def test_a_fit_builds_its_result_from_every_report_and_leaves_its_records_with_the_run(tmp_path) -> None:
+    result = fit(FakeEngine(V1_MODE), tmp_path)
+    assert result.backend == "v1" and result.error is None
+    assert result.metrics["loss"] == pytest.approx(1 / 3)  # V1: the last report
+    assert list(result.metrics_dataframe["epoch"]) == [0, 1, 2]
+    assert list(result.worker_metrics_dataframe["epoch"]) == [0, 1, 2]
+    assert result.return_value == 7 and result.config == {"train_loop_config": {"lr": 0.1}}
+    job = tmp_path / "job"
+    assert [r["epoch"] for r in map(json.loads, (job / stored.WORKER_REPORTS).read_text().splitlines())] == [0, 1, 2]
+    # The record, appended again when the test read V1's auto-filled keys (a V1-only read).
+    record = json.loads((job / readiness.RECORD_FILE).read_text().splitlines()[-1])
+    assert record["outcome"] == "succeeded" and record["trainer"] == "TorchTrainer" and record["engine"] == "v1"
+    assert restore.load(str(job)).state.arguments["train_loop_config"] == {"lr": 0.1}  # restorable
+
+
+def test_under_v2_the_same_reports_give_v2s_result_and_name_what_v1_kept(tmp_path) -> None:
+    with pytest.warns(train.V1OnlyWarning, match="free-floating"):
+        result = fit(FakeEngine(V2_MODE), tmp_path)
+    assert result.backend == "v2" and result.metrics is None and result.metrics_dataframe is None
+    assert list(result.worker_metrics_dataframe["epoch"]) == [0, 1, 2]  # compat keeps them in both modes
+    assert [u.kind for u in result.v1_usage] == ["free-floating-report"]
+
+
+def test_an_engine_failure_is_compats_error_with_every_report_recorded_before_it(tmp_path) -> None:
+    with pytest.raises(train.TrainingFailedError, match="RuntimeError: the engine broke") as raised:
+        fit(FakeEngine(V1_MODE, fail=RuntimeError("the engine broke")), tmp_path)
+    result = raised.value.result
+    assert list(result.worker_metrics_dataframe["epoch"]) == [0, 1, 2]
+    assert isinstance(raised.value.__cause__, RuntimeError)
+    [record] = [json.loads(line) for line in (tmp_path / "job" / readiness.RECORD_FILE).read_text().splitlines()]
+    assert record["outcome"] == "failed" and "the engine broke" in record["error"]
+
+
+class Raises(UserCallback):
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def after_report(self, run_context: Any, metrics: list[dict[str, Any]], checkpoint: Any) -> None:
+        self.seen.append(metrics[0]["epoch"])
+        if metrics[0]["epoch"] == 1:
+            raise ValueError("callback broke")
+
+
+def test_a_raising_callback_lets_training_finish_then_is_a_callback_error(tmp_path) -> None:
+    callback = Raises()
+    with pytest.raises(CallbackError, match="callback broke") as raised:
+        fit(FakeEngine(V1_MODE), tmp_path, callbacks=[callback])
+    assert callback.seen == [0, 1, 2]  # after_report once per round, in order, past the failure
+    assert list(raised.value.result.metrics_dataframe["epoch"]) == [0, 1, 2]
