@@ -22,7 +22,7 @@ import compat as train
 from compat.callbacks import UserCallback
 from compat.errors import CallbackError
 from compat.torch import TorchTrainer
-from compat_core import readiness, restore, storage, stored, switch, worker
+from compat_core import readiness, restore, storage, stored, switch, usage, worker
 from compat_core.config import RunConfig
 from compat_core.engine import EngineReport, PreparedRun, TrainJob
 from compat_core.ledger import LedgerClient, LedgerSnapshot, RunLedger
@@ -164,7 +164,8 @@ def test_a_fit_builds_its_result_from_every_report_and_leaves_its_records_with_t
     assert restore.load(str(job)).state.arguments["train_loop_config"] == {"lr": 0.1}  # restorable
 
 
-def test_under_v2_the_same_reports_give_v2s_result_and_name_what_v1_kept(tmp_path) -> None:
+def test_under_v2_the_same_reports_give_v2s_result_and_name_what_v1_kept(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(usage, "_warned", set())  # V1-only warnings are given once per process
     with pytest.warns(train.V1OnlyWarning, match="free-floating"):
         result = fit(FakeEngine(V2_MODE), tmp_path)
     assert result.backend == "v2" and result.metrics is None and result.metrics_dataframe is None
