@@ -25,8 +25,8 @@ import sys
 import tempfile
 import time
 
-from compat_core import messages
-from compat_core.readiness import RECORD_FILE, Behaviour, RunRecord
+from compat.readiness._record import RECORD_FILE, Behaviour, RunRecord
+from compat_core import v1_only
 
 KINDS = ["free-floating-report", "session-api", "tune-callback", "checkpoint-frequency", "trial-api"]
 DAY = 86400.0
@@ -35,8 +35,8 @@ START = 1_790_000_000.0
 
 def record(job: str, index: int, day: float, kinds: list[str], path: str, failed: bool) -> RunRecord:
     behaviours = tuple(
-        Behaviour(k, 3, f"/jobs/{job}.py:{20 + i}", messages.KINDS[k].severity, messages.KINDS[k].rule)
-        for i, k in enumerate(sorted(kinds, key=lambda k: (messages.KINDS[k].severity != "breaks", k)))
+        Behaviour(k, 3, f"/jobs/{job}.py:{20 + i}", v1_only.KINDS[k].severity, v1_only.KINDS[k].rule)
+        for i, k in enumerate(sorted(kinds, key=lambda k: (v1_only.KINDS[k].severity != "breaks", k)))
     )
     ended = START + day * DAY
     return RunRecord(

@@ -206,13 +206,14 @@ def record_cost(records: int, repeat: int) -> None:
     import psutil
     import ray
 
-    from compat_core.ledger import LedgerClient, open_ledger
+    from compat_core.run.ledger import LedgerClient, open_ledger
 
     @ray.remote(num_cpus=0)
     class Worker:
         def send(self, ledger: LedgerClient, use_socket: bool, records: int) -> tuple[float, float]:
-            from compat_core import channel, switch, worker
-            from compat_core.engine import EngineReport
+            from compat_core import switch
+            from compat_core.run import channel, worker
+            from compat_core.run.engine import EngineReport
 
             address = ledger.open_channel() if use_socket else None
             mode = switch.Mode(switch.V1, switch.V1)
@@ -325,7 +326,7 @@ def growth(sizes: list[int], modes: list[str]) -> None:
     """Memory against a run's length, compat beside raw Ray; prints the table."""
     import gc
 
-    from compat_core.ledger import open_ledger
+    from compat_core.run.ledger import open_ledger
 
     probe = open_ledger(2)  # the host compat's fits in this process use: its pid
     host_pid = probe.pid
@@ -379,9 +380,9 @@ def frame_build(count: int, repeat: int) -> None:
     ``repeat``: compat's build beside the frame of merged row dicts it replaced."""
     import pandas as pd
 
-    from compat_core.ledger import Record
-    from compat_core.result import worker_dataframe
-    from compat_core.stored import worker_rows
+    from compat_core.run.ledger import Record
+    from compat_core.semantics.result import worker_dataframe
+    from compat_core.semantics.stored import worker_rows
 
     records = [
         Record(i % 2, i // 2, {f"m{k}": float(k + i) for k in range(10)}, False, False, 1.8e9 + i) for i in range(count)

@@ -5,7 +5,7 @@
 
 from typing import Any
 
-from compat_core import version
+from compat_core.releases import supported as version
 
 RAY_VERSION = version.check()  # fail with the fix before importing Ray's internals
 
@@ -13,7 +13,7 @@ RAY_VERSION = version.check()  # fail with the fix before importing Ray's intern
 # isort: off
 from ray.train import BackendConfig, Checkpoint, DataConfig, SyncConfig
 from ray.train import TRAIN_DATASET_KEY
-from compat_core.releases import (
+from compat_core.releases.standins import (
     CheckpointConsistencyMode,
     CheckpointUploadMode,
     LoggingConfig,
@@ -26,7 +26,7 @@ from compat_core.releases import (
 )
 
 from compat import session
-from compat_core import releases
+from compat_core.releases import standins
 from compat._api import (
     get_all_reported_checkpoints,
     get_checkpoint,
@@ -36,10 +36,10 @@ from compat._api import (
     report,
 )
 from compat._context import TrainContext
-from compat_core.model import CheckpointStatus
+from compat_core.semantics.rounds import CheckpointStatus
 from compat_core.switch import backend
 from compat._trainer import DataParallelTrainer
-from compat_core.version import UntestedRayWarning
+from compat_core.releases.supported import UntestedRayWarning
 from compat_core.usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
 from compat.callbacks import UserCallback
 from compat_core.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
@@ -59,7 +59,7 @@ from compat_core.errors import (
 WorkerGroupError = WorkerGroupFailedError
 ControllerError = ControllerFailedError
 ReportedCheckpointStatus = CheckpointStatus
-from compat_core.result import ReportedCheckpoint, Result
+from compat_core.semantics.result import ReportedCheckpoint, Result
 # isort: on
 
 __all__ = [
@@ -116,7 +116,7 @@ __all__ = [
 ]
 
 # Names this (older) Ray's ray.train still exports and newer releases removed (compat/releases.py).
-__all__ = releases.export_retired(globals(), "ray.train", __all__)
+__all__ = standins.export_retired(globals(), "ray.train", __all__)
 
 
 def __getattr__(name: str) -> Any:

@@ -9,12 +9,14 @@ from typing import Any
 
 from ray.train import Checkpoint
 
+from compat import _checks as checks
 from compat._context import TrainContext
-from compat_core import checks, messages, worker
+from compat_core import messages
 from compat_core.errors import NotInTrainingFunctionError
-from compat_core.model import CheckpointStatus
-from compat_core.releases import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
-from compat_core.result import ReportedCheckpoint
+from compat_core.releases.standins import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
+from compat_core.run import worker
+from compat_core.semantics.result import ReportedCheckpoint
+from compat_core.semantics.rounds import CheckpointStatus
 from compat_core.validation import SeedValidation, request_from_report, seed_request
 
 

@@ -5,7 +5,7 @@ The public layer imports the engines; the engines import only the core and Ray."
 
 from __future__ import annotations
 
-from compat_core.engine import Engine
+from compat_core.run.engine import Engine
 from compat_core.switch import V1, Mode
 
 

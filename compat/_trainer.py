@@ -25,36 +25,27 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from compat import _capture as capture
+from compat import _checks as checks
 from compat import _engines, _shadowing
 from compat.callbacks import is_user_callback
+from compat.readiness import _record as readiness
 from compat.session import route_air_session
-from compat_core import (
-    capture,
-    checks,
-    messages,
-    readiness,
-    reads,
-    restore,
-    result,
-    stored,
-    switch,
-    tune,
-    usage,
-    where,
-    worker,
-)
+from compat_core import messages, switch, tune, usage, where
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
-from compat_core.engine import Engine, PreparedRun, TrainJob
 from compat_core.errors import CallbackError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
-from compat_core.ledger import LedgerClient, LedgerSnapshot, journaled_records, open_ledger, ray_validation_runner
-from compat_core.ledger.votes import vote_timeout_s
-from compat_core.model import Retention
 from compat_core.patch import scoped_env
-from compat_core.result import Result
+from compat_core.run import worker
+from compat_core.run.engine import Engine, PreparedRun, TrainJob
+from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journaled_records, open_ledger, ray_validation_runner
+from compat_core.run.ledger.votes import vote_timeout_s
+from compat_core.semantics import reads, restore, result, stored
+from compat_core.semantics.result import Result
+from compat_core.semantics.rounds import Retention
+from compat_core.semantics.v1_logs import AUTO_KEYS
 from compat_core.storage import RunStorage
 from compat_core.usage import UsageLog
-from compat_core.v1_logs import AUTO_KEYS
 from compat_core.validation import trainer_config
 
 if TYPE_CHECKING:

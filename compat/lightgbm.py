@@ -14,10 +14,10 @@ from typing import Any
 from ray.train.lightgbm import LightGBMCheckpoint, LightGBMConfig, RayTrainReportCallback, get_network_params
 
 from compat._trees import TreeTrainer
-from compat_core import releases
 from compat_core.frameworks import LIGHTGBM
+from compat_core.releases import adapters, facts, standins
 
-if releases.LIGHTGBM_NORMALIZE:
+if facts.LIGHTGBM_NORMALIZE:
     from ray.train.lightgbm import normalize_pandas_for_lightgbm
 
 __all__ = [
@@ -27,11 +27,11 @@ __all__ = [
     "RayTrainReportCallback",
     "get_network_params",
 ]
-if releases.LIGHTGBM_NORMALIZE:
+if facts.LIGHTGBM_NORMALIZE:
     __all__ += ["normalize_pandas_for_lightgbm"]
 
 # Names this (older) Ray's ray.train.lightgbm still exports and newer releases removed (compat/releases.py).
-__all__ = releases.export_retired(globals(), "ray.train.lightgbm", __all__)
+__all__ = standins.export_retired(globals(), "ray.train.lightgbm", __all__)
 
 
 class LightGBMTrainer(TreeTrainer):
@@ -44,4 +44,4 @@ class LightGBMTrainer(TreeTrainer):
 
     @staticmethod
     def _legacy_parts() -> tuple[Callable[..., Any], type[Any], str]:
-        return releases.tree_train_fn("lightgbm"), RayTrainReportCallback, "lightgbm_train_kwargs"
+        return adapters.tree_train_fn("lightgbm"), RayTrainReportCallback, "lightgbm_train_kwargs"

@@ -1,5 +1,5 @@
-"""``compat.Result``: one result type for both engines (defined in :mod:`compat_core.result`)."""
+"""``compat.Result``: one result type for both engines (defined in :mod:`compat_core.semantics.result`)."""
 
-from compat_core.result import ReportedCheckpoint, Result
+from compat_core.semantics.result import ReportedCheckpoint, Result
 
 __all__ = ["ReportedCheckpoint", "Result"]

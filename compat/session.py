@@ -69,7 +69,7 @@ def get_experiment_name() -> str:
 def route_air_session() -> Callable[[], None]:
     """``ray.air.session.*`` inside a compat worker answers correctly in both modes (raw V2
     makes it a silent no-op) and is counted as the V1-only kind ``session-api``; returns the
-    undo. The trainer hands it to every worker (compat_core.worker runs it)."""
+    undo. The trainer hands it to every worker (compat_core.run.worker runs it)."""
     import ray.air.session as air_session
 
     return rebind(air_session, {name: globals()[name] for name in __all__})

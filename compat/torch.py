@@ -14,8 +14,10 @@ from ray.train.torch import TorchCheckpoint
 from ray.train.torch.config import TorchConfig
 
 from compat._trainer import TorchTrainer
-from compat_core import messages, releases, usage, worker
+from compat_core import messages, usage
 from compat_core.errors import CompatError
+from compat_core.releases import standins
+from compat_core.run import worker
 
 __all__ = [
     "TorchCheckpoint",
@@ -32,7 +34,7 @@ __all__ = [
 ]
 
 # Names this (older) Ray's ray.train.torch still exports and newer releases removed (compat/releases.py).
-__all__ = releases.export_retired(globals(), "ray.train.torch", __all__)
+__all__ = standins.export_retired(globals(), "ray.train.torch", __all__)
 
 
 def _utils() -> Any:

@@ -16,13 +16,13 @@ from ray.train.xgboost import RayTrainReportCallback, XGBoostCheckpoint
 from ray.train.xgboost.config import XGBoostConfig
 
 from compat._trees import TreeTrainer
-from compat_core import releases
 from compat_core.frameworks import XGBOOST
+from compat_core.releases import adapters, standins
 
 __all__ = ["RayTrainReportCallback", "XGBoostCheckpoint", "XGBoostConfig", "XGBoostTrainer"]
 
 # Names this (older) Ray's ray.train.xgboost still exports and newer releases removed (compat/releases.py).
-__all__ = releases.export_retired(globals(), "ray.train.xgboost", __all__)
+__all__ = standins.export_retired(globals(), "ray.train.xgboost", __all__)
 
 
 class XGBoostTrainer(TreeTrainer):
@@ -35,4 +35,4 @@ class XGBoostTrainer(TreeTrainer):
 
     @staticmethod
     def _legacy_parts() -> tuple[Callable[..., Any], type[Any], str]:
-        return releases.tree_train_fn("xgboost"), RayTrainReportCallback, "xgboost_train_kwargs"
+        return adapters.tree_train_fn("xgboost"), RayTrainReportCallback, "xgboost_train_kwargs"

@@ -1,7 +1,7 @@
 """The shared core of ray-train-compat (private: users import ``compat``).
 
 What the public package (``compat``) and both engines (``v1``, ``v2``) share: the interfaces an
-engine implements (:mod:`~compat_core.engine`), the mode (:mod:`~compat_core.switch`), the records
+engine implements (:mod:`~compat_core.run.engine`), the mode (:mod:`~compat_core.switch`), the records
 and rounds model and each semantics' pure functions, the run ledger, storage through
 ``pyarrow.fs``, V1's log writing, usage records, messages, errors and the Ray-release facts.
 

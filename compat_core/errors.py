@@ -26,7 +26,7 @@ def _ray_bases() -> tuple[tuple[type[BaseException], ...], type[BaseException], 
     except Exception:  # an unsupported Ray: the version check reports it
         pass
     try:
-        from compat_core.releases import v2_failure_classes
+        from compat_core.releases.standins import v2_failure_classes
 
         failed, worker_group, controller = v2_failure_classes()
         if failed is not None:

@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from compat_core import releases
+from compat_core.releases import facts
 from compat_core.switch import V1, Generation
 
 
@@ -77,11 +77,11 @@ XGBOOST = Framework(
     v2_trainer="ray.train.v2.xgboost.xgboost_trainer:XGBoostTrainer",
     config_arg="xgboost_config",
     v1_config="ray.train.xgboost.config:XGBoostConfig",
-    v2_config="ray.train.v2.xgboost.config:XGBoostConfig" if releases.V2_XGBOOST_CONFIG else None,
+    v2_config="ray.train.v2.xgboost.config:XGBoostConfig" if facts.V2_XGBOOST_CONFIG else None,
 )
 LIGHTGBM = Framework(
     "lightgbm",
-    v1_trainer=releases.V1_LIGHTGBM_TRAINER,
+    v1_trainer=facts.V1_LIGHTGBM_TRAINER,
     v2_trainer="ray.train.v2.lightgbm.lightgbm_trainer:LightGBMTrainer",
     config_arg="lightgbm_config",
 )

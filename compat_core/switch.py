@@ -3,7 +3,7 @@ the :class:`Mode` of a run from them and the installed Ray.
 
 Ray parses the variable with ``env_bool``: ``"1"`` or ``"true"`` (any case) mean V2,
 every other value means V1, and an unset variable means Ray's own default: V2 from Ray 2.51,
-V1 before (:data:`compat_core.releases.V2_IS_DEFAULT`).
+V1 before (:data:`compat_core.releases.facts.V2_IS_DEFAULT`).
 That silently turns a typo such as ``"yes"`` or ``" 1"`` into V1, so compat accepts
 exactly the values Ray gives a meaning to on purpose and rejects the rest.
 """
@@ -84,7 +84,7 @@ class Mode:
         """The ``RAY_TRAIN_V2_ENABLED`` of a Ray task compat runs outside training (a
         checkpoint validation): Ray's functions answer there as this semantics' Ray does
         outside a training worker, V1's while Ray ships them, whichever engine runs it."""
-        from compat_core.releases import HAS_V1_ENGINE
+        from compat_core.releases.facts import HAS_V1_ENGINE
 
         return {ENV_VAR: _value(self.semantics if HAS_V1_ENGINE else V2)}
 
@@ -109,7 +109,7 @@ def selecting(semantics: Generation) -> dict[str, str]:
 def parse(value: str | None) -> Generation:
     """The semantics a raw ``RAY_TRAIN_V2_ENABLED`` value selects (``None``: unset)."""
     if value is None:
-        from compat_core.releases import V2_IS_DEFAULT
+        from compat_core.releases.facts import V2_IS_DEFAULT
 
         return V2 if V2_IS_DEFAULT else V1
     if value.lower() in _V2_VALUES:
@@ -124,7 +124,7 @@ def v1_engine() -> Generation:
     ``v2``: V1 semantics on Ray's V2 engine). Unset: Ray's V1 engine while Ray has one."""
     value = os.environ.get(ENGINE_ENV_VAR)
     if value is None:
-        from compat_core.releases import HAS_V1_ENGINE
+        from compat_core.releases.facts import HAS_V1_ENGINE
 
         return V1 if HAS_V1_ENGINE else V2
     if value.lower() in ("v1", "v2"):

@@ -23,7 +23,7 @@ from typing import Any
 
 from compat_core import messages
 from compat_core.config import ScalingConfig, coerce
-from compat_core.ledger import LedgerClient
+from compat_core.run.ledger import LedgerClient
 
 POLL_S = 0.1
 # Keys of a param_space sample that set trainer arguments; anything else is an error.

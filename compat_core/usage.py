@@ -11,8 +11,9 @@ import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from compat_core import messages, switch
+from compat_core import storage, switch, v1_only
 from compat_core.where import user_call_site, warn
 
 STRICT_ENV_VAR = "COMPAT_STRICT"
@@ -55,17 +56,17 @@ class Usage:
 
     @property
     def advice(self) -> str:
-        return messages.v1_only(self.kind, self.detail)
+        return v1_only.message(self.kind, self.detail)
 
     @property
     def severity(self) -> str:
         """What it does on raw V2: ``breaks`` (raises) or ``silent`` (other results)."""
-        return messages.KINDS[self.kind].severity
+        return v1_only.KINDS[self.kind].severity
 
     @property
     def rule(self) -> str | None:
         """The codemod rule (``python -m migrate``) that flags or rewrites it."""
-        return messages.KINDS[self.kind].rule
+        return v1_only.KINDS[self.kind].rule
 
 
 @dataclass
@@ -76,7 +77,7 @@ class UsageLog:
 
     def add(self, kind: str, site: str, count: int = 1, detail: str = "") -> bool:
         """Record ``count`` uses of ``kind``; True when the kind is new to this log."""
-        if kind not in messages.KINDS:
+        if kind not in v1_only.KINDS:
             raise KeyError(f"unknown V1-only kind {kind!r}")
         usage = self.entries.get(kind)
         if usage is None:
@@ -104,13 +105,13 @@ def relied_on(kind: str, detail: str = "", *, mode: switch.Mode | None = None) -
     _process_log.add(kind, site)
     if not (mode or switch.mode()).warns_v1_only:
         return
-    _warn_once(kind, messages.v1_only(kind, detail))
+    _warn_once(kind, v1_only.message(kind, detail))
 
 
 def dropped_by_v2_engine(kind: str, detail: str = "") -> None:
     """Under v1 on Ray's V2 engine: warn once per option kind that the run ignores it (V2's
     engine has nowhere to apply it); in strict mode, raise."""
-    message = messages.dropped_by_v2_engine(kind, detail)
+    message = v1_only.dropped_by_v2_engine(kind, detail)
     _warn_once(f"engine:{kind}:{detail}", message)  # at the user's line: the call of fit()
 
 
@@ -129,7 +130,7 @@ def warn_for_workers(usages: Iterable[Usage]) -> None:
     for usage in usages:
         if usage.kind not in _warned:
             _warned.add(usage.kind)
-            message = messages.v1_only(usage.kind, f"first at {usage.first_site}, {usage.count}x")
+            message = v1_only.message(usage.kind, f"first at {usage.first_site}, {usage.count}x")
             warn(message, V1OnlyWarning, site=usage.first_site)  # the worker's line that did it
 
 
@@ -138,3 +139,13 @@ def take() -> list[Usage]:
     usages = _process_log.as_list()
     _process_log.entries.clear()
     return usages
+
+
+def note_rerun_same_name(name: str | None, storage_path: str | None, filesystem: Any, mode: switch.Mode) -> None:
+    """A named run (``RunConfig``'s ``name``, ``storage_path``, ``storage_filesystem``) whose
+    directory already holds an earlier run: V1 (on either engine) starts a fresh trial beside it,
+    V2 would resume it. Recorded as the V1-only behaviour ``rerun-same-name``."""
+    if name:
+        run_dir = storage.resolve(storage_path, filesystem, name)
+        if run_dir.has_entries():
+            relied_on("rerun-same-name", f"{name!r} in {run_dir}", mode=mode)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
 from compat_core import messages
-from compat_core.releases import ValidationConfig, ValidationTaskConfig
+from compat_core.releases.standins import ValidationConfig, ValidationTaskConfig
 
 SEED_TOKEN_KEY = "_compat_validation_token"
 
@@ -96,7 +96,7 @@ def request_from_report(
 
 class SeedSource(Protocol):
     """Where a validation of the older form finds its function: the run's ledger
-    (:class:`compat_core.ledger.LedgerClient`; not imported here, as the ledger imports this)."""
+    (:class:`compat_core.run.ledger.LedgerClient`; not imported here, as the ledger imports this)."""
 
     def seed_validation(self, token: str) -> Any: ...
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat_core import releases
+from compat_core.releases import facts
 from examples import after_report_callback, async_validation, config_and_results, torchmetrics_aggregation
 
 pytestmark = pytest.mark.ray
@@ -26,7 +26,7 @@ def test_after_report_callback_sees_every_worker(backend, storage) -> None:
 def test_async_validation_both_forms(backend, storage) -> None:
     result = async_validation.main(storage, epochs=2)
     statuses = [c.status.value for c in result.reported_checkpoints]
-    if backend == "v2" and releases.V2_DEVICE_NEEDS_WORKER:
+    if backend == "v2" and facts.V2_DEVICE_NEEDS_WORKER:
         # Raw Ray 2.50's V2: the even epoch's validate_fn iterates a dataset with
         # iter_torch_batches(), whose get_device() raises outside a training worker (docs §27).
         assert statuses == ["VALIDATION_FAILED", "VALIDATED"]

@@ -14,14 +14,16 @@ from ray.air.config import ScalingConfig as RayScalingConfig
 from ray.exceptions import RayActorError, RayTaskError
 from ray.tune import Callback
 
-from compat_core import releases, restore, storage, v1_logs
+from compat_core import storage, usage
 from compat_core.config import RunConfig
-from compat_core.engine import PreparedRun, TrainJob, note_v1_rerun
-from compat_core.ledger import LedgerClient, LedgerSnapshot
-from compat_core.model import merge_validation
-from compat_core.restore import RestoreSpec
-from compat_core.result import ResultParts, ledger_validated, validated_dataframe
-from compat_core.semantics import V1Semantics
+from compat_core.releases import adapters, facts
+from compat_core.run.engine import PreparedRun, TrainJob
+from compat_core.run.ledger import LedgerClient, LedgerSnapshot
+from compat_core.semantics import restore, v1_logs
+from compat_core.semantics.observed import V1Semantics
+from compat_core.semantics.restore import RestoreSpec
+from compat_core.semantics.result import ResultParts, ledger_validated, validated_dataframe
+from compat_core.semantics.rounds import merge_validation
 from compat_core.switch import V1, Mode
 from v1.worker import V1WorkerSide
 
@@ -41,7 +43,7 @@ class V1Engine:
     """Ray's V1 engine running V1 semantics (the only mode it runs)."""
 
     ledger_runs_validation = True
-    unscored_checkpoints_newest = releases.UNSCORED_CHECKPOINTS_NEWEST
+    unscored_checkpoints_newest = facts.UNSCORED_CHECKPOINTS_NEWEST
 
     def __init__(self, mode: Mode) -> None:
         assert mode.engine is V1 and mode.keeps_every_report, f"Ray's V1 engine runs V1 semantics, not {mode}"
@@ -72,7 +74,7 @@ class V1Engine:
             # latest checkpoint, not by Ray's restore.
             start = restore.start_checkpoint(restoring.experiment)
             return dataclasses.replace(resumed, restoring=None, start_checkpoint=start)
-        note_v1_rerun(run, self.mode)
+        usage.note_rerun_same_name(run.name, run.storage_path, run.storage_filesystem, self.mode)
         # Ray's name for an unnamed run, given here so that compat knows the experiment directory.
         run_name = run.name or f"{trainer_name}_{datetime.fromtimestamp(start_time):%Y-%m-%d_%H-%M-%S}"
         # Ray's RunConfig has already filled in its default when run() sets this on it: the
@@ -109,7 +111,7 @@ class V1Engine:
         run.callbacks = [*(run.callbacks or []), EngineFailures(job.ledger)]
         trainer.run_config = run
         if prepared.restoring is not None:  # what Ray's V1 Trainer.restore(path) sets
-            releases.set_v1_restore_path(trainer, prepared.restoring.path, prepared.restoring.filesystem)
+            adapters.set_v1_restore_path(trainer, prepared.restoring.path, prepared.restoring.filesystem)
         global _running_ledger
         _running_ledger = job.ledger
         try:
@@ -120,7 +122,7 @@ class V1Engine:
     def run_in_trial(self, job: TrainJob) -> Any:
         """Inside a Tune trial: Ray's own trainer-as-trainable path (what the trainable of
         ``BaseTrainer.as_trainable`` runs), so the trial behaves as a V1 Trainer's trial."""
-        releases.v1_train_coordinator()(
+        adapters.v1_train_coordinator()(
             ray_trainer_args(job), trainer_cls=job.framework.trainer_class(V1), metadata=job.metadata or {}
         )
         return None

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compat_core import releases
-from compat_core.engine import EngineReport, ReportSink
 from compat_core.patch import override_method, rebind, undo_all
+from compat_core.releases import adapters
+from compat_core.run.engine import EngineReport, ReportSink
+from compat_core.run.worker import ledger_reported_checkpoints
 from compat_core.storage import checkpoint_dir_name
-from compat_core.worker import ledger_reported_checkpoints
 
 
 class V1WorkerSide:
@@ -32,7 +32,7 @@ class V1WorkerSide:
         first = session.settings.resume_from_checkpoint
         if first is None:
             return
-        ray_session: Any = releases.v1_session().get_session()
+        ray_session: Any = adapters.v1_session().get_session()
         if ray_session is not None and ray_session.loaded_checkpoint is None:
             ray_session.loaded_checkpoint = first
 
@@ -49,7 +49,7 @@ class V1WorkerSide:
         import ray.train
         from ray.train import context as v1_context
 
-        v1_session = releases.v1_session()
+        v1_session = adapters.v1_session()
         session: Any = v1_session.get_session()
         original = session.report
 
@@ -89,8 +89,8 @@ class V1WorkerSide:
         validation: Any,
     ) -> None:
         # V1 names its own checkpoint directories and uploads synchronously; validation
-        # runs in compat's ledger (see compat_core.worker).
-        releases.v1_session().report(dict(metrics), checkpoint=checkpoint)
+        # runs in compat's ledger (see compat_core.run.worker).
+        adapters.v1_session().report(dict(metrics), checkpoint=checkpoint)
 
     def context(self) -> Any:
         from ray.train.context import get_context
@@ -106,7 +106,7 @@ class V1WorkerSide:
         return None  # V1 has no preemption notice; a preempted node is a worker failure
 
     def get_checkpoint(self) -> Any:
-        return releases.v1_session().get_checkpoint()
+        return adapters.v1_session().get_checkpoint()
 
     def get_dataset_shard(self, dataset_name: str | None) -> Any:
-        return releases.v1_session().get_dataset_shard(dataset_name)
+        return adapters.v1_session().get_dataset_shard(dataset_name)

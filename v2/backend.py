@@ -17,16 +17,18 @@ from typing import Any
 import pandas as pd
 from ray.train.v2.api.callback import UserCallback
 
-from compat_core import messages, releases, restore, storage, tune, usage, v1_logs
+from compat_core import messages, storage, tune, usage
 from compat_core.config import RunConfig
-from compat_core.engine import PreparedRun, TrainJob
 from compat_core.errors import CompatError
-from compat_core.ledger import LedgerClient, LedgerSnapshot, group_rounds
-from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome
 from compat_core.patch import scoped_env
-from compat_core.restore import RestoreSpec
-from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated
-from compat_core.semantics import V2Semantics
+from compat_core.releases import facts, standins
+from compat_core.run.engine import PreparedRun, TrainJob
+from compat_core.run.ledger import LedgerClient, LedgerSnapshot, group_rounds
+from compat_core.semantics import restore, v1_logs
+from compat_core.semantics.observed import V2Semantics
+from compat_core.semantics.restore import RestoreSpec
+from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated
+from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
 from compat_core.storage import RunStorage, checkpoint_dir_name
 from compat_core.switch import V2, Mode
 from v2 import groups
@@ -82,7 +84,7 @@ class V2Engine:
         assert mode.engine is V2, f"not a mode of Ray's V2 engine: {mode}"
         self.mode = mode
         # V2 validates in its controller from Ray 2.56; before, compat's ledger does.
-        self.ledger_runs_validation = not releases.VALIDATION
+        self.ledger_runs_validation = not facts.VALIDATION
 
     def worker_side(self) -> V2WorkerSide:
         return V2WorkerSide(self.mode)
@@ -138,13 +140,13 @@ class V2Engine:
     def run(self, job: TrainJob, watcher: Any = None) -> Any:
         """``watcher``: inside a Tune trial, the :class:`v2.groups.GroupWatcher` V2's
         controller registers its worker groups with."""
-        CheckpointConfig, FailureConfig, RunConfig, ScalingConfig = releases.v2_config_classes()
+        CheckpointConfig, FailureConfig, RunConfig, ScalingConfig = standins.v2_config_classes()
 
-        releases.expose_v2_names()
+        standins.expose_v2_names()
 
         s, r, p = job.scaling, job.run, prepared_of(job)
         c, f = r.checkpoint_config, r.failure_config
-        if r.worker_runtime_env and not releases.WORKER_RUNTIME_ENV:
+        if r.worker_runtime_env and not facts.WORKER_RUNTIME_ENV:
             raise CompatError(messages.needs_newer_ray("RunConfig(worker_runtime_env=...)", "2.47"))
         # V1-only options were recorded (and warned about) by the trainer; V2 raises on
         # them, so they are not passed on.
@@ -161,10 +163,10 @@ class V2Engine:
             # The users' UserCallbacks run in the ledger, which sees every round; V2's
             # controller tells it of every failure it sees (see EngineFailures).
             callbacks=[EngineFailures(job.ledger), *([groups.RegisterGroups(watcher)] if watcher is not None else [])],
-            **({"worker_runtime_env": r.worker_runtime_env} if releases.WORKER_RUNTIME_ENV else {}),
-            **({"logging_config": r.logging_config} if releases.LOGGING_CONFIG else {}),
+            **({"worker_runtime_env": r.worker_runtime_env} if facts.WORKER_RUNTIME_ENV else {}),
+            **({"logging_config": r.logging_config} if facts.LOGGING_CONFIG else {}),
         )
-        backend_config = releases.v2_backend_config(job.framework.config_for(job.backend_config, V2), bool(s.use_gpu))
+        backend_config = standins.v2_backend_config(job.framework.config_for(job.backend_config, V2), bool(s.use_gpu))
         trainer = job.framework.trainer_class(V2)(
             job.train_fn,
             train_loop_config=job.train_loop_config,
@@ -179,7 +181,7 @@ class V2Engine:
             run_config=run,
             datasets=job.datasets,
             dataset_config=job.dataset_config,
-            **({"validation_config": job.validation_config} if releases.VALIDATION else {}),
+            **({"validation_config": job.validation_config} if facts.VALIDATION else {}),
         )
         tune = self._tune_callbacks(job)
         if tune is None:

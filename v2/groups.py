@@ -23,7 +23,7 @@ import logging
 import threading
 from typing import Any
 
-from compat_core import releases
+from compat_core.releases import adapters
 
 # How often the watcher asks whether the trial's actor is alive.
 CHECK_INTERVAL_S = 1.0
@@ -107,7 +107,7 @@ def start_watcher() -> Any:
     return watcher
 
 
-class RegisterGroups(releases.v2_worker_group_callback()):  # type: ignore[misc]  # Ray's class, from releases
+class RegisterGroups(adapters.v2_worker_group_callback()):  # type: ignore[misc]  # Ray's class, from releases
     """In V2's controller: each worker group it starts is registered with the watcher before
     the workers train."""
 
@@ -117,7 +117,7 @@ class RegisterGroups(releases.v2_worker_group_callback()):  # type: ignore[misc]
     def after_worker_group_start(self, worker_group: Any) -> None:
         import ray
 
-        group = releases.worker_group_placement_group(worker_group)
+        group = adapters.worker_group_placement_group(worker_group)
         if group is None:
             return
         try:

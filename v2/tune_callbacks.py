@@ -16,10 +16,10 @@ import threading
 import traceback
 from typing import Any
 
-from compat_core import releases
-from compat_core.ledger import CallbackFailure, LedgerClient
+from compat_core.releases import adapters
+from compat_core.run.ledger import CallbackFailure, LedgerClient
+from compat_core.semantics.v1_logs import V1Rows
 from compat_core.storage import RunStorage
-from compat_core.v1_logs import V1Rows
 
 POLL_S = 0.25
 
@@ -45,7 +45,7 @@ class TuneCallbacks:
         from ray.tune.experiment import Trial
 
         parent, name = os.path.split(self.storage.run_dir.rstrip("/"))
-        context = releases.v1_storage_context(parent, name, self.storage.filesystem)
+        context = adapters.v1_storage_context(parent, name, self.storage.filesystem)
         self.trial = Trial("TorchTrainer", stub=True, config=self.config, trial_id=self.rows.trial_id, storage=context)
         os.makedirs(self.trial.local_path, exist_ok=True)
         self.trial.set_status(Trial.RUNNING)

@@ -23,13 +23,14 @@ from typing import Any
 
 import pandas as pd
 
-from compat_core import restore, storage, v1_logs
+from compat_core import storage, usage
 from compat_core.config import RunConfig
-from compat_core.engine import TrainJob, note_v1_rerun
-from compat_core.ledger import LedgerSnapshot
-from compat_core.model import merge_validation
-from compat_core.restore import RestoreSpec
-from compat_core.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
+from compat_core.run.engine import TrainJob
+from compat_core.run.ledger import LedgerSnapshot
+from compat_core.semantics import restore, v1_logs
+from compat_core.semantics.restore import RestoreSpec
+from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
+from compat_core.semantics.rounds import merge_validation
 from compat_core.storage import RunStorage, checkpoint_dir_name
 from compat_core.switch import V1, Mode
 from v2.backend import SNAPSHOT_FILE, V2Engine, V2Prepared, named, placed, prepared_of, run_path
@@ -59,7 +60,8 @@ class V1OnV2Engine(V2Engine):
     ) -> V2Prepared:
         run = placed(run, restoring)
         if restoring is None:
-            note_v1_rerun(run, self.mode)  # the experiment directory, as on V1's engine
+            # the experiment directory, as on V1's engine
+            usage.note_rerun_same_name(run.name, run.storage_path, run.storage_filesystem, self.mode)
             trial = {}
         else:
             trial = restoring.state.trial

@@ -23,12 +23,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from compat_core import releases
-from compat_core.engine import EngineReport, ReportSink
 from compat_core.patch import override_method, rebind, undo_all
+from compat_core.releases import adapters, facts, standins
+from compat_core.run.engine import EngineReport, ReportSink
+from compat_core.run.worker import ledger_reported_checkpoints
 from compat_core.storage import checkpoint_dir_name as dir_name_of
 from compat_core.switch import Mode
-from compat_core.worker import ledger_reported_checkpoints
 
 RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"
 
@@ -45,7 +45,7 @@ class V2WorkerSide:
     def __init__(self, mode: Mode) -> None:
         self.round_vote: Callable[[bool], bool] | None = None  # set by start()
         # V2 validates in its controller from Ray 2.56; before, compat's ledger does.
-        self.validates_in_ledger = not releases.VALIDATION
+        self.validates_in_ledger = not facts.VALIDATION
         self.resume_from: Any = None  # Trainer(resume_from_checkpoint=...), from start()
 
     def start(self, session: Any) -> None:
@@ -53,7 +53,7 @@ class V2WorkerSide:
         self.resume_from = session.settings.resume_from_checkpoint
 
     def torch_utils(self) -> Any:
-        return releases.v2_torch_utils()
+        return standins.v2_torch_utils()
 
     def rank_and_size(self) -> tuple[int, int]:
         context = self.context()
@@ -63,7 +63,7 @@ class V2WorkerSide:
         import ray.train
         from ray.train.v2.api import train_fn_utils as api
 
-        owner = releases.v2_report_owner()
+        owner = adapters.v2_report_owner()
         original = owner.report
         signature = inspect.signature(original)
         direct = not rounds_through_ray()
@@ -82,7 +82,7 @@ class V2WorkerSide:
                 if self.round_vote(free) and free:
                     sink(EngineReport(submitted, False))  # no rank passed a checkpoint: V2 keeps nothing
                     return
-            context: Any = releases.v2_train_context()
+            context: Any = adapters.v2_train_context()
             name = given.get("checkpoint_dir_name") or self._default_checkpoint_dir_name(context)
             given["checkpoint_dir_name"] = name
             original(*call.args, **call.kwargs)
@@ -127,7 +127,7 @@ class V2WorkerSide:
             dict(metrics),
             checkpoint=checkpoint,
             checkpoint_dir_name=checkpoint_dir_name,
-            **releases.v2_report_keywords(upload_mode, validation),
+            **standins.v2_report_keywords(upload_mode, validation),
         )
 
     def context(self) -> Any:
@@ -140,13 +140,13 @@ class V2WorkerSide:
             return ledger_reported_checkpoints(session, validated, timeout_s)
         from ray.train.v2.api.train_fn_utils import get_all_reported_checkpoints
 
-        modes = releases.CheckpointConsistencyMode
+        modes = standins.CheckpointConsistencyMode
         mode = modes.VALIDATED if validated else modes.COMMITTED
         found = get_all_reported_checkpoints(consistency_mode=mode, timeout_s=timeout_s)
         return [(r.checkpoint, dict(r.metrics), r.status.value) for r in found]
 
     def preemption_info(self) -> Any:
-        if not releases.PREEMPTION:
+        if not facts.PREEMPTION:
             return None  # no preemption notice before Ray 2.58; a preempted node is a worker failure
         from ray.train.v2.api.train_fn_utils import get_preemption_info
 
@@ -170,4 +170,4 @@ def _has_tensor(metrics: dict[str, Any]) -> bool:
     """Ray rejects torch tensors in metrics; such a report goes to Ray to get its error."""
     if "torch" not in sys.modules:
         return False
-    return releases.contains_tensor(metrics)
+    return adapters.contains_tensor(metrics)

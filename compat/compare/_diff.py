@@ -1,6 +1,6 @@
 """Pairing two runs' fits and explaining every difference by a documented V1/V2 difference.
 
-Plain code over the JSON records of :mod:`compat_core.capture`: no Ray, no subprocess.
+Plain code over the JSON records of :mod:`compat._capture`: no Ray, no subprocess.
 """
 
 from __future__ import annotations
@@ -235,7 +235,7 @@ def _error_kind(error: str) -> tuple[str, list[tuple[str, str]]]:
 
 def _auto_key(column: str) -> bool:
     """A column of a key V1 adds to every report (``config`` flattened: ``config/...``)."""
-    from compat_core.v1_logs import AUTO_KEYS
+    from compat_core.semantics.v1_logs import AUTO_KEYS
 
     return column in AUTO_KEYS or column.partition("/")[0] in AUTO_KEYS
 

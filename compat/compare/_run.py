@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compat._capture import CAPTURE_ENV_VAR
 from compat_core import switch
-from compat_core.capture import CAPTURE_ENV_VAR
 
 
 @dataclass

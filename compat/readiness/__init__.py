@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from compat_core.readiness import SEVERITIES
+from compat.readiness._record import SEVERITIES
 
 EXIT_CODES = {"breaks": 6, "silent": 5, "warns": 4, "fix": 3}
 FORMATS = ("text", "json", "markdown", "csv", "html")

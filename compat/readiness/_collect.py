@@ -20,14 +20,15 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from compat_core import readiness
-from compat_core.readiness import RECORD_FILE, RunRecord
+from compat.readiness import _record as readiness
+from compat.readiness._record import RECORD_FILE, RunRecord
 from migrate import engine as codemod
 from migrate import formats
+from migrate.files import SKIP_DIRS
 from migrate.formats import Finding
 
 # Never searched for records (nor a checkpoint_* directory: it holds the user's files).
-_NOT_RUNS = frozenset(codemod.SKIP_DIRS - {"site-packages"})
+_NOT_RUNS = frozenset(SKIP_DIRS - {"site-packages"})
 # Distributions whose own code is Ray's, or compat's: not a third party that blocks the flip.
 _OWN = frozenset({"ray", "ray-train-compat"})
 
@@ -184,7 +185,7 @@ def _git_roots(tree: str) -> list[str]:
     for directory, dirs, _ in os.walk(tree):
         if ".git" in dirs or os.path.isfile(os.path.join(directory, ".git")):
             roots.append(os.path.abspath(directory))
-        dirs[:] = [d for d in dirs if d not in codemod.SKIP_DIRS]
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
     return roots
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from compat.readiness._collect import Collected, Problem, Source
-from compat_core import messages
-from compat_core.readiness import SEVERITIES, Behaviour, RunRecord
+from compat.readiness._record import SEVERITIES, Behaviour, RunRecord
+from compat_core import v1_only
 from migrate.formats import Finding, rule_url
 from migrate.rules import BY_CODE
 
@@ -118,7 +118,7 @@ class Fleet:
 
 def fleet(collected: Collected, *, now: float | None = None) -> Fleet:
     # A fit's record is appended again when the program reads a V1-only part of its result
-    # after fit() (compat_core.reads): the last line of a run and start replaces the earlier.
+    # after fit() (compat_core.semantics.reads): the last line of a run and start replaces the earlier.
     latest = {(r.path, r.started_at, r.job): r for r in collected.records}
     by_job: dict[str, list[RunRecord]] = {}
     for record in latest.values():
@@ -182,7 +182,7 @@ def _fix(key: str, kinds: set[str]) -> str:
     if rule is not None:
         how = "`python -m migrate` rewrites it" if rule.fix_safety != "none" else "flagged by `python -m migrate`"
         return f"{rule.name}: {how} ({rule_url(key)})"
-    advice = [messages.KINDS[k].instead for k in sorted(kinds) if k in messages.KINDS]
+    advice = [v1_only.KINDS[k].instead for k in sorted(kinds) if k in v1_only.KINDS]
     return advice[0] if advice else ""
 
 

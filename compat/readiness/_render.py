@@ -15,7 +15,7 @@ from typing import Any
 
 from compat.readiness._collect import Source
 from compat.readiness._fleet import Fleet, Job, severity_counts, source_blockers, worst_of
-from compat_core.readiness import SEVERITIES
+from compat.readiness._record import SEVERITIES
 
 SCHEMA = "ray-train-compat/readiness-report"
 VERSION = 1

@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
+from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
 
 
 @dataclass(frozen=True)

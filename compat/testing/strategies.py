@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from compat.testing.schedule import Schedule, ScheduledReport, ScheduledRound, ScheduledValidation
-from compat_core.model import CheckpointStatus
+from compat_core.semantics.rounds import CheckpointStatus
 
 METRIC_KEYS = ("loss", "val_loss", "accuracy", "lr", "epoch", "step", "grad_norm", "throughput")
 VALIDATION_KEYS = ("loss", "val_loss", "accuracy", "score")

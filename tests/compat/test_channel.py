@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from compat.callbacks import UserCallback
 from compat.errors import InvalidSwitchValueError
-from compat_core import channel
-from compat_core.ledger import Record, RunLedger
+from compat_core.run import channel
+from compat_core.run.ledger import Record, RunLedger
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -101,8 +101,8 @@ def test_records_written_just_before_the_worker_is_killed_still_arrive() -> None
     address = ledger.open_channel("127.0.0.1")
     script = (
         "import os, signal, sys\n"
-        "from compat_core import channel\n"
-        "from compat_core.ledger import Record\n"
+        "from compat_core.run import channel\n"
+        "from compat_core.run.ledger import Record\n"
         f"sender = channel.connect({address!r})\n"
         "for i in range(50):\n"
         "    assert sender.send((Record(0, i, {'step': i}, False, False, 0.0), None))\n"

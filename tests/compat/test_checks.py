@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from compat_core.checks import ReportError, check_metrics, non_finite_keys
+from compat._checks import ReportError, check_metrics, non_finite_keys
 
 
 def check(metrics):

@@ -15,8 +15,9 @@ import pyarrow.fs as pafs
 import pytest
 
 import compat as train
+from compat.readiness import _record as readiness
 from compat.torch import TorchTrainer
-from compat_core import readiness, releases
+from compat_core.releases import standins
 
 pytestmark = pytest.mark.ray
 # Each scenario runs under both backends via the fixtures; only the error-family test depends
@@ -167,7 +168,7 @@ def test_a_failed_run_raises_an_error_that_ray_handlers_catch(backend, storage) 
     from ray.train.base_trainer import TrainingFailedError as V1Failed
     from ray.train.v2.api.exceptions import TrainingFailedError as V2Failed
 
-    _, worker_group_error, _ = releases.v2_failure_classes()  # V2's WorkerGroupError from Ray 2.49
+    _, worker_group_error, _ = standins.v2_failure_classes()  # V2's WorkerGroupError from Ray 2.49
     # ray.train exports the class (whichever engine it was imported for) from Ray 2.51.
     handler = getattr(ray.train, "TrainingFailedError", V1Failed)
     try:
@@ -406,7 +407,7 @@ def test_a_killed_ledger_host_loses_no_report_it_was_told_of(backend, storage, m
 
     import ray
 
-    from compat_core.ledger import host
+    from compat_core.run.ledger import host
 
     marks = Path(storage, "marks")
     marks.mkdir()

@@ -21,13 +21,16 @@ import ray
 import compat as train
 from compat.callbacks import UserCallback
 from compat.errors import CallbackError
+from compat.readiness import _record as readiness
 from compat.torch import TorchTrainer
-from compat_core import readiness, restore, storage, stored, switch, usage, worker
+from compat_core import storage, switch, usage
 from compat_core.config import RunConfig
-from compat_core.engine import EngineReport, PreparedRun, TrainJob
-from compat_core.ledger import LedgerClient, LedgerSnapshot, RunLedger
-from compat_core.result import ResultParts
-from compat_core.semantics import V1Semantics, V2Semantics
+from compat_core.run import worker
+from compat_core.run.engine import EngineReport, PreparedRun, TrainJob
+from compat_core.run.ledger import LedgerClient, LedgerSnapshot, RunLedger
+from compat_core.semantics import restore, stored
+from compat_core.semantics.observed import V1Semantics, V2Semantics
+from compat_core.semantics.result import ResultParts
 
 pytestmark = pytest.mark.one_pass  # no Ray, no mode: each test picks its mode
 

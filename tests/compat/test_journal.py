@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compat_core.ledger import Record, RunLedger
-from compat_core.ledger.journal import Journal, read
-from compat_core.ledger.run import recover
-from compat_core.model import CheckpointStatus, ValidationOutcome
+from compat_core.run.ledger import Record, RunLedger
+from compat_core.run.ledger.journal import Journal, read
+from compat_core.run.ledger.run import recover
+from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 from compat_core.usage import Usage
 
 pytestmark = pytest.mark.one_pass  # plain code: no Ray cluster, no mode
@@ -76,7 +76,7 @@ def plain(snapshot):
 def no_grace(monkeypatch):
     """A failure does not wait for the other ranks' records: every record of the schedule is
     told before the failures (the waits are tests/compat/test_ledger.py's)."""
-    from compat_core.ledger import run
+    from compat_core.run.ledger import run
 
     monkeypatch.setattr(run, "GRACE_S", 0.0)
     monkeypatch.setattr(run, "ENGINE_GRACE_S", 0.0)
@@ -125,7 +125,7 @@ def test_an_event_that_cannot_be_kept_costs_its_durability_not_the_run(tmp_path,
 def test_journals_of_drivers_that_died_long_ago_are_pruned(tmp_path) -> None:
     import os
 
-    from compat_core.ledger.journal import prune
+    from compat_core.run.ledger.journal import prune
 
     old, fresh, other = tmp_path / "old.journal", tmp_path / "fresh.journal", tmp_path / "notes.txt"
     for path in (old, fresh, other):

@@ -3,9 +3,10 @@
 import pytest
 
 from compat.callbacks import UserCallback
-from compat_core import messages, releases, switch
-from compat_core.ledger import Record, RunLedger, task_options
-from compat_core.model import CheckpointStatus, ValidationOutcome
+from compat_core import messages, switch
+from compat_core.releases import facts
+from compat_core.run.ledger import Record, RunLedger, task_options
+from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 from compat_core.usage import Usage
 from compat_core.validation import trainer_config
 
@@ -328,7 +329,7 @@ def test_a_failure_stops_waiting_when_the_rank_that_owes_a_record_finishes() -> 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from compat_core.model import Retention, retained  # noqa: E402
+from compat_core.semantics.rounds import Retention, retained  # noqa: E402
 
 _scores = st.one_of(st.none(), st.integers(-3, 3).map(float), st.just(float("nan")))
 
@@ -354,7 +355,7 @@ def test_retention_keeps_what_rays_v1_checkpoint_manager_keeps(tmp_path_factory,
         directory.mkdir()
         manager.register_checkpoint(_TrainingResult(Checkpoint.from_directory(str(directory)), values))
     surviving = sorted(int(p.name) for p in root.iterdir())
-    retention = Retention(num_to_keep, attribute, order, releases.UNSCORED_CHECKPOINTS_NEWEST)
+    retention = Retention(num_to_keep, attribute, order, facts.UNSCORED_CHECKPOINTS_NEWEST)
     assert retained(metrics, retention) == surviving
 
 
@@ -401,7 +402,7 @@ def test_a_validation_task_reads_the_backends_switch_whatever_the_cluster_starte
 
 
 def test_an_unset_cluster_switch_reads_as_the_installed_rays_default() -> None:
-    default = "1" if releases.V2_IS_DEFAULT else "0"
+    default = "1" if facts.V2_IS_DEFAULT else "0"
     assert task_options({}, default, None) == {}
     other = "0" if default == "1" else "1"
     assert task_options({}, other, None) == {"runtime_env": {"env_vars": {"RAY_TRAIN_V2_ENABLED": other}}}
@@ -413,7 +414,7 @@ def test_an_unset_cluster_switch_reads_as_the_installed_rays_default() -> None:
 def test_validation_runs_with_the_backends_ray_functions_while_ray_ships_them(
     monkeypatch, selected, has_v1_engine, value
 ) -> None:
-    monkeypatch.setattr(releases, "HAS_V1_ENGINE", has_v1_engine)
+    monkeypatch.setattr(facts, "HAS_V1_ENGINE", has_v1_engine)
     mode = switch.mode_of(switch.Generation(selected))
     assert mode.outside_training_env == {switch.ENV_VAR: value}
 
@@ -429,7 +430,7 @@ def test_ray_2_50s_device_failure_in_a_validation_says_how_to_get_past_it() -> N
 def test_callback_failures_from_the_ledger_and_from_the_driver_are_one_log_in_order() -> None:
     """A failing ``after_report`` (run in the ledger) and a Tune callback failing on the
     driver (``callback_failed``) both reach the result, in the order they happened."""
-    from compat_core.ledger import CallbackFailure
+    from compat_core.run.ledger import CallbackFailure
 
     class Failing:
         def after_report(self, *args):
@@ -474,8 +475,8 @@ def test_the_client_calls_only_the_ledgers_own_methods_by_their_names() -> None:
     import inspect
     import re
 
-    from compat_core.ledger import LedgerClient
-    from compat_core.ledger.host import LedgerHost
+    from compat_core.run.ledger import LedgerClient
+    from compat_core.run.ledger.host import LedgerHost
 
     sent = set(re.findall(r"RunLedger\.(\w+)", inspect.getsource(LedgerClient)))
     assert sent and all(callable(getattr(RunLedger, name)) and not name.startswith("_") for name in sent)

@@ -3,8 +3,8 @@
 import csv
 import json
 
-from compat_core import v1_logs
-from compat_core.ledger import Record
+from compat_core.run.ledger import Record
+from compat_core.semantics import v1_logs
 
 
 def read_csv(path):

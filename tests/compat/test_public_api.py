@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 import compat
-from compat_core import releases
+from compat_core.releases import standins
 
 EXPECTED = [
     "BackendConfig",
@@ -64,7 +64,7 @@ EXPECTED = [
 def test_all_is_sorted_and_pinned() -> None:
     assert compat.__all__ == sorted(compat.__all__)
     # plus the names this (older) Ray still exports and newer releases removed
-    assert compat.__all__ == sorted([*EXPECTED, *releases.retired_names("ray.train")])
+    assert compat.__all__ == sorted([*EXPECTED, *standins.retired_names("ray.train")])
 
 
 @pytest.mark.parametrize("setting", ["0", "1"])
@@ -143,7 +143,7 @@ def test_ray_configs_are_accepted_in_place_of_compat_ones(monkeypatch: pytest.Mo
     from ray.air.config import RunConfig as V1Run
     from ray.air.config import ScalingConfig as V1Scaling
 
-    from compat_core.releases import v2_config_classes
+    from compat_core.releases.standins import v2_config_classes
 
     V2Checkpoint, _, V2Run, _ = v2_config_classes()
 

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ray.train import Checkpoint
 
-from compat_core import capture, reads
-from compat_core.result import Result
+from compat import _capture as capture
+from compat_core.semantics import reads
+from compat_core.semantics.result import Result
 
 pytestmark = pytest.mark.one_pass  # plain objects: no Ray cluster, no mode
 
@@ -80,9 +81,9 @@ metric_values = st.one_of(st.integers(-2, 2), st.floats(allow_nan=True), st.none
 def test_the_worker_frame_is_the_frame_of_its_rows(reports) -> None:
     """``worker_metrics_dataframe``, built from the records' own dicts, is exactly the frame of
     the rows stored with the run (compat_worker_reports.jsonl): columns, order, types, holes."""
-    from compat_core.ledger import Record
-    from compat_core.result import worker_dataframe
-    from compat_core.stored import worker_rows
+    from compat_core.run.ledger import Record
+    from compat_core.semantics.result import worker_dataframe
+    from compat_core.semantics.stored import worker_rows
 
     records = [Record(rank, index, metrics, False, False, float(n), attempt=attempt)
                for n, (rank, index, attempt, metrics) in enumerate(reports)]  # fmt: skip

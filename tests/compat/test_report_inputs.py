@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 import compat
-from compat_core import switch, worker
+from compat_core import switch
+from compat_core.run import worker
 from v2.worker import V2WorkerSide
 
 

@@ -20,7 +20,8 @@ import pytest
 import compat as train
 from compat.errors import RestoreError
 from compat.torch import TorchTrainer
-from compat_core import restore, usage
+from compat_core import usage
+from compat_core.semantics import restore
 from compat_core.storage import resolve
 from tests.compat.calls import CallLog, calls
 
@@ -137,7 +138,7 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
     run has every report of both drivers, the killed one's first."""
     import ray
 
-    from compat_core.ledger import journaled_records
+    from compat_core.run.ledger import journaled_records
 
     experiment = os.path.join(storage, "job")
     env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}

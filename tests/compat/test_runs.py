@@ -15,7 +15,8 @@ import pytest
 
 import compat as train
 from compat.torch import TorchTrainer
-from compat_core import releases, switch, usage
+from compat_core import switch, usage
+from compat_core.releases import facts
 from tests.compat.calls import CallLog, calls
 
 pytestmark = pytest.mark.ray
@@ -270,7 +271,7 @@ def test_reported_checkpoints_are_the_ones_the_engine_keeps(backend, storage) ->
         ),
     ).fit()
     engine = switch.mode_of(switch.Generation(backend)).engine  # the v1 backend may run on V2's engine
-    kept = [2, 3] if engine is switch.V1 and releases.UNSCORED_CHECKPOINTS_NEWEST else [1, 3]
+    kept = [2, 3] if engine is switch.V1 and facts.UNSCORED_CHECKPOINTS_NEWEST else [1, 3]
     on_disk = sorted(int(open(os.path.join(c.path, "model.txt")).read()) for c, _ in result.best_checkpoints)
     assert on_disk == kept  # what the engine kept
     assert result.return_value == [(step, str(step)) for step in kept]  # what the workers were told
@@ -351,7 +352,7 @@ def test_strict_mode_turns_v1_only_usage_into_errors(v2, monkeypatch, storage) -
         TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage)).fit()
     assert "strict mode" in str(info.value)
     # Ray's error, intact (Ray before 2.49 has one failure class)
-    families = {"WorkerGroupError", "ControllerError"} if releases.FAILURE_FAMILIES else {"TrainingFailedError"}
+    families = {"WorkerGroupError", "ControllerError"} if facts.FAILURE_FAMILIES else {"TrainingFailedError"}
     assert type(info.value.__cause__).__name__ in families
 
 
@@ -499,7 +500,7 @@ def _three_reports() -> None:
 
 
 def _ledger_pid() -> int:
-    from compat_core.ledger import open_ledger
+    from compat_core.run.ledger import open_ledger
 
     probe = open_ledger(1)
     probe.close()

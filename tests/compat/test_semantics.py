@@ -1,7 +1,7 @@
 """The backends' semantics as plain functions (no Ray)."""
 
-from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
-from compat_core.semantics import V1Semantics, V2Semantics
+from compat_core.semantics.observed import V1Semantics, V2Semantics
+from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
 
 
 def rnd(index, metrics0, metrics1=None, ckpt=False, validation=None, wants=False):
@@ -75,8 +75,8 @@ def test_a_validation_metric_merged_into_v1s_frame_has_the_type_v2s_frame_gives_
     validation is a hole (NaN), as pandas makes it from records."""
     import pandas as pd
 
-    from compat_core.model import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
-    from compat_core.result import validated_dataframe
+    from compat_core.semantics.result import validated_dataframe
+    from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
 
     frame = pd.DataFrame({"loss": [1.0, 0.5], "checkpoint_dir_name": ["c0", "c1"]})
 

@@ -1,7 +1,9 @@
 import pytest
 
 import compat
-from compat_core import releases, switch, version
+from compat_core import switch
+from compat_core.releases import facts
+from compat_core.releases import supported as version
 
 
 @pytest.mark.parametrize(
@@ -32,7 +34,7 @@ def test_backend_follows_the_variable_at_each_call(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
     assert compat.backend() == "v2"
     monkeypatch.delenv("RAY_TRAIN_V2_ENABLED")
-    assert compat.backend() == ("v2" if releases.V2_IS_DEFAULT else "v1")  # Ray's own default
+    assert compat.backend() == ("v2" if facts.V2_IS_DEFAULT else "v1")  # Ray's own default
 
 
 def test_agrees_with_ray_on_every_accepted_value(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,7 +83,7 @@ def test_the_mode_is_made_from_the_variables_and_the_installed_ray(
         monkeypatch.delenv(switch.ENGINE_ENV_VAR, raising=False)
     else:
         monkeypatch.setenv(switch.ENGINE_ENV_VAR, engine)
-    monkeypatch.setattr(releases, "HAS_V1_ENGINE", has_v1_engine)
+    monkeypatch.setattr(facts, "HAS_V1_ENGINE", has_v1_engine)
     made = switch.mode()
     assert (made.semantics, made.engine) == mode
     # Exported into a Tune trial's process, the mode is made again the same.

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 
 from compat.testing import Schedule, assert_equivalent, same
 from compat.testing.strategies import report_schedules
-from compat_core.model import KeptCheckpoint
-from compat_core.semantics import V1Semantics, V2Semantics
+from compat_core.semantics.observed import V1Semantics, V2Semantics
+from compat_core.semantics.rounds import KeptCheckpoint
 
 
 @settings(max_examples=200, deadline=None)

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import compat as train
-from compat_core import releases, switch
+from compat_core import switch
+from compat_core.releases import facts
 
 pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
 
@@ -61,7 +62,7 @@ def _lightgbm_fn(config):
     shards = {name: normalize(train.get_dataset_shard(name).materialize().to_pandas()) for name in ("train", "valid")}
     sets = {name: lightgbm.Dataset(df.drop("y", axis=1), label=df["y"]) for name, df in shards.items()}
     params = {**config, **get_network_params()}
-    if releases.LIGHTGBM_DATA_PARALLEL:  # what Ray's V1-form function sets, from 2.52 (compat/releases.py)
+    if facts.LIGHTGBM_DATA_PARALLEL:  # what Ray's V1-form function sets, from 2.52 (compat/releases.py)
         params.update(tree_learner="data_parallel", pre_partition=True)
     lightgbm.train(
         params,
@@ -232,7 +233,7 @@ def test_get_all_reported_checkpoints_outside_a_worker_says_where_to_call_it() -
         train.get_all_reported_checkpoints()
 
 
-@pytest.mark.skipif(not releases.V2_XGBOOST_CONFIG, reason="before Ray 2.50 both engines take V1's XGBoostConfig")
+@pytest.mark.skipif(not facts.V2_XGBOOST_CONFIG, reason="before Ray 2.50 both engines take V1's XGBoostConfig")
 def test_a_backend_config_made_for_one_engine_reaches_the_other_as_its_own_class() -> None:
     from ray.train.v2.xgboost.config import XGBoostConfig as V2Config
     from ray.train.xgboost.config import XGBoostConfig as V1Config

@@ -3,23 +3,23 @@ worst first, and the codemod rule that finds it; the runtime's severities are th
 
 from __future__ import annotations
 
-from compat_core import messages
-from compat_core.result import Result
+from compat_core import v1_only
+from compat_core.semantics.result import Result
 from compat_core.usage import Usage
 from migrate.rules import BY_CODE
 from migrate.severity import SEVERITIES
 
 
 def test_every_behaviour_has_the_severity_of_the_codemod_rule_that_finds_it() -> None:
-    assert messages.SEVERITY_ORDER == SEVERITIES
-    for kind in messages.KINDS.values():
+    assert v1_only.SEVERITY_ORDER == SEVERITIES
+    for kind in v1_only.KINDS.values():
         assert kind.severity in ("breaks", "silent", "warns"), kind.code
         if kind.rule is None:
             continue
         rule = BY_CODE[kind.rule]
         if rule.fix_safety == "none":  # a flag rule: the same judgement of the same code
             assert kind.severity == rule.severity, kind.code
-    assert messages.KINDS["free-floating-report"].rule == "RTM101"
+    assert v1_only.KINDS["free-floating-report"].rule == "RTM101"
 
 
 def test_the_report_lists_the_worst_first_with_its_rule() -> None:

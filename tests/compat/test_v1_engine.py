@@ -12,7 +12,8 @@ import pytest
 
 import compat as train
 from compat.torch import TorchTrainer
-from compat_core import releases, switch, usage
+from compat_core import switch, usage
+from compat_core.releases import facts
 from examples import after_report_callback, async_validation, config_and_results
 
 SEEDS = {
@@ -25,7 +26,7 @@ SEEDS = {
 def test_the_engine_follows_the_variable_and_ray(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(switch.ENGINE_ENV_VAR, raising=False)
     assert switch.v1_engine() is switch.V1  # this Ray still ships V1's engine
-    monkeypatch.setattr(releases, "HAS_V1_ENGINE", False)
+    monkeypatch.setattr(facts, "HAS_V1_ENGINE", False)
     assert switch.v1_engine() is switch.V2  # the day Ray deletes it, V1 semantics keep working
     monkeypatch.setenv(switch.ENGINE_ENV_VAR, "V1")
     assert switch.v1_engine() is switch.V1

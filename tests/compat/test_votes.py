@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from compat_core.ledger.votes import FreeRoundVote
+from compat_core.run.ledger.votes import FreeRoundVote
 
 ROUND = (0, 7)  # (attempt, report index)
 
@@ -112,7 +112,7 @@ def test_on_real_ray_a_rank_slower_than_the_vote_keeps_every_round_in_step(
 
 
 def test_a_bad_vote_timeout_is_an_error_naming_the_variable(monkeypatch) -> None:
-    from compat_core.ledger import votes
+    from compat_core.run.ledger import votes
 
     monkeypatch.setenv("COMPAT_VOTE_TIMEOUT_S", "soon")
     with pytest.raises(ValueError, match=r"COMPAT_VOTE_TIMEOUT_S='soon': give a number of seconds > 0"):

@@ -452,8 +452,9 @@ def test_compat_target_moves_the_framework_modules_compat_has() -> None:
     )
 
 
-def test_compat_target_tables_name_only_what_compat_exports() -> None:
-    """The codemod must never move a name onto compat that compat lacks (a NameError)."""
+def test_compat_target_tables_match_what_compat_exports() -> None:
+    """The codemod must never move a name onto compat that compat lacks (a NameError), nor leave
+    on Ray a name compat takes over (``COMPAT_NAMES`` is kept in step with ``compat.__all__``)."""
     import importlib
 
     from migrate.tables import COMPAT_MODULES
@@ -465,6 +466,10 @@ def test_compat_target_tables_name_only_what_compat_exports() -> None:
             continue
         missing = sorted(n for n in names if not hasattr(module, n))
         assert not missing, f"{compat_module} lacks {missing} that migrate moves from {ray_module}"
+        # and every name compat takes over from Ray's module is one the codemod moves
+        ray_names = set(getattr(importlib.import_module(ray_module), "__all__", ()))
+        left = sorted((set(module.__all__) & ray_names) - names)
+        assert not left, f"migrate leaves {left} on {ray_module} though {compat_module} exports them"
 
 
 def test_compat_target() -> None:

@@ -11,10 +11,10 @@ from compat.callbacks import UserCallback
 from compat.testing import assert_equivalent, same
 from compat.testing._compare import differences
 from compat.testing.strategies import report_schedules
-from compat_core import v1_logs
-from compat_core.ledger import Record, RunLedger
-from compat_core.model import CheckpointStatus, merge_validation
-from compat_core.semantics import V1Semantics, V2Semantics
+from compat_core.run.ledger import Record, RunLedger
+from compat_core.semantics import v1_logs
+from compat_core.semantics.observed import V1Semantics, V2Semantics
+from compat_core.semantics.rounds import CheckpointStatus, merge_validation
 
 EXAMPLES = settings(max_examples=300, deadline=None)
 
@@ -97,7 +97,7 @@ def test_the_ledger_rebuilds_rounds_and_callbacks_in_any_arrival_order(schedule,
 @EXAMPLES
 @given(report_schedules())
 def test_other_ranks_reports_are_kept_as_reported(schedule) -> None:
-    from compat_core.result import worker_dataframe
+    from compat_core.semantics.result import worker_dataframe
 
     records = [
         Record(rank, index, dict(r.metrics), r.checkpoint, False, float(index))

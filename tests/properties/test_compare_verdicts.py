@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compat import _capture as capture
 from compat.compare._diff import compare_fit
-from compat_core import capture
-from compat_core.result import Result
+from compat_core.semantics.result import Result
 
 pytestmark = pytest.mark.one_pass  # plain code: no Ray cluster, no mode
 

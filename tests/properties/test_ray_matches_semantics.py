@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from compat.testing import assert_equivalent, run_schedule, same
 from compat.testing.schedule import Schedule, ScheduledReport, ScheduledRound, ScheduledValidation
 from compat.testing.strategies import report_schedules
-from compat_core.semantics import V1Semantics, V2Semantics
+from compat_core.semantics.observed import V1Semantics, V2Semantics
 
 pytestmark = pytest.mark.ray
 

@@ -7,22 +7,22 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from compat_core import messages
-from compat_core.readiness import RECORD_FILE, Behaviour, RunRecord
+from compat.readiness._record import RECORD_FILE, Behaviour, RunRecord
+from compat_core import v1_only
 
 DAY = 86400.0
 START = 1_790_000_000.0  # 2026-09-21
 
 
 def behaviour(kind: str, count: int = 1) -> Behaviour:
-    k = messages.KINDS[kind]
-    return Behaviour(kind, count, "train.py:12", k.severity, k.rule, messages.v1_only(kind))
+    k = v1_only.KINDS[kind]
+    return Behaviour(kind, count, "train.py:12", k.severity, k.rule, v1_only.message(kind))
 
 
 def record(job: str, day: int, kinds: dict[str, int], *, mode: str = "v1", outcome: str = "succeeded") -> RunRecord:
     ended = START + day * DAY + 600
     order = ("breaks", "silent", "warns")
-    ranked = sorted(kinds.items(), key=lambda kv: (order.index(messages.KINDS[kv[0]].severity), kv[0]))
+    ranked = sorted(kinds.items(), key=lambda kv: (order.index(v1_only.KINDS[kv[0]].severity), kv[0]))
     behaviours = tuple(behaviour(k, n) for k, n in ranked)
     return RunRecord(
         job=job,

@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 import pytest
 
 from compat.readiness import main
-from compat_core.readiness import RECORD_FILE
+from compat.readiness._record import RECORD_FILE
 from tests.readiness.fleet import write_fleet, write_tree
 
 pytestmark = pytest.mark.one_pass  # reads files: no Ray, no mode
@@ -81,7 +81,7 @@ def test_the_fleet_as_json_jobs_repositories_blockers_trend_and_problems(capsys,
 
 def test_a_record_appended_again_after_a_read_replaces_the_first(capsys, tmp_path) -> None:
     """fit() writes its record; the program's later read of V1's metrics_dataframe appends it
-    again with that behaviour (compat_core.reads): one run, judged by the later line."""
+    again with that behaviour (compat_core.semantics.reads): one run, judged by the later line."""
     from dataclasses import replace
 
     from tests.readiness.fleet import behaviour, record

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from compat_core import readiness
+from compat.readiness import _record as readiness
 from tests.readiness.fleet import record
 
 pytestmark = pytest.mark.one_pass  # plain code: no Ray, no mode

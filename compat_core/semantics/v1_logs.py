@@ -22,8 +22,8 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from compat_core.channel import node_ip
-from compat_core.ledger import Record, round_dir_name
+from compat_core.run.channel import node_ip
+from compat_core.run.ledger import Record, round_dir_name
 from compat_core.storage import RunStorage
 
 PROGRESS_CSV = "progress.csv"

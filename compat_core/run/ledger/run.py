@@ -3,7 +3,7 @@
 Each part has one lock of its own: the records (:class:`RecordStore`), their delivery to
 callbacks (:class:`RoundDelivery`), validation (:class:`Validations`), the free-round vote
 (:class:`FreeRoundVote`), the failures, and the run's outcome here (return value, usage,
-attempts). The Ray actor that hosts it is :mod:`compat_core.ledger.host`; everything here is
+attempts). The Ray actor that hosts it is :mod:`compat_core.run.ledger.host`; everything here is
 plain code, tested without a cluster.
 """
 
@@ -13,15 +13,16 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from compat_core import channel, messages
+from compat_core import messages
 from compat_core.errors import WorkerLostError
-from compat_core.ledger import checkpoints, journal
-from compat_core.ledger.delivery import RoundDelivery
-from compat_core.ledger.journal import Journal
-from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record, RecordStore
-from compat_core.ledger.validating import ValidationRunner, Validations
-from compat_core.ledger.votes import FreeRoundVote
-from compat_core.model import CheckpointStatus, Retention
+from compat_core.run import channel
+from compat_core.run.ledger import checkpoints, journal
+from compat_core.run.ledger.delivery import RoundDelivery
+from compat_core.run.ledger.journal import Journal
+from compat_core.run.ledger.records import CallbackFailure, LedgerSnapshot, Record, RecordStore
+from compat_core.run.ledger.validating import ValidationRunner, Validations
+from compat_core.run.ledger.votes import FreeRoundVote
+from compat_core.semantics.rounds import CheckpointStatus, Retention
 from compat_core.usage import Usage, UsageLog
 
 # How long ``worker_done`` waits for a worker's records still on their way.
@@ -105,7 +106,7 @@ class RunLedger:
         self._lock = threading.Lock()
 
     def open_channel(self, host: str | None = None) -> channel.Address | None:
-        """Listen for records written by the workers (compat_core.channel); returns the address
+        """Listen for records written by the workers (compat_core.run.channel); returns the address
         and key they connect with (each worker asks; the first call opens it), or None when
         this process cannot listen (the workers then make actor calls). ``host`` defaults to
         this node's IP as Ray knows it."""

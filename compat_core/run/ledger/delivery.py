@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from compat_core.ledger.records import CallbackFailure, Record, RoundKey
+from compat_core.run.ledger.records import CallbackFailure, Record, RoundKey
 
 
 class Log:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compat_core import messages
-from compat_core.ledger.journal import Journal
-from compat_core.model import ReportRound, ValidationOutcome, WorkerReport
+from compat_core.run.ledger.journal import Journal
+from compat_core.semantics.rounds import ReportRound, ValidationOutcome, WorkerReport
 from compat_core.usage import Usage
 
 # A round is identified by (attempt, index): a retried attempt starts again at index 0.

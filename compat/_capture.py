@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from compat_core.result import Result
+from compat_core.semantics.result import Result
+from compat_core.semantics.v1_logs import AUTO_KEYS
 from compat_core.storage import checkpoint_dir_name
-from compat_core.v1_logs import AUTO_KEYS
 
 CAPTURE_ENV_VAR = "COMPAT_CAPTURE_DIR"
 _count = 0

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from compat_core.ledger.records import Record, RecordStore, group_rounds, to_round
-from compat_core.model import CheckpointStatus, Retention, checkpoint_status, merge_validation, retained
+from compat_core.run.ledger.records import Record, RecordStore, group_rounds, to_round
+from compat_core.semantics.rounds import CheckpointStatus, Retention, checkpoint_status, merge_validation, retained
 from compat_core.storage import V1_CHECKPOINT
 
 

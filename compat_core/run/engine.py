@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from compat_core import storage, usage
-from compat_core.config import RunConfig, ScalingConfig
-from compat_core.frameworks import TORCH, Framework
-from compat_core.ledger import LedgerClient, LedgerSnapshot
-from compat_core.restore import RestoreSpec
-from compat_core.result import ResultParts
-from compat_core.storage import RunStorage
-from compat_core.switch import Mode
+from compat_core.frameworks import TORCH
+
+if TYPE_CHECKING:  # the interface names these types; it runs none of their modules' code
+    from compat_core.config import RunConfig, ScalingConfig
+    from compat_core.frameworks import Framework
+    from compat_core.run.ledger import LedgerClient, LedgerSnapshot
+    from compat_core.semantics.restore import RestoreSpec
+    from compat_core.semantics.result import ResultParts
+    from compat_core.storage import RunStorage
+    from compat_core.switch import Mode
 
 
 @dataclass(frozen=True)
@@ -187,15 +189,5 @@ class Engine(Protocol):
         self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> ResultParts:
         """What a user observes of the run, from Ray's result (None after a failure) and the
-        ledger, by the mode's semantics (:func:`compat_core.result.build` makes the Result)."""
+        ledger, by the mode's semantics (:func:`compat_core.semantics.result.build` makes the Result)."""
         ...
-
-
-def note_v1_rerun(run: RunConfig, mode: Mode) -> None:
-    """A named run whose directory already holds an earlier run: V1 (on either engine) starts
-    a fresh trial beside it, V2 would resume it. Recorded as the V1-only behaviour
-    ``rerun-same-name``."""
-    if run.name:
-        run_dir = storage.resolve(run.storage_path, run.storage_filesystem, run.name)
-        if run_dir.has_entries():
-            usage.relied_on("rerun-same-name", f"{run.name!r} in {run_dir}", mode=mode)

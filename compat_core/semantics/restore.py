@@ -20,10 +20,10 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from compat_core import messages
+from compat_core import messages, pickled
 from compat_core.errors import RestoreError
+from compat_core.semantics.v1_logs import PROGRESS_CSV, RESULT_JSON
 from compat_core.storage import V1_CHECKPOINT, RunStorage, at, split
-from compat_core.v1_logs import PROGRESS_CSV, RESULT_JSON
 
 STATE_FILE = "compat_trainer.pkl"
 RAY_V1_STATE = "trainer.pkl"  # raw Ray V1's, for a run started before its imports moved to compat
@@ -78,15 +78,13 @@ def can_restore(path: Any, filesystem: Any = None) -> bool:
 
 def load(path: Any, filesystem: Any = None) -> RestoreSpec:
     """The state ``fit()`` left at ``path``, or a :class:`RestoreError` naming what is there."""
-    from ray import cloudpickle
-
     experiment = at(path, filesystem)
     if experiment.exists(STATE_FILE):
         with experiment.filesystem.open_input_stream(experiment.path(STATE_FILE)) as f:
-            state = cloudpickle.loads(f.read())
+            state = pickled.loads(f.read())
     elif experiment.exists(RAY_V1_STATE):
         with experiment.filesystem.open_input_stream(experiment.path(RAY_V1_STATE)) as f:
-            ray_class, arguments = cloudpickle.loads(f.read())
+            ray_class, arguments = pickled.loads(f.read())
         state = TrainerState(ray_class, dict(arguments))
     else:
         raise RestoreError(messages.nothing_to_restore(str(path), _found(experiment)))

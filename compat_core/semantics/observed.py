@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compat_core.model import (
+from compat_core.semantics.rounds import (
     Metrics,
     Outcome,
     ReportRound,

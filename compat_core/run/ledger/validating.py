@@ -11,10 +11,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from compat_core import messages, releases, switch
+from compat_core import messages, switch
 from compat_core.errors import InvalidSwitchValueError
-from compat_core.ledger.records import RecordStore, RoundKey
-from compat_core.model import CheckpointStatus, ValidationOutcome
+from compat_core.releases import facts
+from compat_core.run.ledger.records import RecordStore, RoundKey
+from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 from compat_core.validation import kwargs_and_timeout
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
@@ -102,7 +103,7 @@ def ray_validation_runner(
         return ValidationOutcome(CheckpointStatus.VALIDATED, ray.get(task))
     except Exception as exc:
         error = messages.validation_failed(
-            f"{type(exc).__name__}: {exc}", device_needs_worker=releases.V2_DEVICE_NEEDS_WORKER and switch_value == "1"
+            f"{type(exc).__name__}: {exc}", device_needs_worker=facts.V2_DEVICE_NEEDS_WORKER and switch_value == "1"
         )
         return ValidationOutcome(CheckpointStatus.VALIDATION_FAILED, error=error)
 

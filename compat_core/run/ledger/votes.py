@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 
-from compat_core.ledger.records import RoundKey
+from compat_core.run.ledger.records import RoundKey
 
 # How long a rank waits for the others to say whether a round carries a checkpoint.
 VOTE_TIMEOUT_ENV_VAR = "COMPAT_VOTE_TIMEOUT_S"

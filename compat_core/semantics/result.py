@@ -9,20 +9,21 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from ray.train import Checkpoint
 
-from compat_core import messages, stored, switch
-from compat_core.model import (
+from compat_core import switch, v1_only
+from compat_core.semantics import stored
+from compat_core.semantics.reads import KIND, ReadWatch, Watched
+from compat_core.semantics.rounds import (
     CheckpointStatus,
     ReportRound,
     ValidationOutcome,
     checkpoint_status,
     merge_validation,
 )
-from compat_core.reads import KIND, ReadWatch, Watched
 from compat_core.storage import checkpoint_dir_name
 from compat_core.usage import Usage
 
 if TYPE_CHECKING:
-    from compat_core.ledger import LedgerSnapshot
+    from compat_core.run.ledger import LedgerSnapshot
     from compat_core.switch import Mode
 
 
@@ -60,7 +61,7 @@ class Result:
     path: str
     error: BaseException | None = None
     # Watched: under V1 semantics the user's first read of a frame V2 would build otherwise is
-    # recorded as a V1-only behaviour (compat_core.reads).
+    # recorded as a V1-only behaviour (compat_core.semantics.reads).
     metrics_dataframe: pd.DataFrame | None = Watched()
     best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
     reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
@@ -121,14 +122,14 @@ class Result:
         if not self.v1_usage and not unread:
             return "No V1-only behaviour used: this run behaves the same under V2."
         lines = ["V1-only behaviours this run relied on (they change when V2 is on), worst first:"]
-        for usage in sorted(self.v1_usage, key=lambda u: messages.SEVERITY_ORDER.index(u.severity)):
+        for usage in sorted(self.v1_usage, key=lambda u: v1_only.SEVERITY_ORDER.index(u.severity)):
             rule = f"; python -m migrate: {usage.rule}" if usage.rule else ""
             lines.append(f"  {usage.kind} [{usage.severity}]: {usage.count}x, first at {usage.first_site}{rule}")
             lines.append(f"    {usage.advice}")
         if unread:
             assert watch is not None
             lines.append(f"  {KIND} [silent], not read yet: this result's metrics_dataframe differs under V2")
-            lines.append(f"    {messages.v1_only(KIND, watch.difference)}")
+            lines.append(f"    {v1_only.message(KIND, watch.difference)}")
         lines.append("[breaks]: raw V2 raises on it; [silent]: raw V2 runs it with other results (docs/rules.md).")
         return "\n".join(lines)
 

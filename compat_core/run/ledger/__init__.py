@@ -1,6 +1,6 @@
 """The run ledger: every worker's reports, gathered in one place while a run goes on.
 
-Workers send each ``report()`` here (written to the socket of compat_core.channel, or as
+Workers send each ``report()`` here (written to the socket of compat_core.run.channel, or as
 fire-and-forget actor calls). The ledger gives the driver what Ray itself drops (other
 ranks' metrics, rank 0's return value under V1, V1-only usage seen on workers) and plays
 the part of V2's controller: it calls ``UserCallback.after_report`` once per complete round
@@ -15,8 +15,8 @@ Ray actor that holds a driver's run ledgers. Everything but the host is plain co
 without a cluster.
 """
 
-from compat_core.ledger.host import LedgerClient, ledger_concurrency, open_ledger
-from compat_core.ledger.records import (
+from compat_core.run.ledger.host import LedgerClient, ledger_concurrency, open_ledger
+from compat_core.run.ledger.records import (
     CallbackFailure,
     LedgerSnapshot,
     Record,
@@ -25,8 +25,8 @@ from compat_core.ledger.records import (
     round_dir_name,
     to_round,
 )
-from compat_core.ledger.run import RunLedger, journaled_records
-from compat_core.ledger.validating import ValidationRunner, ray_validation_runner, task_options
+from compat_core.run.ledger.run import RunLedger, journaled_records
+from compat_core.run.ledger.validating import ValidationRunner, ray_validation_runner, task_options
 
 __all__ = [
     "CallbackFailure",

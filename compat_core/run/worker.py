@@ -1,6 +1,6 @@
 """What runs inside each training worker around the user's training function.
 
-The engine's :class:`compat_core.engine.WorkerSide` is chosen on the driver, once per run. It hooks the
+The engine's :class:`compat_core.run.engine.WorkerSide` is chosen on the driver, once per run. It hooks the
 engine's own report path, so every report reaches :meth:`WorkerSession.on_report` exactly
 once, whichever door it came through; this module turns it into a ledger record.
 """
@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat_core import channel, switch, usage
-from compat_core.engine import EngineReport, WorkerSide
-from compat_core.ledger import LedgerClient, Record
+from compat_core import switch, usage
+from compat_core.run import channel
+from compat_core.run.engine import EngineReport, WorkerSide
+from compat_core.run.ledger import LedgerClient, Record
 
 # Environment the driver decided on, applied in every worker so both sides agree.
 _PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")

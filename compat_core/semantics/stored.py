@@ -27,11 +27,11 @@ from typing import Any
 
 import pandas as pd
 
-from compat_core import messages, switch
+from compat_core import messages, pickled, switch
 from compat_core.errors import ResultNotFoundError
-from compat_core.restore import STATE_FILE, V2_SNAPSHOT, v1_trials
+from compat_core.semantics.restore import STATE_FILE, V2_SNAPSHOT, v1_trials
+from compat_core.semantics.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON, json_line, read_json_lines
 from compat_core.storage import RunStorage, at
-from compat_core.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON, json_line, read_json_lines
 
 WORKER_REPORTS = "compat_worker_reports.jsonl"
 
@@ -59,7 +59,7 @@ def _worker_reports(run: RunStorage) -> pd.DataFrame | None:
 @dataclass(frozen=True)
 class StoredRun:
     """What a run's directory holds of its result, read by the semantics selected now;
-    :func:`compat_core.result.assemble` makes the :class:`~compat_core.result.Result`."""
+    :func:`compat_core.semantics.result.assemble` makes the :class:`~compat_core.semantics.result.Result`."""
 
     metrics: dict[str, Any] | None
     path: str
@@ -129,10 +129,8 @@ def _config(run: RunStorage, v1: Any) -> dict[str, Any]:
         config = v1.metrics.get("config") if v1.metrics else None
         return dict(config) if isinstance(config, dict) else {}
     if run.exists(STATE_FILE):
-        from ray import cloudpickle
-
         with run.filesystem.open_input_stream(run.path(STATE_FILE)) as f:
-            arguments = cloudpickle.loads(f.read()).arguments
+            arguments = pickled.loads(f.read()).arguments
         if "train_loop_config" in arguments:
             return {"train_loop_config": arguments["train_loop_config"]}
     return {}

@@ -21,14 +21,14 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from compat_core import releases
-from compat_core.ledger import journal
-from compat_core.ledger.records import CallbackFailure, LedgerSnapshot, Record
-from compat_core.ledger.run import RunLedger, recover
+from compat_core.releases import standins
+from compat_core.run.ledger import journal
+from compat_core.run.ledger.records import CallbackFailure, LedgerSnapshot, Record
+from compat_core.run.ledger.run import RunLedger, recover
 
 if TYPE_CHECKING:
-    from compat_core.channel import Address
-    from compat_core.model import CheckpointStatus
+    from compat_core.run.channel import Address
+    from compat_core.semantics.rounds import CheckpointStatus
     from compat_core.usage import Usage
 
 # Where runs' journals are written (journal.py): the driver's node's local disk.
@@ -53,7 +53,7 @@ class LedgerHost:
         # This process unpickles what workers of either engine send (validation requests,
         # V2's errors): V2's classes must resolve even where ray.train was imported with V2
         # off. Done before any run's arguments arrive.
-        releases.expose_v2_names()
+        standins.expose_v2_names()
         self._runs: dict[str, RunLedger] = {}
         self._lock = threading.Lock()
 

@@ -1,7 +1,7 @@
 """Plain data describing a training run as the shim sees it: rounds of reports.
 
 Both backends' semantics are functions from these rounds to what a user observes
-(:mod:`compat_core.semantics`); no Ray cluster is needed to evaluate them.
+(:mod:`compat_core.semantics.observed`); no Ray cluster is needed to evaluate them.
 """
 
 from __future__ import annotations

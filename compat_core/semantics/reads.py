@@ -1,4 +1,4 @@
-"""V1-only *reads* of a :class:`~compat_core.result.Result`: what the user's code takes from a
+"""V1-only *reads* of a :class:`~compat_core.semantics.result.Result`: what the user's code takes from a
 V1 result that V2 would give otherwise.
 
 A run can rely on V1 without calling anything V1-only: a program that reports a checkpoint every
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from compat_core.v1_logs import AUTO_KEYS
+from compat_core.semantics.v1_logs import AUTO_KEYS
 from compat_core.where import is_library
 
 KIND = "metrics-dataframe"

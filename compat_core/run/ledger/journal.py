@@ -19,6 +19,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from compat_core import pickled
+
 _LENGTH = struct.Struct(">I")
 logger = logging.getLogger(__name__)
 
@@ -83,12 +85,10 @@ def prune(directory: str, max_age_s: float, now: float) -> int:
 def read(path: str) -> Iterator[tuple[Any, ...]]:
     """The events of the journal at ``path``, in the order they were written, one frame in memory
     at a time; a last frame cut short is skipped."""
-    from ray import cloudpickle
-
     with open(path, "rb") as f:
         while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
             (length,) = _LENGTH.unpack(header)
             data = f.read(length)
             if len(data) < length:
                 return
-            yield cloudpickle.loads(data)
+            yield pickled.loads(data)

@@ -1,0 +1,99 @@
+"""Every private name of Ray compat uses, each reached here and only here
+(``tests/test_layers.py`` fails on a private import of Ray anywhere else), so a release that moves
+one breaks this module, and each function says what the name is for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from compat_core.releases.facts import since
+
+
+def v2_report_owner() -> Any:
+    """The object whose ``report`` method every V2 report in this worker goes through
+    (``ray.train.report``, library callbacks and compat alike): the worker's
+    ``TrainFnUtils`` from 2.49, its ``TrainContext`` before."""
+    if since("2.49"):
+        from ray.train.v2._internal.execution.train_fn_utils import get_train_fn_utils
+
+        return get_train_fn_utils()
+    return v2_train_context()
+
+
+def v2_train_context() -> Any:
+    """The V2 worker's internal ``TrainContext`` (storage, the persisted checkpoint)."""
+    from ray.train.v2._internal.execution.context import get_train_context
+
+    return get_train_context()
+
+
+def worker_group_placement_group(worker_group: Any) -> Any:
+    """The placement group of a V2 worker group: its state's handle since 2.5x
+    (``get_worker_group_state().placement_group_handle``), the state's own attribute before
+    (2.44); None if neither is there."""
+    state = (
+        worker_group.get_worker_group_state()
+        if hasattr(worker_group, "get_worker_group_state")
+        else getattr(worker_group, "_worker_group_state", None)
+    )
+    handle = getattr(state, "placement_group_handle", None)
+    if handle is not None:
+        return handle.placement_group
+    return getattr(state, "placement_group", None)
+
+
+def v1_session() -> Any:
+    """V1's worker session module (``ray.train._internal.session``): ``get_session``,
+    ``report``, ``get_checkpoint``, ``get_dataset_shard``, the functions V1's public ones call."""
+    from ray.train._internal import session
+
+    return session
+
+
+def v1_train_coordinator() -> Callable[..., Any]:
+    """What the Tune trainable of V1's ``BaseTrainer.as_trainable`` runs in a trial."""
+    from ray.train.base_trainer import _train_coordinator_fn
+
+    return _train_coordinator_fn
+
+
+def set_v1_restore_path(trainer: Any, path: str, filesystem: Any) -> None:
+    """What V1's ``Trainer.restore(path)`` sets on the trainer it builds: its ``fit()`` restores
+    the Tune experiment at ``path``."""
+    trainer._restore_path = path
+    trainer._restore_storage_filesystem = filesystem
+
+
+def v1_storage_context(parent: str, experiment: str, filesystem: Any) -> Any:
+    """V1's ``StorageContext`` of an experiment directory (no trial directory), as Tune's
+    callbacks are handed one."""
+    from ray.train._internal.storage import StorageContext
+
+    return StorageContext(parent, experiment_dir_name=experiment, storage_filesystem=filesystem, trial_dir_name="")
+
+
+def tree_train_fn(framework: str) -> Callable[..., Any]:
+    """The per-worker training function of the V1 form of ``XGBoostTrainer`` or
+    ``LightGBMTrainer`` (``framework``: ``"xgboost"`` or ``"lightgbm"``)."""
+    if framework == "xgboost":
+        from ray.train.xgboost.xgboost_trainer import _xgboost_train_fn_per_worker
+
+        return _xgboost_train_fn_per_worker
+    from ray.train.lightgbm.lightgbm_trainer import _lightgbm_train_fn_per_worker
+
+    return _lightgbm_train_fn_per_worker
+
+
+def contains_tensor(value: Any) -> bool:
+    """Ray's test of whether reported metrics hold a torch tensor (which Ray rejects)."""
+    from ray.air._internal.torch_utils import contains_tensor as ray_contains_tensor
+
+    return bool(ray_contains_tensor(value))
+
+
+def v2_worker_group_callback() -> type:
+    """The base class of a callback V2's controller tells of each worker group it starts."""
+    from ray.train.v2._internal.execution.callback import WorkerGroupCallback
+
+    return WorkerGroupCallback

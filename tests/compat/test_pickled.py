@@ -1,0 +1,53 @@
+"""What an earlier compat pickled (the restore state, the ledger's journal) still reads back after
+the core's modules moved: a restore across an upgrade keeps its trainer and every record."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from compat_core import pickled
+from compat_core.config import RunConfig
+from compat_core.run.ledger import journal
+from compat_core.run.ledger.records import Record
+from compat_core.semantics import restore
+
+pytestmark = pytest.mark.one_pass  # plain code: no Ray, no mode
+
+
+def _as_written_by(old_module: str, value: object, monkeypatch: pytest.MonkeyPatch, cls: type | None = None) -> bytes:
+    """``value`` pickled as a compat whose class (``cls``, else the value's) lived in ``old_module`` wrote it."""
+    cls = cls or type(value)
+    monkeypatch.setattr(cls, "__module__", old_module)
+    monkeypatch.setitem(sys.modules, old_module, types.SimpleNamespace(**{cls.__qualname__: cls}))
+    data = pickle.dumps(value)
+    monkeypatch.undo()
+    assert old_module.encode() in data
+    return data
+
+
+def test_a_restore_state_from_before_the_move_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = restore.TrainerState(dict, {"run_config": RunConfig(name="old"), "train_loop_config": {"lr": 0.1}})
+    (tmp_path / restore.STATE_FILE).write_bytes(_as_written_by("compat_core.restore", state, monkeypatch))
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads((tmp_path / restore.STATE_FILE).read_bytes())  # what the move alone would do
+
+    spec = restore.load(str(tmp_path))
+    assert isinstance(spec.state, restore.TrainerState)
+    assert spec.state.arguments["run_config"].name == "old"
+    assert spec.state.arguments["train_loop_config"] == {"lr": 0.1}
+
+
+def test_a_journal_from_before_the_move_gives_back_its_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver killed before the upgrade left its journal; the restored fit reads it back."""
+    record = Record(rank=1, index=3, metrics={"loss": 0.5}, has_checkpoint=False, wants_validation=False, timestamp=1.0)
+    event = _as_written_by("compat_core.ledger.records", ("record", record), monkeypatch, cls=Record)
+    path = tmp_path / "old.journal"
+    path.write_bytes(journal._LENGTH.pack(len(event)) + event)
+
+    assert list(journal.read(str(path))) == [("record", record)]
+    assert all(old.startswith("compat_core.") and new != old for old, new in pickled.MOVED.items())
