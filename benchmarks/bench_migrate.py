@@ -35,6 +35,7 @@ import libcst as cst
 import ray
 
 from migrate import engine
+from migrate.files import iter_files
 
 PLAIN = '''"""Module {i}: nothing to do with the training library."""
 import os
@@ -115,7 +116,7 @@ def table(rows: list[tuple[str, float]], files: int, reference: float, label: st
 def ray_package(tmp: Path, jobs: int, repeat: int) -> None:
     tree = tmp / "ray"
     shutil.copytree(os.path.dirname(ray.__file__), tree, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    files = len(list(engine.iter_files([str(tree)])))
+    files = len(list(iter_files([str(tree)])))
     ruff = shutil.which("ruff", path=os.path.dirname(sys.executable)) or "ruff"
     measures = {
         "ruff check --select UP --diff": command(
@@ -137,7 +138,7 @@ def generated(tmp: Path, count: int, share: float, jobs: int, repeat: int) -> No
     root = tmp / "generated"
     root.mkdir()
     with_ray = generate(root, count, share)
-    paths = list(engine.iter_files([str(root)]))
+    paths = list(iter_files([str(root)]))
     codes = [r.code for r in engine.select_rules()]
 
     def scan() -> None:

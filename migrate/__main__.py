@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from migrate import baseline, config, engine, formats
+from migrate.files import atomic_write, iter_files, matches_globs
 from migrate.rules import BY_CODE, RULES
 from migrate.severity import SEVERITIES, at_least
 from migrate.tables import GUIDE
@@ -156,10 +157,10 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
     def excluded(path: str) -> bool:
         """The command line's --exclude globs when given, else the file's configuration."""
         if args.exclude is not None:
-            return engine.matches_globs(path, args.exclude)
+            return matches_globs(path, args.exclude)
         return settings(path).excludes(path)
 
-    files = list(engine.iter_files(args.paths, excluded=excluded))
+    files = list(iter_files(args.paths, excluded=excluded))
     if args.force_exclude:
         files = [f for f in files if not excluded(f)]
     plan = []
@@ -186,7 +187,7 @@ def check(paths: Sequence[str], *, jobs: int = 1, configured: bool = True) -> li
         plan = _plan(args, config.Finder([r.code for r in RULES]))
     else:
         codes = tuple(r.code for r in engine.select_rules())
-        plan = [(path, codes, "ray") for path in engine.iter_files(paths)]
+        plan = [(path, codes, "ray") for path in iter_files(paths)]
     return run(plan, False, jobs)
 
 
@@ -348,7 +349,7 @@ def add_noqa(results: list[engine.FileResult], args: argparse.Namespace) -> int:
         else:
             marked = baseline.add_noqa(r.old_text, codes)
         if marked.added:
-            engine.atomic_write(r.path, marked.text.encode(r.encoding), bom=r.bom)
+            atomic_write(r.path, marked.text.encode(r.encoding), bom=r.bom)
             added += marked.added
             files += 1
     print(f"Added {added} noqa directive(s) in {files} file(s).", file=sys.stderr)

@@ -1,28 +1,25 @@
-"""Running the rules over one source text, one file, or a tree of files.
+"""The pipeline: the rules run over one source text, or one file.
 
-The engine never imports or executes the code it reads: it parses it with `ast`, and with
-libcst where a rewrite needs it.
+One ``ast`` index of the text; the flag rules on it; the rewriting rules in order (by text edits
+where their fast form can, on libcst's tree where not: :mod:`migrate._parse`); the repairs of
+the whole rewritten module (:mod:`migrate._repairs`); the findings moved to the lines the user
+sees (:mod:`migrate._lines`) and filtered by ``noqa``. Files are found, read and written by
+:mod:`migrate.files`. The engine never imports or executes the code it reads.
 """
 
 from __future__ import annotations
 
-import ast
-import difflib
-import io
-import os
 import re
-import stat
 import sys
-import tempfile
-import tokenize
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatch
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate import _deep, _index, noqa, notebooks
+from migrate import _deep, _index, _repairs, noqa, notebooks
+from migrate._lines import line_map
+from migrate._parse import LibcstSyntaxError, newer_python, parse_module, wrap
+from migrate.files import Unreadable, atomic_write, read_source
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
@@ -36,12 +33,7 @@ _SUBMODULES = re.compile(r"\b(?:air|train|tune)\b")
 _RAY = re.compile(r"\bray\b")
 _PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # the interpreter running the codemod
 _NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)  # PEP 263
 _UNQUALIFIED = tuple(sorted({w for r in RULES if issubclass(r, FlagRule) for w in r.unqualified_words}))
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", "env", ".tox", ".nox", "site-packages", "node_modules",
-     "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
-)  # fmt: skip
 
 
 @dataclass
@@ -109,9 +101,9 @@ def _migrate_source(
     if any(r.triggered(text) and r.could_apply(index) for r in rewriters):
         tree = index.tree  # the input's, parsed once
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
-        current = _without_added_duplicates(text, current)
-        current = _guards_bind_alike(tree, current)
-        current = _comments_kept(text, current)
+        current = _repairs.without_added_duplicates(text, current)
+        current = _repairs.guards_bind_alike(tree, current)
+        current = _repairs.comments_kept(text, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if current != text:
         # What the rewrites wrote is flagged too: a rewrite can make a use recognisable that the
@@ -141,180 +133,6 @@ def _migrate_source(
         diagnostics = noqa.apply(diagnostics, reference, {r.code for r in rules})
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))  # file order, as ruff reports
     return current, diagnostics
-
-
-def _without_added_duplicates(before: str, after: str) -> str:
-    """``after`` without the plain module-level ``import X`` lines the rewrites added where
-    the module already had one (``import ray.air`` becomes ``import ray`` beside an
-    ``import ray``: pyflakes' "redefinition of unused"). Duplicates the input had stay."""
-    lines = after.splitlines(keepends=True)
-    plain = [i for i, line in enumerate(lines) if line.startswith("import ") and _PLAIN_IMPORT.match(line)]
-    seen: dict[str, int] = {}
-    for i in plain:
-        seen[lines[i].strip()] = seen.get(lines[i].strip(), 0) + 1
-    duplicated = {statement for statement, n in seen.items() if n > 1}
-    if not duplicated:
-        return after
-    old = [line.strip() for line in before.splitlines() if line.startswith("import ")]
-    had = {statement: old.count(statement) for statement in duplicated}
-    top_level = {node.lineno - 1 for node in ast.parse(after).body if isinstance(node, ast.Import)}
-    drop: set[int] = set()
-    for statement in duplicated:
-        at = [i for i in plain if lines[i].strip() == statement and i in top_level]
-        extra = len(at) - max(had[statement], 1)
-        drop |= set(at[len(at) - extra :]) if extra > 0 else set()
-    return "".join(line for i, line in enumerate(lines) if i not in drop)
-
-
-def _guards_bind_alike(before: ast.Module, after: str) -> str:
-    """Each branch of a module-level ``try``/``except`` or ``if``/``else`` import guard binds
-    the module name the rewritten code uses. A rewrite that turned one branch's
-    ``from ray.air import session`` into ``from ray import train`` (and ``session.report``
-    into ``train.report``) leaves ``train`` unbound on the other branch (``from ray.train
-    import report``, or ``session = None``): that branch gets the same import, or
-    ``train = None`` beside its ``= None`` fallback. Names the input already bound at module
-    level are the user's: left alone. ``before`` is the input's tree: no rewrite adds a guard,
-    so a module without one at its top level is left as it is without parsing ``after``."""
-    if not any(isinstance(node, (ast.Try, ast.If)) for node in before.body):
-        return after
-    tree = ast.parse(after)
-    old = _module_bindings(before)
-    lines = after.splitlines(keepends=True)
-    inserts: list[tuple[int, str]] = []  # (after this 0-based line, text)
-    emptied: set[int] = set()  # 0-based lines of a `pass` a rewrite left alone in a branch
-    for node in tree.body:
-        branches = _branches(node)
-        if len(branches) < 2:
-            continue
-        bound = [{name: statement for statement in branch for name in _bound_by(statement)} for branch in branches]
-        for name, statement in {n: s for b in bound for n, s in b.items()}.items():
-            if name in old or not _is_api_module_import(statement):
-                continue
-            source = ast.get_source_segment(after, statement)
-            for branch, names in zip(branches, bound, strict=True):
-                if name in names or isinstance(branch[-1], ast.Raise):  # a branch that raises binds nothing
-                    continue
-                indent = " " * branch[0].col_offset
-                fallback = any(_assigns_none(s) for s in branch) and not any(
-                    isinstance(s, (ast.Import, ast.ImportFrom)) for s in branch
-                )
-                text = f"{name} = None" if fallback else source
-                inserts.append((branch[-1].end_lineno - 1, f"{indent}{text}\n"))  # type: ignore[operator]
-                only = branch[0]
-                if len(branch) == 1 and isinstance(only, ast.Pass) and lines[only.lineno - 1].strip() == "pass":
-                    emptied.add(only.lineno - 1)  # the import takes the place of the `pass`
-    for line, text in sorted(inserts, reverse=True):
-        if not lines[line].endswith("\n"):
-            lines[line] += "\n"
-        lines.insert(line + 1, text)
-    for line in sorted(emptied, reverse=True):
-        del lines[line]
-    return "".join(lines)
-
-
-# Comments that speak to the line they are on (a tool's directive): gone with that line.
-_DIRECTIVE = re.compile(r"#\s*(?i:noqa\b|type:|fmt:|pragma\b|pylint:|pyright:|mypy:|isort:|ruff:)")
-
-
-def _comments_kept(before: str, after: str) -> str:
-    """``after`` with every comment of a line the rewrites removed or replaced that it lost
-    (``RunConfig,  # storage`` of an import whose name went): a replaced line's after the code
-    of the line it became, when that has none; else, and for a line removed, on a line of its
-    own where it was, at its indentation. A tool's directive (``# noqa``, ``# type: ignore``,
-    ...) served its line: it is not moved."""
-    if "#" not in before:
-        return after
-    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    plain_a, plain_b = before.splitlines(), after.splitlines()  # compared as line_map compares them
-    opcodes = _opcodes(plain_a, plain_b)
-    lost: list[tuple[int, str, str, bool]] = []  # (old line's number, its text, its comment, it is gone)
-    for tag, i1, i2, _, _ in opcodes:
-        if tag not in ("delete", "replace"):
-            continue
-        for i in range(i1, i2):
-            comment = _comment_of(a[i]) if "#" in a[i] else None
-            if comment and not _DIRECTIVE.match(comment) and comment not in after:
-                lost.append((i, a[i], comment, tag == "delete"))
-    if not lost:
-        return after
-    mapping = _line_map(plain_a, plain_b, opcodes)
-    ends_inside = noqa.comment_lines(after)  # 1-based lines whose end is inside a string or continued
-    appended: set[int] = set()
-    inserts: dict[int, list[str]] = {}
-    for i, old, comment, gone in lost:
-        j = min(mapping[i], len(b) - 1) if b else 0
-        line = b[j] if b else ""
-        body = line.rstrip("\r\n")
-        free = body.strip() and j not in appended and (j + 1) not in ends_inside and _comment_of(line) is None
-        if free and not gone:  # the line became another: its comment follows it
-            b[j] = f"{body}  {comment}{line[len(body) :]}"
-            appended.add(j)
-        elif j not in ends_inside:  # a line of its own above line j, after one that ends cleanly (1-based j)
-            indent, ending = old[: len(old) - len(old.lstrip())], old[len(old.rstrip("\r\n")) :] or "\n"
-            inserts.setdefault(j, []).append(f"{indent}{comment}{ending}")
-    for j in sorted(inserts, reverse=True):
-        b[j:j] = inserts[j]
-    return "".join(b)
-
-
-def _comment_of(line: str) -> str | None:
-    """The comment of one physical line (not a ``#`` in a string), or None."""
-    try:
-        comment = noqa.line_comment(line)
-    except noqa.PartOfLarger:  # not sure there is one: not moved
-        return None
-    return comment[1] if comment else None
-
-
-def _branches(node: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists of a ``try`` (body, handlers, else) or an ``if`` chain."""
-    if isinstance(node, ast.Try):
-        return [b for b in [node.body, *(h.body for h in node.handlers), node.orelse] if b]
-    if isinstance(node, ast.If):
-        out = [node.body]
-        rest = node.orelse
-        while len(rest) == 1 and isinstance(rest[0], ast.If):  # elif
-            out.append(rest[0].body)
-            rest = rest[0].orelse
-        return out + ([rest] if rest else [])
-    return []
-
-
-def _bound_by(statement: ast.stmt) -> list[str]:
-    if isinstance(statement, ast.Import):
-        return [a.asname or a.name.split(".")[0] for a in statement.names]
-    if isinstance(statement, ast.ImportFrom):
-        return [a.asname or a.name for a in statement.names if a.name != "*"]
-    if isinstance(statement, ast.Assign):
-        return [t.id for t in statement.targets if isinstance(t, ast.Name)]
-    return []
-
-
-def _module_bindings(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in tree.body:
-        for branch in _branches(node) or [[node]]:
-            for statement in branch:
-                names.update(_bound_by(statement))
-    return names
-
-
-def _is_api_module_import(statement: ast.stmt) -> bool:
-    """What the rewrites write for the API module: ``from ray import train``, ``from ray import
-    tune``, ``import compat as train``."""
-    if isinstance(statement, ast.ImportFrom):
-        return statement.module == "ray" and all(a.name in ("train", "tune") for a in statement.names)
-    if isinstance(statement, ast.Import):
-        return all(a.name == "compat" for a in statement.names)
-    return False
-
-
-def _assigns_none(statement: ast.stmt) -> bool:
-    value = getattr(statement, "value", None)
-    return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
-
-
-_PLAIN_IMPORT = re.compile(r"import [\w.]+[ \t]*\r?\n?$")
 
 
 def _not_yet_found(output: list[Diagnostic], input_: list[Diagnostic], mapping: list[int]) -> list[Diagnostic]:
@@ -378,11 +196,11 @@ def _rewrite(
             if new_text is None:
                 if module is None or wrapper is None:
                     module = parse_module(current)
-                    wrapper = _wrap(module)
+                    wrapper = wrap(module)
                 new_module = rule.apply(wrapper)
                 if new_module is not module:
                     module, new_text = new_module, new_module.code
-                    wrapper = _wrap(module)
+                    wrapper = wrap(module)
                 else:
                     new_text = current
             elif new_text != current:
@@ -398,88 +216,6 @@ def _rewrite(
         stages.append((current, rule.diagnostics))
         current = new_text
     return current, index
-
-
-def parse_module(text: str) -> cst.Module:
-    """libcst's tree of ``text``. libcst's rare refusals of what ``ast`` accepts are raised
-    as :class:`LibcstSyntaxError`, a ``SyntaxError``, so callers handle one error type and
-    need not import libcst."""
-    import libcst as cst
-
-    try:
-        return cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        raise LibcstSyntaxError(exc.message, exc.raw_line, exc.raw_column) from exc
-
-
-def _wrap(module: cst.Module) -> MetadataWrapper:
-    from libcst.metadata import MetadataWrapper
-
-    return MetadataWrapper(module, unsafe_skip_copy=True)
-
-
-def _newer_python(text: str) -> bool:
-    """Whether ``text``, which this interpreter's ``ast`` refuses, is valid in a newer Python
-    (libcst's parser reads the grammar of newer releases: a 3.12 ``type`` statement, nested
-    f-string quotes)."""
-    import libcst as cst
-
-    try:
-        cst.parse_module(text)
-    except Exception:
-        return False
-    return True
-
-
-class LibcstSyntaxError(SyntaxError):
-    """Source ``ast`` parses and libcst's parser does not (``offset`` 1-based, as ``SyntaxError``'s)."""
-
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message, ("<unknown>", line, column + 1, None))
-
-
-def line_map(old: str, new: str) -> list[int]:
-    """For each line of ``old`` (0-based), the line of ``new`` it became (or sits nearest).
-    In a block of changed lines, each old line goes to the most similar new line at or after
-    the previous one's (``session.report(m)`` to ``train.report(m)``, not to an import the
-    rewrite added above it)."""
-    a, b = old.splitlines(), new.splitlines()
-    return _line_map(a, b, _opcodes(a, b))
-
-
-Opcodes = Sequence[tuple[str, int, int, int, int]]
-
-
-def _opcodes(a: list[str], b: list[str]) -> Opcodes:
-    """How ``a``'s lines became ``b``'s (difflib's opcodes, computed once per pair)."""
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-
-
-def _line_map(a: list[str], b: list[str], opcodes: Opcodes) -> list[int]:
-    mapping = [0] * max(len(a), 1)
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "replace" and (i2 - i1) * (j2 - j1) <= _SIMILARITY_BUDGET:
-            _map_by_similarity(a, b, i1, i2, j1, j2, mapping)
-            continue
-        for i in range(i1, i2):
-            mapping[i] = j1 + (i - i1 if tag == "equal" else min(i - i1, max(j2 - j1 - 1, 0)))
-    return mapping
-
-
-# Line pairs compared in one changed block at most; a larger block maps by position.
-_SIMILARITY_BUDGET = 400
-
-
-def _map_by_similarity(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int, mapping: list[int]) -> None:
-    """Map ``a[i1:i2]`` into ``b[j1:j2]``: each line to its most similar line, in order."""
-    low = j1
-    for i in range(i1, i2):
-        left = i2 - i - 1  # old lines still to place after this one
-        high = max(low, j2 - 1 - min(left, j2 - 1 - low))  # leave room for them when there is
-        scores = [(difflib.SequenceMatcher(None, a[i], b[j], autojunk=False).ratio(), -j) for j in range(low, high + 1)]
-        best = -max(scores)[1]
-        mapping[i] = best
-        low = best
 
 
 class RuleCrash(Exception):
@@ -528,26 +264,12 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     context = Context(target=target, path=path)  # type: ignore[arg-type]
     lines_of = "output" if write else "input"  # findings point at what is on disk afterwards
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        result.error = f"cannot read: {exc.strerror}"
+        source = read_source(path)
+    except Unreadable as exc:
+        result.error = str(exc)
         return result
-    bom = raw.startswith(b"\xef\xbb\xbf")
-    encoding = "utf-8"
-    if not bom and not path.endswith(".ipynb"):
-        try:  # a PEP 263 declaration (`# -*- coding: latin-1 -*-`) names the file's encoding
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        except SyntaxError as exc:  # an unknown declared encoding; or no declaration and not UTF-8
-            if _CODING.search(b"\n".join(raw.split(b"\n", 2)[:2])):
-                result.error = f"{exc.msg}; skipped"
-                return result
+    text, encoding, bom = source.text, source.encoding, source.bom
     result.encoding, result.bom = encoding, bom
-    try:
-        text = raw.decode("utf-8-sig" if bom else encoding)
-    except UnicodeDecodeError as exc:
-        name = "UTF-8" if encoding == "utf-8" else encoding
-        result.error = f"not {name} (byte {exc.start}); declare the encoding (PEP 263) or convert the file; skipped"
-        return result
     if not needs_parsing(text, target):
         return result
     result.parsed = True
@@ -561,7 +283,7 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     except SyntaxError as exc:
         line, col = exc.lineno or 1, exc.offset or 1
         result.error = f"does not parse (line {line}, col {col - 1}): {exc.msg}; skipped"
-        if not isinstance(exc, LibcstSyntaxError) and not path.endswith(".ipynb") and _newer_python(text):
+        if not isinstance(exc, LibcstSyntaxError) and not path.endswith(".ipynb") and newer_python(text):
             result.error = (
                 f"uses syntax newer than Python {_PYTHON}, which runs the codemod (line {line}, col {col - 1}: "
                 f"{exc.msg}); skipped. Run the codemod with the Python the file is written for "
@@ -596,51 +318,3 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
             return result
         atomic_write(path, data, bom=bom)
     return result
-
-
-def atomic_write(path: str, data: bytes, *, bom: bool = False) -> None:
-    """Write via a temporary file in the same directory; keep the mode and a BOM."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".migrate-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write((b"\xef\xbb\xbf" if bom else b"") + data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def iter_files(paths: Iterable[str], excluded: Callable[[str], bool] | None = None) -> Iterator[str]:
-    """Python files and notebooks under ``paths``, skipping VCS dirs, venvs, site-packages, and
-    the directories and files ``excluded`` rules out. A file named in ``paths`` is yielded
-    whatever it says (the caller applies ``--force-exclude``, as ruff does)."""
-    skip = excluded or (lambda path: False)
-    for root in paths:
-        if os.path.isfile(root):
-            yield root
-            continue
-        if not os.path.isdir(root):
-            raise FileNotFoundError(root)
-        for directory, dirs, files in os.walk(root):
-            dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_DIRS and not _is_venv(os.path.join(directory, d))
-                and not skip(os.path.join(directory, d))
-            )  # fmt: skip
-            for name in sorted(files):
-                full = os.path.join(directory, name)
-                if name.endswith((".py", ".pyi", ".ipynb")) and not skip(full):
-                    yield full
-
-
-def _is_venv(directory: str) -> bool:
-    return os.path.exists(os.path.join(directory, "pyvenv.cfg"))
-
-
-def matches_globs(path: str, patterns: Sequence[str]) -> bool:
-    """``path`` (as given, ``./`` dropped) or its file name matches one of the globs."""
-    normalized = path.replace(os.sep, "/").removeprefix("./")
-    return any(fnmatch(normalized, p) or fnmatch(os.path.basename(path), p) for p in patterns)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from migrate import engine
+from migrate.files import iter_files
 from tests.migrate.conftest import migrate
 from tests.migrate.test_rewrites import check
 
@@ -162,7 +163,7 @@ def test_the_examples_go_native_and_one_runs_on_ray_v2(tmp_path: Path) -> None:
     package = tmp_path / "native_examples"  # not `examples`: the repository's own package would shadow it
     shutil.copytree(ROOT / "examples", package, ignore=shutil.ignore_patterns("__pycache__"))
     codes = [r.code for r in engine.select_rules(target="native")]
-    files = engine.iter_files([str(package)])
+    files = iter_files([str(package)])
     results = {Path(p).name: engine.process_file(p, codes, "native", write=True) for p in files}
     for name, result in results.items():
         text = (package / name).read_text()

@@ -1,0 +1,190 @@
+"""What the rewrites leave that a reader would fix by hand, repaired on the rewritten text: an
+``import X`` the rewrites added beside the same one, an import guard whose branches no longer
+bind the same name, a comment that went with the line it was on.
+
+These are not import planning (the rules plan their imports on libcst's tree,
+:mod:`migrate.rules._cst.imports`): they read the whole module before and after every rule ran,
+which no single rule's visitor sees.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from migrate import noqa
+from migrate._lines import line_map_of, opcodes
+
+
+def without_added_duplicates(before: str, after: str) -> str:
+    """``after`` without the plain module-level ``import X`` lines the rewrites added where
+    the module already had one (``import ray.air`` becomes ``import ray`` beside an
+    ``import ray``: pyflakes' "redefinition of unused"). Duplicates the input had stay."""
+    lines = after.splitlines(keepends=True)
+    plain = [i for i, line in enumerate(lines) if line.startswith("import ") and _PLAIN_IMPORT.match(line)]
+    seen: dict[str, int] = {}
+    for i in plain:
+        seen[lines[i].strip()] = seen.get(lines[i].strip(), 0) + 1
+    duplicated = {statement for statement, n in seen.items() if n > 1}
+    if not duplicated:
+        return after
+    old = [line.strip() for line in before.splitlines() if line.startswith("import ")]
+    had = {statement: old.count(statement) for statement in duplicated}
+    top_level = {node.lineno - 1 for node in ast.parse(after).body if isinstance(node, ast.Import)}
+    drop: set[int] = set()
+    for statement in duplicated:
+        at = [i for i in plain if lines[i].strip() == statement and i in top_level]
+        extra = len(at) - max(had[statement], 1)
+        drop |= set(at[len(at) - extra :]) if extra > 0 else set()
+    return "".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+def guards_bind_alike(before: ast.Module, after: str) -> str:
+    """Each branch of a module-level ``try``/``except`` or ``if``/``else`` import guard binds
+    the module name the rewritten code uses. A rewrite that turned one branch's
+    ``from ray.air import session`` into ``from ray import train`` (and ``session.report``
+    into ``train.report``) leaves ``train`` unbound on the other branch (``from ray.train
+    import report``, or ``session = None``): that branch gets the same import, or
+    ``train = None`` beside its ``= None`` fallback. Names the input already bound at module
+    level are the user's: left alone. ``before`` is the input's tree: no rewrite adds a guard,
+    so a module without one at its top level is left as it is without parsing ``after``."""
+    if not any(isinstance(node, (ast.Try, ast.If)) for node in before.body):
+        return after
+    tree = ast.parse(after)
+    old = _module_bindings(before)
+    lines = after.splitlines(keepends=True)
+    inserts: list[tuple[int, str]] = []  # (after this 0-based line, text)
+    emptied: set[int] = set()  # 0-based lines of a `pass` a rewrite left alone in a branch
+    for node in tree.body:
+        branches = _branches(node)
+        if len(branches) < 2:
+            continue
+        bound = [{name: statement for statement in branch for name in _bound_by(statement)} for branch in branches]
+        for name, statement in {n: s for b in bound for n, s in b.items()}.items():
+            if name in old or not _is_api_module_import(statement):
+                continue
+            source = ast.get_source_segment(after, statement)
+            for branch, names in zip(branches, bound, strict=True):
+                if name in names or isinstance(branch[-1], ast.Raise):  # a branch that raises binds nothing
+                    continue
+                indent = " " * branch[0].col_offset
+                fallback = any(_assigns_none(s) for s in branch) and not any(
+                    isinstance(s, (ast.Import, ast.ImportFrom)) for s in branch
+                )
+                text = f"{name} = None" if fallback else source
+                inserts.append((branch[-1].end_lineno - 1, f"{indent}{text}\n"))  # type: ignore[operator]
+                only = branch[0]
+                if len(branch) == 1 and isinstance(only, ast.Pass) and lines[only.lineno - 1].strip() == "pass":
+                    emptied.add(only.lineno - 1)  # the import takes the place of the `pass`
+    for line, text in sorted(inserts, reverse=True):
+        if not lines[line].endswith("\n"):
+            lines[line] += "\n"
+        lines.insert(line + 1, text)
+    for line in sorted(emptied, reverse=True):
+        del lines[line]
+    return "".join(lines)
+
+
+# Comments that speak to the line they are on (a tool's directive): gone with that line.
+_DIRECTIVE = re.compile(r"#\s*(?i:noqa\b|type:|fmt:|pragma\b|pylint:|pyright:|mypy:|isort:|ruff:)")
+
+
+def comments_kept(before: str, after: str) -> str:
+    """``after`` with every comment of a line the rewrites removed or replaced that it lost
+    (``RunConfig,  # storage`` of an import whose name went): a replaced line's after the code
+    of the line it became, when that has none; else, and for a line removed, on a line of its
+    own where it was, at its indentation. A tool's directive (``# noqa``, ``# type: ignore``,
+    ...) served its line: it is not moved."""
+    if "#" not in before:
+        return after
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    plain_a, plain_b = before.splitlines(), after.splitlines()  # compared as line_map compares them
+    ops = opcodes(plain_a, plain_b)
+    lost: list[tuple[int, str, str, bool]] = []  # (old line's number, its text, its comment, it is gone)
+    for tag, i1, i2, _, _ in ops:
+        if tag not in ("delete", "replace"):
+            continue
+        for i in range(i1, i2):
+            comment = _comment_of(a[i]) if "#" in a[i] else None
+            if comment and not _DIRECTIVE.match(comment) and comment not in after:
+                lost.append((i, a[i], comment, tag == "delete"))
+    if not lost:
+        return after
+    mapping = line_map_of(plain_a, plain_b, ops)
+    ends_inside = noqa.comment_lines(after)  # 1-based lines whose end is inside a string or continued
+    appended: set[int] = set()
+    inserts: dict[int, list[str]] = {}
+    for i, old, comment, gone in lost:
+        j = min(mapping[i], len(b) - 1) if b else 0
+        line = b[j] if b else ""
+        body = line.rstrip("\r\n")
+        free = body.strip() and j not in appended and (j + 1) not in ends_inside and _comment_of(line) is None
+        if free and not gone:  # the line became another: its comment follows it
+            b[j] = f"{body}  {comment}{line[len(body) :]}"
+            appended.add(j)
+        elif j not in ends_inside:  # a line of its own above line j, after one that ends cleanly (1-based j)
+            indent, ending = old[: len(old) - len(old.lstrip())], old[len(old.rstrip("\r\n")) :] or "\n"
+            inserts.setdefault(j, []).append(f"{indent}{comment}{ending}")
+    for j in sorted(inserts, reverse=True):
+        b[j:j] = inserts[j]
+    return "".join(b)
+
+
+def _comment_of(line: str) -> str | None:
+    """The comment of one physical line (not a ``#`` in a string), or None."""
+    try:
+        comment = noqa.line_comment(line)
+    except noqa.PartOfLarger:  # not sure there is one: not moved
+        return None
+    return comment[1] if comment else None
+
+
+def _branches(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists of a ``try`` (body, handlers, else) or an ``if`` chain."""
+    if isinstance(node, ast.Try):
+        return [b for b in [node.body, *(h.body for h in node.handlers), node.orelse] if b]
+    if isinstance(node, ast.If):
+        out = [node.body]
+        rest = node.orelse
+        while len(rest) == 1 and isinstance(rest[0], ast.If):  # elif
+            out.append(rest[0].body)
+            rest = rest[0].orelse
+        return out + ([rest] if rest else [])
+    return []
+
+
+def _bound_by(statement: ast.stmt) -> list[str]:
+    if isinstance(statement, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in statement.names]
+    if isinstance(statement, ast.ImportFrom):
+        return [a.asname or a.name for a in statement.names if a.name != "*"]
+    if isinstance(statement, ast.Assign):
+        return [t.id for t in statement.targets if isinstance(t, ast.Name)]
+    return []
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        for branch in _branches(node) or [[node]]:
+            for statement in branch:
+                names.update(_bound_by(statement))
+    return names
+
+
+def _is_api_module_import(statement: ast.stmt) -> bool:
+    """What the rewrites write for the API module: ``from ray import train``, ``from ray import
+    tune``, ``import compat as train``."""
+    if isinstance(statement, ast.ImportFrom):
+        return statement.module == "ray" and all(a.name in ("train", "tune") for a in statement.names)
+    if isinstance(statement, ast.Import):
+        return all(a.name == "compat" for a in statement.names)
+    return False
+
+
+def _assigns_none(statement: ast.stmt) -> bool:
+    value = getattr(statement, "value", None)
+    return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
+
+
+_PLAIN_IMPORT = re.compile(r"import [\w.]+[ \t]*\r?\n?$")
