@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 from ray.train import Checkpoint
 
@@ -135,6 +139,26 @@ class Result:
 
 
 _FIXED = ("attempt", "world_rank", "report_index", "timestamp")  # what worker_rows adds to each row
+_FIELDS = {
+    "attempt": operator.attrgetter("attempt"),
+    "world_rank": operator.attrgetter("rank"),
+    "report_index": operator.attrgetter("index"),
+    "timestamp": operator.attrgetter("timestamp"),
+}
+_ORDER = operator.attrgetter("attempt", "index", "rank")
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a frame of a million reports is built: every object
+    built is freed by reference counting, and each collection would walk every record again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
@@ -145,22 +169,19 @@ def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
     merged copy of each (docs/performance.md: a million reports of 10 metrics)."""
     if not records:
         return None
-    ordered = sorted(records, key=operator.attrgetter("attempt", "index", "rank"))
-    columns: dict[str, None] = {}
-    seen: set[tuple[str, ...]] = set()
-    for record in ordered:
-        keys = tuple(record.metrics)
-        if keys not in seen:  # most reports share their keys: each shape is read once
-            seen.add(keys)
-            columns.update(dict.fromkeys((*keys, *_FIXED)))
-    frame = pd.DataFrame([r.metrics for r in ordered], index=pd.RangeIndex(len(ordered)))
-    # As a row's dict would have them: a metric of one of these names keeps its place, not its value.
-    frame["attempt"] = [r.attempt for r in ordered]
-    frame["world_rank"] = [r.rank for r in ordered]
-    frame["report_index"] = [r.index for r in ordered]
-    frame["timestamp"] = [r.timestamp for r in ordered]
-    order = list(columns)
-    return frame if list(frame.columns) == order else frame[order]
+    with _collector_paused():
+        ordered = sorted(records, key=_ORDER)
+        # pandas orders the metrics' columns as they first appear; a row's dict would have the
+        # first report's metrics, then the fixed keys, then the keys later reports add.
+        frame = pd.DataFrame([r.metrics for r in ordered], index=pd.RangeIndex(len(ordered)))
+        order = list(dict.fromkeys([*ordered[0].metrics, *_FIXED, *frame.columns]))
+        # As a row's dict would have them: a metric of one of these names keeps its place, not its value.
+        for column, field in _FIELDS.items():
+            if column == "timestamp":  # as the rows' values are: float, or what a stored run gave
+                frame[column] = list(map(field, ordered))
+            else:  # ints, always
+                frame[column] = np.fromiter(map(field, ordered), dtype=np.int64, count=len(ordered))
+        return frame if list(frame.columns) == order else frame[order]
 
 
 def ledger_validated(

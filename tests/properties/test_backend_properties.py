@@ -122,3 +122,35 @@ def test_v1_logs_keep_every_key_including_late_ones(tmp_path_factory, schedule) 
     v1_logs.repair_progress_csv(directory)
     header = (directory / "progress.csv").read_text().splitlines()[0].split(",")
     assert {h for h in header if h} == {k for r in rows for k in r}
+
+
+_KEYS = st.sampled_from(["loss", "acc", "epoch", "timestamp", "attempt", "note"])  # two named like a fixed column
+_VALUES = st.one_of(st.floats(allow_nan=False), st.integers(-5, 5), st.text(max_size=3), st.none())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1), st.integers(0, 3), st.integers(0, 2), st.dictionaries(_KEYS, _VALUES, max_size=4)),
+        min_size=1,
+        max_size=12,
+        unique_by=lambda r: r[:3],  # the ledger keeps a record once per (attempt, rank, index)
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_the_worker_frame_is_the_frame_of_the_workers_rows(reports, random) -> None:
+    """``Result.worker_metrics_dataframe`` (built column by column for speed) is exactly
+    ``pd.DataFrame(worker_rows(records))``: columns in first-appearance order, a metric named
+    like a fixed column in its place with the fixed value, missing keys as NaN, same dtypes."""
+    import pandas as pd
+
+    from compat_core.semantics.result import worker_dataframe
+    from compat_core.semantics.stored import worker_rows
+
+    records = [
+        Record(rank, index, metrics, False, False, 1.8e9 + index, attempt=attempt)
+        for attempt, rank, index, metrics in reports
+    ]
+    random.shuffle(records)
+    built, expected = worker_dataframe(records), pd.DataFrame(worker_rows(records))
+    pd.testing.assert_frame_equal(built, expected)
