@@ -1,5 +1,7 @@
 """A grid of two trials, each a run of two workers, on a cluster of two CPUs: under V1 a trial
-reserves its workers, so the trials run one at a time; under V2 both start at once."""
+reserves its workers, so the trials run one at a time; under V2 both start at once. Then a fit
+of free-floating reports whose result.metrics the script reads: fine under V1, a TypeError under
+V2 (its metrics are None), so the script fails under V2 only."""
 
 import tempfile
 
@@ -14,6 +16,11 @@ def loop(config):
         train.report({"loss": config["lr"] / (epoch + 1), "epoch": epoch})
 
 
+def free_floating(config):
+    for epoch in range(2):
+        train.report({"loss": 1.0 / (epoch + 1)})
+
+
 if __name__ == "__main__":
     import ray
 
@@ -25,3 +32,5 @@ if __name__ == "__main__":
         run_config=train.RunConfig(name="lr_sweep", storage_path=tempfile.mkdtemp()),
     ).fit()
     print("best:", grid.get_best_result(metric="loss", mode="min").config)
+    result = TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=tempfile.mkdtemp())).fit()
+    print("final loss:", result.metrics["loss"])  # None under V2: TypeError

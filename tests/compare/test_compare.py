@@ -54,18 +54,6 @@ def test_two_fits_every_difference_explained_with_a_self_contained_html_report(t
     assert not re.search(r"<script|<link|<img|@import|url\((?!#)|src=|href=['\"]https?:", page)
 
 
-@pytest.mark.ray
-@pytest.mark.one_pass
-def test_a_script_that_fails_only_under_v2_exits_1_with_its_traceback(tmp_path) -> None:
-    out_json = tmp_path / "cmp.json"
-    run = compare("--json", str(out_json), "--", str(HERE / "fails_under_v2.py"), cwd=tmp_path)
-    assert run.returncode == 1
-    assert "fails under V2 only" in run.stdout
-    report = json.loads(out_json.read_text())
-    assert report["runs"]["v1"]["exit_status"] == 0 and report["runs"]["v2"]["exit_status"] == 1
-    assert "TypeError: 'NoneType' object is not subscriptable" in report["runs"]["v2"]["traceback_tail"][-1]
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [((), "give the script to run after --"), (("--", "missing.py"), "no such script"), (("--", "-m"), "-m needs")],
@@ -77,13 +65,19 @@ def test_usage_errors_exit_2(tmp_path, args, message) -> None:
 
 @pytest.mark.ray
 @pytest.mark.one_pass
-def test_a_sweeps_trials_are_paired_by_sample_and_its_concurrency_is_explained(tmp_path) -> None:
+def test_a_sweeps_trials_are_paired_and_a_script_failing_only_under_v2_exits_1_with_its_traceback(tmp_path) -> None:
+    """tests/compare/sweep.py: a Tuner sweep (its trials paired by sample, its concurrency
+    explained), then a read of result.metrics that raises under V2 only (one script: each
+    compare run starts a cluster per setting)."""
     out_json = tmp_path / "cmp.json"
     run = compare("--json", str(out_json), "--", str(HERE / "sweep.py"), cwd=tmp_path)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "fails under V2 only" in run.stdout
     report = json.loads(out_json.read_text())
-    sweep, *trials = report["fits"]
-    assert sweep["title"].startswith('sweep 1: Tuner "lr_sweep"')
+    assert report["runs"]["v1"]["exit_status"] == 0 and report["runs"]["v2"]["exit_status"] == 1
+    assert "TypeError: 'NoneType' object is not subscriptable" in report["runs"]["v2"]["traceback_tail"][-1]
+    last, sweep, *trials = report["fits"]  # fits outside Tune first, then each sweep and its trials
+    assert sweep["title"].startswith('sweep 2: Tuner "lr_sweep"')
     differences = {d["aspect"]: (d["v1"], d["v2"], d["link"].split("#")[1]) for d in sweep["differences"]}
     # V1: each trial reserved both CPUs, one at a time; V2: a trial reserves none.
     assert differences == {"most trials at once": (1, 2, "24-hyperparameter-search-tunetunertrainer-param_space")}
@@ -91,3 +85,4 @@ def test_a_sweeps_trials_are_paired_by_sample_and_its_concurrency_is_explained(t
     assert sorted(t["v1"]["trial"]["config"]["train_loop_config"]["lr"] for t in trials) == [0.1, 0.2]
     assert all(len(t["v1"]["rounds"]) == len(t["v2"]["rounds"]) == 2 for t in trials)
     assert all(d["explained"] for t in trials for d in t["differences"])
+    assert last["v1"]["metrics"]["loss"] == 0.5 and last["v2"]["metrics"] is None  # what the script read
