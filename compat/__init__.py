@@ -3,9 +3,14 @@
 ``import compat as train`` and use it as ``ray.train``. See docs/compatibility.md.
 """
 
+import os
 from typing import Any
 
-from compat_core.releases import supported as version
+from compat_core import where
+
+where.add_library(os.path.dirname(__file__), user_code=os.path.join(os.path.dirname(__file__), "testing"))
+
+from compat_core.releases import supported as version  # noqa: E402
 
 RAY_VERSION = version.check()  # fail with the fix before importing Ray's internals
 

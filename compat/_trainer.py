@@ -108,6 +108,9 @@ class DataParallelTrainer:
     """
 
     _framework: Framework = DATA_PARALLEL
+    legacy_form: bool = (
+        False  # the tree trainers' V1 form (params=, label_column=): a param_space sample may set params
+    )
     # Set by restore(): the experiment this trainer's fit() resumes.
     _restoring: restore.RestoreSpec | None = None
     _init_arguments: dict[str, Any]
@@ -157,7 +160,7 @@ class DataParallelTrainer:
         """Run one Tune trial (Tune calls this; see :mod:`compat_core.tune`)."""
         mode = self._mode()
         os.environ.update(mode.export())  # the driver's choice, for whatever reads the switch here
-        trial = tune.with_sample(self, config or {})
+        trial = tune.with_sample(self, config or {}, takes_params=self.legacy_form)
         engine = _engines.engine_for(mode)
         import ray.tune
 

@@ -30,17 +30,18 @@ POLL_S = 0.1
 TRAINER_KEYS = ("train_loop_config", "scaling_config", "datasets", "params")
 
 
-def with_sample(trainer: Any, config: dict[str, Any]) -> Any:
+def with_sample(trainer: Any, config: dict[str, Any], *, takes_params: bool = False) -> Any:
     """A copy of ``trainer`` with one ``param_space`` sample merged in, as V1's Tune
-    integration merges it: ``train_loop_config`` (and a tree trainer's ``params``) deep-
-    updated, ``scaling_config`` replaced, ``datasets`` updated."""
+    integration merges it: ``train_loop_config`` (and, for a trainer that ``takes_params``, a
+    tree trainer's V1 form, ``params``) deep-updated, ``scaling_config`` replaced, ``datasets``
+    updated."""
     unknown = sorted(set(config) - set(TRAINER_KEYS))
     if unknown:
         raise ValueError(messages.unknown_param_space_keys(type(trainer).__name__, unknown, TRAINER_KEYS))
     trial = copy.copy(trainer)
     loop = config.get("train_loop_config", {})
     if "params" in config:
-        if not getattr(trainer, "legacy_form", False):
+        if not takes_params:
             raise ValueError(messages.unknown_param_space_keys(type(trainer).__name__, ["params"], TRAINER_KEYS))
         loop = {**loop, **config["params"]}
     if loop:

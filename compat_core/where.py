@@ -19,18 +19,29 @@ from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
-_ROOT = Path(__file__).resolve().parent.parent
-_PACKAGE_DIRS = tuple(str(_ROOT / name) + os.sep for name in ("compat", "compat_core", "v1", "v2"))
-_TESTING_DIR = str(_ROOT / "compat" / "testing") + os.sep
+_LIBRARY_DIRS = [str(Path(__file__).resolve().parent) + os.sep]  # the core's; each package of compat adds its own
+_USER_DIRS: list[str] = []  # inside a library directory, yet the user's code
 _RAY_DIR = f"{os.sep}ray{os.sep}"
 
 
+def add_library(directory: str, *, user_code: str | None = None) -> None:
+    """Count the frames of the package at ``directory`` as library code, not the user's line
+    (each of compat's packages registers itself when imported: the public layer, each engine);
+    ``user_code``, a directory inside it, stays the user's (``compat.testing`` replays user
+    schedules)."""
+    for directories, path in ((_LIBRARY_DIRS, directory), (_USER_DIRS, user_code)):
+        if path is not None:
+            path = str(Path(path).resolve()) + os.sep
+            if path not in directories:
+                directories.append(path)
+
+
 def is_library(filename: str) -> bool:
-    """compat, v1, v2, Ray, threading and the import machinery (``<frozen importlib...>``)."""
-    if filename.startswith(_TESTING_DIR):  # compat.testing replays user schedules: user code
+    """compat's packages, Ray, threading and the import machinery (``<frozen importlib...>``)."""
+    if _USER_DIRS and filename.startswith(tuple(_USER_DIRS)):
         return False
     return (
-        filename.startswith(_PACKAGE_DIRS)
+        filename.startswith(tuple(_LIBRARY_DIRS))
         or _RAY_DIR in filename
         or filename == threading.__file__
         or filename.startswith("<frozen ")

@@ -1,0 +1,7 @@
+"""Ray's V1 engine under compat: the driver half (backend.py) and the worker half (worker.py)."""
+
+import os
+
+from compat_core import where
+
+where.add_library(os.path.dirname(__file__))  # its frames are not the user's line

@@ -143,6 +143,8 @@ def test_param_space_merges_like_v1_and_names_unknown_keys() -> None:
         tune.with_sample(trainer, {"lr": 0.1})
     with pytest.raises(ValueError, match=r"got 'params'"):
         tune.with_sample(trainer, {"params": {"eta": 0.1}})  # only the tree trainers' V1 form has params
+    merged = tune.with_sample(trainer, {"params": {"eta": 0.1}}, takes_params=True)  # what that form passes
+    assert merged.train_loop_config == {**trainer.train_loop_config, "eta": 0.1}
 
 
 @pytest.mark.one_pass

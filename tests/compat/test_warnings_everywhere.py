@@ -111,3 +111,22 @@ def test_in_a_jupyter_kernel(tmp_path: Path) -> None:
     # A filter set in the kernel applies at the cell's line: the warning is raised.
     [error] = [o for o in notebook.cells[2].outputs if o.get("output_type") == "error"]
     assert error["ename"] == "UntestedRayWarning"
+
+
+def test_each_package_of_compat_marks_its_own_frames_as_library_code() -> None:
+    """The core knows no directory of the layers above it: the public package and each engine
+    register themselves with ``compat_core.where`` when imported; until then their frames would
+    be the user's. ``compat.testing`` (it replays the user's schedules) stays the user's."""
+    script = (
+        "import os, sys\n"
+        "from compat_core import where\n"
+        "root = os.path.dirname(os.path.dirname(where.__file__))\n"
+        "api, engine = os.path.join(root, 'compat', '_api.py'), os.path.join(root, 'v2', 'worker.py')\n"
+        "before = where.is_library(api), where.is_library(engine), where.is_library(where.__file__)\n"
+        "import compat, compat.testing, v2\n"
+        "after = where.is_library(api), where.is_library(engine), where.is_library(compat.testing.__file__)\n"
+        "print(before, after, where.is_library(os.path.abspath('train.py')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == "(False, False, True) (True, True, False) False"
