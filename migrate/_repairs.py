@@ -1,6 +1,7 @@
 """What the rewrites leave that a reader would fix by hand, repaired on the rewritten text: an
-``import X`` the rewrites added beside the same one, an import guard whose branches no longer
-bind the same name, a comment that went with the line it was on.
+import guard whose branches no longer bind the same name, a comment that went with the line it
+was on. (An ``import X`` a rewrite would add beside the same one is never written: the rules'
+libcst forms leave it out, :func:`migrate.rules._cst.imports.without_added_duplicates`.)
 
 These are not import planning (the rules plan their imports on libcst's tree,
 :mod:`migrate.rules._cst.imports`): they read the whole module before and after every rule ran,
@@ -14,29 +15,6 @@ import re
 
 from migrate import noqa
 from migrate._lines import line_map_of, opcodes
-
-
-def without_added_duplicates(before: str, after: str) -> str:
-    """``after`` without the plain module-level ``import X`` lines the rewrites added where
-    the module already had one (``import ray.air`` becomes ``import ray`` beside an
-    ``import ray``: pyflakes' "redefinition of unused"). Duplicates the input had stay."""
-    lines = after.splitlines(keepends=True)
-    plain = [i for i, line in enumerate(lines) if line.startswith("import ") and _PLAIN_IMPORT.match(line)]
-    seen: dict[str, int] = {}
-    for i in plain:
-        seen[lines[i].strip()] = seen.get(lines[i].strip(), 0) + 1
-    duplicated = {statement for statement, n in seen.items() if n > 1}
-    if not duplicated:
-        return after
-    old = [line.strip() for line in before.splitlines() if line.startswith("import ")]
-    had = {statement: old.count(statement) for statement in duplicated}
-    top_level = {node.lineno - 1 for node in ast.parse(after).body if isinstance(node, ast.Import)}
-    drop: set[int] = set()
-    for statement in duplicated:
-        at = [i for i in plain if lines[i].strip() == statement and i in top_level]
-        extra = len(at) - max(had[statement], 1)
-        drop |= set(at[len(at) - extra :]) if extra > 0 else set()
-    return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
 def guards_bind_alike(before: ast.Module, after: str) -> str:
@@ -185,6 +163,3 @@ def _is_api_module_import(statement: ast.stmt) -> bool:
 def _assigns_none(statement: ast.stmt) -> bool:
     value = getattr(statement, "value", None)
     return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
-
-
-_PLAIN_IMPORT = re.compile(r"import [\w.]+[ \t]*\r?\n?$")

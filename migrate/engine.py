@@ -101,7 +101,6 @@ def _migrate_source(
     if any(r.triggered(text) and r.could_apply(index) for r in rewriters):
         tree = index.tree  # the input's, parsed once
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
-        current = _repairs.without_added_duplicates(text, current)
         current = _repairs.guards_bind_alike(tree, current)
         current = _repairs.comments_kept(text, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]

@@ -38,7 +38,7 @@ def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
     module = wrapper.visit(_Rewrite(rule, plan))
     if plan.attributes and not plan.alias_placed and not plan.alias_exists:
         module = _imports.insert_after_imports(module, [_imports.train_import(plan.alias)])
-    return _imports.fix_empty_blocks(module)
+    return _imports.fix_empty_blocks(_imports.without_added_duplicates(wrapper.module, module))
 
 
 @dataclass

@@ -204,3 +204,34 @@ def exported_names(module: cst.Module) -> set[str]:
                     if isinstance(element.value, cst.SimpleString) and isinstance(element.value.evaluated_value, str):
                         names.add(element.value.evaluated_value)
     return names
+
+
+def _plain_import(statement: cst.BaseStatement) -> str | None:
+    """``X`` of a top-level line that is exactly ``import X`` (one name, no alias, no comment)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Import) or len(small.names) != 1 or small.names[0].asname is not None:
+        return None
+    if statement.trailing_whitespace.comment is not None:
+        return None
+    return get_full_name_for_node(small.names[0].name)
+
+
+def without_added_duplicates(before: cst.Module, after: cst.Module) -> cst.Module:
+    """``after`` (a rule's output for ``before``) without the top-level ``import X`` lines the rule
+    added where the module already had one: ``import ray.air`` leaves ``import ray`` (it bound
+    ``ray``), which beside an ``import ray`` is pyflakes' "redefinition of unused". The first
+    ones stay; a duplicate the input had is the user's, and stays too."""
+    had = Counter(name for s in before.body if (name := _plain_import(s)) is not None)
+    now = Counter(name for s in after.body if (name := _plain_import(s)) is not None)
+    extra = {name: n - max(had[name], 1) for name, n in now.items() if n > max(had[name], 1)}
+    if not extra:
+        return after
+    body = list(after.body)
+    for index in range(len(body) - 1, -1, -1):
+        name = _plain_import(body[index])
+        if name is not None and extra.get(name, 0) > 0:
+            extra[name] -= 1
+            del body[index]
+    return after.with_changes(body=body)

@@ -44,7 +44,7 @@ def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
         new_imports.append(_imports.module_import("tune", plan.tune_alias))
     if new_imports:
         module = _imports.insert_after_imports(module, new_imports)
-    return _imports.fix_empty_blocks(module)
+    return _imports.fix_empty_blocks(_imports.without_added_duplicates(wrapper.module, module))
 
 
 @dataclass
