@@ -96,26 +96,48 @@ class FlagRule(Rule):
         return f"{what}. {self.advice} See {GUIDE}"
 
 
-class RejectedKeyword(FlagRule):
-    """A keyword V2 rejects on one of Ray's config classes: a rule is a row of data,
-    ``ray_class`` and the ``keywords`` it flags (its code, summary, advice and docs as any
-    rule's); the check is this class's."""
+@dataclass(frozen=True)
+class Rejected:
+    """A row of :class:`RejectedKeyword`: ``keywords`` of Ray's config class ``ray_class``
+    that a release rejects (none: the class itself, flagged when no keyword row of it is), the
+    finding's text (``{given}``: the keywords used, as ``fail_fast=...`` or ``stop=, verbose=``),
+    and whether Tune's own class of that name (``ray.tune.RunConfig``) takes them."""
 
-    ray_class: ClassVar[str]
-    keywords: ClassVar[tuple[str, ...]]
+    ray_class: str
+    keywords: tuple[str, ...] = ()
+    message: str = "`{ray_class}({given})` is rejected by V2"
+    tune_takes_it: bool = False
+
+
+class RejectedKeyword(FlagRule):
+    """What Ray's config classes reject: a rule is rows of data (:class:`Rejected`) with its
+    code, summary, advice and docs as any rule's; the check is this class's. A call's findings
+    from several rows are joined in row order."""
+
+    rejected: ClassVar[tuple[Rejected, ...]]
     severity = "breaks"
     calls = True
 
     def check(self, index: Index, item: Node) -> str | None:
         node = item.node
         assert isinstance(node, ast.Call)  # calls = True: the engine hands this rule calls only
-        if not is_ray_class(index.qualified(node.func), self.ray_class):
-            return None
-        used = [k for k in self.keywords if keyword(node, k) is not None]
-        if not used:
-            return None
-        given = f"{used[0]}=..." if len(self.keywords) == 1 else ", ".join(f"{k}=" for k in used)
-        return f"`{self.ray_class}({given})` is rejected by V2"
+        qualified = index.qualified(node.func)
+        not_tune = frozenset(n for n in qualified if not n.startswith("ray.tune."))
+        found: list[str] = []
+        flagged: set[str] = set()  # the classes a keyword row found something on
+        for row in self.rejected:
+            if not is_ray_class(not_tune if row.tune_takes_it else qualified, row.ray_class):
+                continue
+            if not row.keywords:
+                if row.ray_class not in flagged:
+                    found.append(row.message.format(ray_class=row.ray_class, given=""))
+                continue
+            used = [k for k in row.keywords if keyword(node, k) is not None]
+            if used:
+                flagged.add(row.ray_class)
+                given = f"{used[0]}=..." if len(row.keywords) == 1 else ", ".join(f"{k}=" for k in used)
+                found.append(row.message.format(ray_class=row.ray_class, given=given))
+        return "; ".join(found) or None
 
 
 def _ray(names: frozenset[str]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import RejectedKeyword
+from migrate.rules._flags import Rejected, RejectedKeyword
 
 
 class CheckpointFrequency(RejectedKeyword):
@@ -39,5 +39,4 @@ class CheckpointFrequency(RejectedKeyword):
     summary = "CheckpointConfig(checkpoint_frequency/checkpoint_at_end) is rejected by V2"
     advice = "Report a checkpoint from the training function when you want one."
 
-    ray_class = "CheckpointConfig"
-    keywords = ("checkpoint_frequency", "checkpoint_at_end")
+    rejected = (Rejected("CheckpointConfig", ("checkpoint_frequency", "checkpoint_at_end")),)

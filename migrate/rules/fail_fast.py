@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import RejectedKeyword
+from migrate.rules._flags import Rejected, RejectedKeyword
 
 
 class FailFast(RejectedKeyword):
@@ -38,5 +38,4 @@ class FailFast(RejectedKeyword):
     summary = "FailureConfig(fail_fast=...) is rejected by V2"
     advice = "Remove it; FailureConfig(max_failures=0) already stops at the first failure."
 
-    ray_class = "FailureConfig"
-    keywords = ("fail_fast",)
+    rejected = (Rejected("FailureConfig", ("fail_fast",)),)

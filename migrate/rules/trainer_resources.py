@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import RejectedKeyword
+from migrate.rules._flags import Rejected, RejectedKeyword
 
 
 class TrainerResources(RejectedKeyword):
@@ -38,5 +38,4 @@ class TrainerResources(RejectedKeyword):
     summary = "ScalingConfig(trainer_resources=...) is rejected by V2"
     advice = "Remove it when you switch to V2 (its controller reserves no CPU)."
 
-    ray_class = "ScalingConfig"
-    keywords = ("trainer_resources",)
+    rejected = (Rejected("ScalingConfig", ("trainer_resources",)),)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from migrate.rules._flags import FlagRule, is_ray_class, keyword
+from migrate.rules._flags import Rejected, RejectedKeyword
 
 OPTIONS = ("sync_config", "stop", "verbose", "progress_reporter", "log_to_file")
 
 
-class TuneRunOptions(FlagRule):
+class TuneRunOptions(RejectedKeyword):
     """## What it does
     Flags ``SyncConfig`` and ``RunConfig(sync_config=, stop=, verbose=,
     progress_reporter=, log_to_file=)`` of ``ray.train`` and ``ray.air`` (Tune's own
@@ -47,24 +47,17 @@ class TuneRunOptions(FlagRule):
     summary = "SyncConfig and RunConfig(sync_config/stop/verbose/progress_reporter/log_to_file/local_dir)"
     advice = "Remove it; V2 syncs to storage_path itself. Stop training from inside the training function."
 
-    calls = True
-
-    def check(self, index, item):  # type: ignore[no-untyped-def]
-        node = item.node
-        qualified = index.qualified(node.func)
-        names = {n for n in qualified if not n.startswith("ray.tune.")}  # Tune's own classes take the options
-        if is_ray_class(qualified, "SyncConfig"):
-            removed = [o for o in ("upload_dir", "syncer") if keyword(node, o) is not None]
-            if removed:
-                listed = ", ".join(f"{o}=" for o in removed)
-                return f"`SyncConfig({listed})` was removed (Ray 2.7): give the upload location as `storage_path=`"
-            return "`SyncConfig` is not used by V2" if is_ray_class(names, "SyncConfig") else None
-        if not is_ray_class(qualified, "RunConfig"):
-            return None
-        problems = []
-        if keyword(node, "local_dir") is not None:
-            problems.append("`RunConfig(local_dir=)` is rejected by Ray (V1 and V2): give it as `storage_path=`")
-        used = [o for o in OPTIONS if keyword(node, o) is not None] if is_ray_class(names, "RunConfig") else []
-        if used:
-            problems.append(f"`RunConfig({', '.join(f'{o}=' for o in used)})` is rejected by V2")
-        return "; ".join(problems) or None
+    rejected = (
+        Rejected(
+            "SyncConfig",
+            ("upload_dir", "syncer"),
+            "`SyncConfig({given})` was removed (Ray 2.7): give the upload location as `storage_path=`",
+        ),
+        Rejected("SyncConfig", message="`SyncConfig` is not used by V2", tune_takes_it=True),
+        Rejected(
+            "RunConfig",
+            ("local_dir",),
+            "`RunConfig(local_dir=)` is rejected by Ray (V1 and V2): give it as `storage_path=`",
+        ),
+        Rejected("RunConfig", OPTIONS, tune_takes_it=True),
+    )

@@ -112,6 +112,38 @@ def test_flag_rule(code: str, flagged: str, quiet: str) -> None:
     assert migrate(quiet, code) == (quiet, [])
 
 
+def test_rejected_keywords_are_one_table_with_each_rows_own_finding() -> None:
+    """RTM107-RTM110 are rows of one check (migrate.rules._flags.RejectedKeyword): a call's
+    findings from several rows are joined in order, Tune's own classes take the Tune options,
+    and a class flagged as a whole is not flagged again when a keyword row already was."""
+    source = (
+        "from ray import tune\n"
+        "from ray.train import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig, SyncConfig\n"
+        "a = RunConfig(name='x', local_dir='/tmp', stop={'a': 1}, verbose=0)\n"
+        "b = tune.RunConfig(local_dir='/tmp', stop={'a': 1})\n"
+        "c = SyncConfig(upload_dir='s3://x', syncer=None)\n"
+        "d = SyncConfig()\n"
+        "e = tune.SyncConfig(syncer=None)\n"
+        "f = tune.SyncConfig()\n"
+        "g = FailureConfig(fail_fast=True)\n"
+        "h = ScalingConfig(trainer_resources={'CPU': 0})\n"
+        "i = CheckpointConfig(checkpoint_frequency=2, checkpoint_at_end=True)\n"
+    )
+    _, found = migrate(source, "RTM107", "RTM108", "RTM109", "RTM110")
+    removed = "was removed (Ray 2.7): give the upload location as `storage_path=`"
+    assert [(d.line, d.code, d.message.split(". ")[0]) for d in found] == [
+        (3, "RTM108", "`RunConfig(local_dir=)` is rejected by Ray (V1 and V2): give it as `storage_path=`; "
+         "`RunConfig(stop=, verbose=)` is rejected by V2"),
+        (4, "RTM108", "`RunConfig(local_dir=)` is rejected by Ray (V1 and V2): give it as `storage_path=`"),
+        (5, "RTM108", f"`SyncConfig(upload_dir=, syncer=)` {removed}"),
+        (6, "RTM108", "`SyncConfig` is not used by V2"),
+        (7, "RTM108", f"`SyncConfig(syncer=)` {removed}"),
+        (9, "RTM109", "`FailureConfig(fail_fast=...)` is rejected by V2"),
+        (10, "RTM107", "`ScalingConfig(trainer_resources=...)` is rejected by V2"),
+        (11, "RTM110", "`CheckpointConfig(checkpoint_frequency=, checkpoint_at_end=)` is rejected by V2"),
+    ]  # fmt: skip
+
+
 def test_checkpoint_flags_name_the_directory_based_replacement() -> None:
     _, found = migrate("from ray.train import Checkpoint\nc = Checkpoint.from_dict({})\nd = ckpt.to_uri()\n", "RTM103")
     assert [d.line for d in found] == [2, 3]
