@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
-_LIBRARY_DIRS = [str(Path(__file__).resolve().parent) + os.sep]  # the core's; each package of compat adds its own
-_USER_DIRS: list[str] = []  # inside a library directory, yet the user's code
+_library_dirs: tuple[str, ...] = (str(Path(__file__).resolve().parent) + os.sep,)  # the core's; packages add theirs
+_user_dirs: tuple[str, ...] = ()  # inside a library directory, yet the user's code
 _RAY_DIR = f"{os.sep}ray{os.sep}"
 
 
@@ -29,19 +29,23 @@ def add_library(directory: str, *, user_code: str | None = None) -> None:
     (each of compat's packages registers itself when imported: the public layer, each engine);
     ``user_code``, a directory inside it, stays the user's (``compat.testing`` replays user
     schedules)."""
-    for directories, path in ((_LIBRARY_DIRS, directory), (_USER_DIRS, user_code)):
-        if path is not None:
-            path = str(Path(path).resolve()) + os.sep
-            if path not in directories:
-                directories.append(path)
+    global _library_dirs, _user_dirs
+    _library_dirs = _with(_library_dirs, directory)
+    if user_code is not None:
+        _user_dirs = _with(_user_dirs, user_code)
+
+
+def _with(directories: tuple[str, ...], directory: str) -> tuple[str, ...]:
+    path = str(Path(directory).resolve()) + os.sep
+    return directories if path in directories else (*directories, path)
 
 
 def is_library(filename: str) -> bool:
     """compat's packages, Ray, threading and the import machinery (``<frozen importlib...>``)."""
-    if _USER_DIRS and filename.startswith(tuple(_USER_DIRS)):
+    if filename.startswith(_user_dirs):  # kept as tuples: str.startswith takes one as it is
         return False
     return (
-        filename.startswith(tuple(_LIBRARY_DIRS))
+        filename.startswith(_library_dirs)
         or _RAY_DIR in filename
         or filename == threading.__file__
         or filename.startswith("<frozen ")

@@ -138,14 +138,12 @@ class Result:
         return "\n".join(lines)
 
 
-_FIXED = ("attempt", "world_rank", "report_index", "timestamp")  # what worker_rows adds to each row
-_FIELDS = {
+_INT_COLUMNS = {  # what worker_rows adds to each row, but its timestamp
     "attempt": operator.attrgetter("attempt"),
     "world_rank": operator.attrgetter("rank"),
     "report_index": operator.attrgetter("index"),
-    "timestamp": operator.attrgetter("timestamp"),
 }
-_ORDER = operator.attrgetter("attempt", "index", "rank")
+_FIXED = (*_INT_COLUMNS, "timestamp")
 
 
 @contextlib.contextmanager
@@ -170,17 +168,15 @@ def worker_dataframe(records: list[Any]) -> pd.DataFrame | None:
     if not records:
         return None
     with _collector_paused():
-        ordered = sorted(records, key=_ORDER)
+        ordered = sorted(records, key=stored.REPORT_ORDER)
         # pandas orders the metrics' columns as they first appear; a row's dict would have the
         # first report's metrics, then the fixed keys, then the keys later reports add.
         frame = pd.DataFrame([r.metrics for r in ordered], index=pd.RangeIndex(len(ordered)))
         order = list(dict.fromkeys([*ordered[0].metrics, *_FIXED, *frame.columns]))
         # As a row's dict would have them: a metric of one of these names keeps its place, not its value.
-        for column, field in _FIELDS.items():
-            if column == "timestamp":  # as the rows' values are: float, or what a stored run gave
-                frame[column] = list(map(field, ordered))
-            else:  # ints, always
-                frame[column] = np.fromiter(map(field, ordered), dtype=np.int64, count=len(ordered))
+        for column, field in _INT_COLUMNS.items():
+            frame[column] = np.fromiter(map(field, ordered), dtype=np.int64, count=len(ordered))
+        frame["timestamp"] = [r.timestamp for r in ordered]  # as the rows have it: float, or a stored run's
         return frame if list(frame.columns) == order else frame[order]
 
 

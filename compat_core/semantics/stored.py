@@ -21,6 +21,7 @@ that run ledger's journal), one JSON line per report as V1's ``result.json`` hol
 
 from __future__ import annotations
 
+import operator
 import posixpath
 from dataclasses import dataclass
 from typing import Any
@@ -36,12 +37,15 @@ from compat_core.storage import RunStorage, at
 WORKER_REPORTS = "compat_worker_reports.jsonl"
 
 
+REPORT_ORDER = operator.attrgetter("attempt", "index", "rank")  # the order of every worker's reports
+
+
 def worker_rows(records: list[Any]) -> list[dict[str, Any]]:
     """Every worker's reports as rows ordered by (attempt, report_index, world_rank): what
     ``worker_metrics_dataframe`` is made of and what :func:`keep_worker_reports` stores."""
     return [
         {**r.metrics, "attempt": r.attempt, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
-        for r in sorted(records, key=lambda r: (r.attempt, r.index, r.rank))
+        for r in sorted(records, key=REPORT_ORDER)
     ]
 
 
