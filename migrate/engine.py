@@ -33,7 +33,10 @@ _SUBMODULES = re.compile(r"\b(?:air|train|tune)\b")
 _RAY = re.compile(r"\bray\b")
 _PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # the interpreter running the codemod
 _NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
-_UNQUALIFIED = tuple(sorted({w for r in RULES if issubclass(r, FlagRule) for w in r.unqualified_words}))
+# The rules that judge an attribute by its name alone: (their words, what the text also needs).
+_UNQUALIFIED = tuple(
+    (r.unqualified_words, r.unqualified_needs) for r in RULES if issubclass(r, FlagRule) and r.unqualified_words
+)
 
 
 @dataclass
@@ -244,14 +247,21 @@ def needs_parsing(text: str, target: str) -> bool:
     from ``ray.air``, ``ray.train`` or ``ray.tune`` (or compat's), and a module cannot
     refer to one without spelling ``ray.air``/``ray.train``/``ray.tune`` or importing
     ``air``/``train``/``tune`` with ``from ray import``; a few flag rules judge an attribute
-    by its name alone (``unqualified_words``) in any file that says ``ray``. Substring
+    by its name alone (``unqualified_words``, with what else their check needs:
+    ``unqualified_needs``) in any file that says ``ray``. Substring
     tests first: the scan costs about as much as reading the file."""
     if "ray" in text:
         if any(anchor in text for anchor in _ANCHORS) or _imports_from_ray(text):
             return True
-        if any(word in text for word in _UNQUALIFIED) and _RAY.search(text):
+        if _judged_by_name(text) and _RAY.search(text):
             return True  # a rule that judges an attribute by name alone, in a file about Ray
     return target != "ray" and "compat" in text
+
+
+def _judged_by_name(text: str) -> bool:
+    return any(
+        any(word in text for word in words) and all(p.search(text) for p in needs) for words, needs in _UNQUALIFIED
+    )
 
 
 def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool) -> FileResult:

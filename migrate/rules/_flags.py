@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -73,6 +74,10 @@ class FlagRule(Rule):
     # Words that make a file worth checking although it names nothing from Ray: the rules
     # that judge an attribute by its name alone (``result.metrics_dataframe``).
     unqualified_words: ClassVar[tuple[str, ...]] = ()
+    # Patterns such a file must also match for check() to find anything (each one a
+    # condition check() itself needs): keeps the pre-filter from parsing every file that
+    # merely uses a common word (Ray's own package says ``training_iteration`` everywhere).
+    unqualified_needs: ClassVar[tuple[re.Pattern[str], ...]] = ()
     _tune_results: tuple[Index, TuneResults] | None = None  # is_tune_result's, for one index
 
     def check(self, index: Index, item: Node) -> str | Milder | None:

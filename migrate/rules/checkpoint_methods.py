@@ -62,6 +62,7 @@ class CheckpointMethods(FlagRule):
 
     attrs = frozenset(REMOVED_CHECKPOINT_METHODS)
     unqualified_words = ("to_dict", "to_bytes", "to_uri")
+    unqualified_needs = (re.compile("checkpoint|ckpt", re.IGNORECASE),)  # in the receiver: see check()
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node

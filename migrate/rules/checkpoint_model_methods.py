@@ -55,7 +55,11 @@ class CheckpointModelMethods(FlagRule):
     )
 
     call_attrs = frozenset(METHODS)
-    unqualified_words = ("checkpoint.get_model", "ckpt.get_model", "checkpoint.get_preprocessor")
+    unqualified_words = METHODS
+    # check() needs a receiver named like a checkpoint: `best_ckpt.get_model()`.
+    unqualified_needs = (
+        re.compile(r"(?:checkpoint|ckpt)\w*[\s\\]*\.[\s\\]*(?:{})\b".format("|".join(METHODS)), re.IGNORECASE),
+    )
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         receiver = item.node.func.value

@@ -51,6 +51,7 @@ class ContextMetadata(FlagRule):
 
     call_attrs = frozenset({"get_metadata"})
     unqualified_words = ("get_metadata",)
+    unqualified_needs = (re.compile("get_context"),)  # see check()
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         if "get_context" not in index.text:

@@ -62,6 +62,11 @@ class V1ResultKeys(FlagRule):
     attrs = RESULT_ATTRS
     call_attrs = frozenset({"get"})
     unqualified_words = tuple(sorted(AUTO_KEYS - {"done", "date", "timestamp", "pid", "hostname"}))
+    # check() needs `metrics`/`metrics_dataframe` and one of the keys as a string literal.
+    unqualified_needs = (
+        re.compile(r"\bmetrics(?:_dataframe)?\b"),
+        re.compile("[\"']({})[\"']".format("|".join(unqualified_words))),
+    )
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node

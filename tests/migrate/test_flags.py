@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from migrate.engine import needs_parsing
 from tests.migrate.conftest import migrate
 
 CASES = [
@@ -77,6 +78,8 @@ CASES = [
      "from ray.train.xgboost import RayTrainReportCallback\nm = RayTrainReportCallback.get_model(result.checkpoint)\n"),
     ("RTM127", "import ray\ndef f(ckpt):\n    return ckpt.get_preprocessor()\n",
      "import ray\nfrom transformers import AutoConfig\nm = registry.get_model('bert')\n"),
+    ("RTM127", "import ray\nbooster = best_ckpt_obj.get_booster()\n",
+     "import ray\nbooster = model.get_booster()\n"),
     ("RTM120", "from ray import train\ndef f(c):\n    ctx = train.get_context()\n    m = ctx.get_metadata()\n",
      "import ray\nimport mlflow\nm = mlflow.get_run(r).get_metadata()\n"),
     ("RTM121", "from ray.train.torch import TorchTrainer\nr = TorchTrainer(f).fit()\n"
@@ -86,6 +89,8 @@ CASES = [
      "import ray\nt = result.metrics.get('loss')\nd = config.get('time_total_s')\n"),
     ("RTM121", "import ray.train\nframe = result.metrics_dataframe['timesteps_total']\n",
      "import ray.train\nframe = result.metrics_dataframe['loss']\n"),
+    ("RTM121", "import ray\nn = (result.metrics)[  # the round\n    r'training_iteration'\n]\n",
+     "import ray\nn = metrics[\n    'training_iteration'\n]\n"),
     ("RTM122", "from ray.train.xgboost import XGBoostTrainer as X\nX(params={}, label_column='y', datasets=d)\n",
      "from ray.train.xgboost import XGBoostTrainer\nXGBoostTrainer(train_func, datasets=d)\n"),
     ("RTM122", "from ray.train.lightgbm import LightGBMTrainer\nLightGBMTrainer(num_boost_round=5, datasets=d)\n",
@@ -105,6 +110,7 @@ CASES = [
 
 @pytest.mark.parametrize(("code", "flagged", "quiet"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_flag_rule(code: str, flagged: str, quiet: str) -> None:
+    assert needs_parsing(flagged, "ray")  # the pre-filter never skips a file a rule flags
     out, found = migrate(flagged, code)
     assert out == flagged  # flag rules never rewrite
     assert [d.code for d in found] == [code] and not found[0].fixed
