@@ -119,9 +119,9 @@ def callback_failed(callback: str, hook: str, round_index: int | None, error: st
 def ledger_host_lost(how: str, then: str) -> str:
     return (
         f"{how} ({then}). Every report it was told of before is kept, read back from its journal "
-        "on this node; UserCallbacks may have missed the rounds it was delivering. Its process "
-        "is restarted at the next fit(); a user callback that ends its process (os._exit, "
-        "exhausting memory) is the usual cause"
+        "on this node; UserCallbacks may have missed the rounds it was delivering. The next fit() "
+        "starts a new one; a user callback that ends its process each time it is called "
+        "(os._exit, exhausting memory) is the usual cause"
     )
 
 

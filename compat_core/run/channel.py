@@ -12,6 +12,14 @@ run's random key (the ledger hands it to the run's workers, through Ray) can sen
 that cannot listen, a worker that cannot reach its address (a firewall between nodes), a
 record that cannot be pickled, a broken connection, or ``COMPAT_RECORD_CHANNEL=actor`` means
 actor calls; the ledger ignores a record it already has, so a resend never counts twice.
+
+A record written is not yet stored: the ledger's host may die before reading it. The sender
+keeps what it wrote until the worker learns, by an actor call now and then
+(compat_core.run.worker), that the ledger has stored it (:meth:`Sender.stored_through`); what
+it still keeps when the connection breaks or the worker ends unconfirmed is sent again by
+actor calls, which Ray delivers to a restarted host. The socket stays one-way: a reply on it
+would make a worker killed with the reply unread reset the connection, and the ledger would
+lose what it had not read yet.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import pickle
 import secrets
 import socket
 import threading
+from collections import deque
 from collections.abc import Callable
 from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from typing import Any
@@ -120,17 +129,20 @@ class Listener:
 
 
 class Sender:
-    """In a worker: one connection to the ledger, or ``None`` from :func:`connect`."""
+    """In a worker: one connection to the ledger, or ``None`` from :func:`connect`. Keeps each
+    message it wrote, by the record index the caller gives, until :meth:`stored_through`."""
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
-        self._broken = False
+        self.broken = False
+        self._kept: deque[tuple[int, Any]] = deque()
 
-    def send(self, message: Any) -> bool:
-        """Write ``message``; False when it could not be (the caller then uses an actor call)."""
+    def send(self, message: Any, index: int = 0) -> bool:
+        """Write ``message`` (the record of index ``index``); False when it could not be (the
+        caller then uses an actor call, after sending again what is :meth:`unconfirmed`)."""
         from ray import cloudpickle
 
-        if self._broken:
+        if self.broken:
             return False
         try:
             data = cloudpickle.dumps(message)  # type: ignore[no-untyped-call]  # untyped in Ray
@@ -139,10 +151,26 @@ class Sender:
         try:
             self._connection.send_bytes(data)
         except OSError as exc:
-            self._broken = True
+            self.broken = True
             logger.info("compat's record channel broke (%s); using actor calls", exc)
             return False
+        self._kept.append((index, message))
         return True
+
+    def stored_through(self, index: int) -> None:
+        """The ledger has stored every record before ``index``: they are forgotten."""
+        while self._kept and self._kept[0][0] < index:
+            self._kept.popleft()
+
+    def kept(self) -> int:
+        """How many written messages are not yet known to be stored."""
+        return len(self._kept)
+
+    def unconfirmed(self) -> list[Any]:
+        """The messages written and not known to be stored, in order; the sender forgets them."""
+        messages = [message for _, message in self._kept]
+        self._kept.clear()
+        return messages
 
     def close(self) -> None:
         try:

@@ -20,6 +20,16 @@ from compat_core.run import channel
 from compat_core.run.engine import EngineReport, WorkerSide
 from compat_core.run.ledger import LedgerClient, Record
 
+# How long a finishing worker waits for the ledger to store the last records it wrote to the
+# socket before it sends them again by actor calls.
+ARRIVAL_TIMEOUT_S = 30.0
+# A worker asks the ledger how far it has stored the records written to the socket (an actor
+# call it does not wait for) after CONFIRM_EVERY records and CONFIRM_INTERVAL_S seconds, or
+# after CONFIRM_AT_MOST records: it keeps at most about that many, and a fast worker pays an
+# actor call (~0.5 ms) at most about once a second.
+CONFIRM_EVERY = 256
+CONFIRM_INTERVAL_S = 1.0
+CONFIRM_AT_MOST = 4096
 # Environment the driver decided on, applied in every worker so both sides agree.
 _PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
 
@@ -65,6 +75,9 @@ class WorkerSession:
     compat_call: CompatCall | None = None
     sender: channel.Sender | None = None
     pid: int = field(default_factory=os.getpid)
+    _asked: Any = None  # the ledger's answer to stored_through, on its way
+    _since_asked: int = 0  # records written to the socket since
+    _asked_at: float = 0.0  # time.monotonic() then
     hostname: str = field(default_factory=socket.gethostname)
 
     @property
@@ -100,8 +113,58 @@ class WorkerSession:
         job = None
         if call is not None and call.ledger_validation and report.checkpoint is not None:
             job = (report.checkpoint, call.ledger_validation)
-        if job is not None or self.sender is None or not self.sender.send((record, None)):
-            self.settings.ledger.send_record(record, job)
+        if job is None and self.sender is not None and self.sender.send((record, None), record.index):
+            self._since_asked += 1
+            if self._since_asked >= CONFIRM_EVERY and (
+                self._since_asked >= CONFIRM_AT_MOST or time.monotonic() - self._asked_at >= CONFIRM_INTERVAL_S
+            ):
+                self._confirm()
+            return
+        if self.sender is not None and self.sender.broken:
+            self.resend_unconfirmed()
+        self.settings.ledger.send_record(record, job)
+
+    def _confirm(self) -> None:
+        """Learn, without waiting, how far the ledger has stored this worker's records: the
+        answer to the question asked last time, if it has come; then ask again."""
+        import ray
+
+        assert self.sender is not None
+        if self._asked is not None:
+            ready, _ = ray.wait([self._asked], timeout=0)
+            if not ready:
+                self._since_asked = CONFIRM_EVERY - 32  # look again in 32 records
+                return
+            try:
+                self.sender.stored_through(ray.get(ready[0]))
+            except Exception:  # the host died: the call is retried, or the run ends
+                pass
+        self._asked = self.settings.ledger.ask_stored_through(self.attempt, self.rank)
+        self._since_asked, self._asked_at = 0, time.monotonic()
+
+    def drain(self, timeout_s: float) -> None:
+        """Before the worker's end: wait until the ledger has stored every record written to the
+        socket; what it has not after ``timeout_s`` (its host died with them unread) is sent
+        again by actor calls, which reach the ledger before the end (Ray runs one caller's
+        calls in order)."""
+        if self.sender is None:
+            return
+        deadline, pause = time.monotonic() + timeout_s, 0.002
+        while self.sender.kept() and not self.sender.broken:
+            self.sender.stored_through(self.settings.ledger.stored_through(self.attempt, self.rank))
+            if not self.sender.kept() or time.monotonic() > deadline:
+                break
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+        self.resend_unconfirmed()
+
+    def resend_unconfirmed(self) -> None:
+        """The records written to the socket and not known to be stored, by actor calls: the
+        connection broke (its host died: Ray delivers actor calls to the restarted one), or
+        the worker ends with them unconfirmed. A record the ledger has counts once."""
+        if self.sender is not None:
+            for record, job in self.sender.unconfirmed():
+                self.settings.ledger.send_record(record, job)
 
 
 _session: WorkerSession | None = None
@@ -168,7 +231,8 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
         usages = usage.take()
         sent = session.next_index
         if session.sender is not None:
-            session.sender.close()  # worker_done below waits until the ledger has read every record
+            session.drain(ARRIVAL_TIMEOUT_S)  # every record it wrote is stored before worker_done
+            session.sender.close()
         try:
             # Blocking: every earlier record from this worker is in before fit() returns.
             settings.ledger.worker_done(rank, returned, usages, error, attempt, sent)

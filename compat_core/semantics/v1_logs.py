@@ -204,9 +204,23 @@ class LiveV1Logs:
         self.rows = rows
         self._csv_columns: list[str] | None = None
         self._events: Any = None
+        self._written_through = 0  # a restarted ledger's: the last row the lost one had written
+
+    def resume(self, delivered: Sequence[Mapping[int, Record]]) -> None:
+        """Take up in a restarted ledger after the rounds the lost one had handed over: their
+        rows are made again (to number on), not written; a round handed over again because the
+        lost ledger died while writing it is written only if its row is not in the file yet."""
+        for round_ in delivered:
+            row = self.rows.round_row(round_)
+            if self._csv_columns is None:
+                self._csv_columns = list(flatten(row))
+        written = read_result_json(self.storage)
+        self._written_through = max((int(r.get("training_iteration", 0)) for r in written[-1:]), default=0)
 
     def __call__(self, round_: Mapping[int, Record]) -> None:
         row = self.rows.round_row(round_)
+        if row["training_iteration"] <= self._written_through:
+            return  # written by the lost ledger just before it died
         self.storage.append_text(RESULT_JSON, json_line(row))
         if self._csv_columns is None:
             self._csv_columns = list(flatten(row))

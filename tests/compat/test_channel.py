@@ -218,3 +218,58 @@ def test_a_ledger_that_cannot_listen_sends_its_workers_to_actor_calls() -> None:
     assert channel.connect(None) is None
     ledger.record(rec(0, 0, a=1))
     assert len(ledger.close().records) == 1
+
+
+def test_what_a_host_that_died_had_not_stored_is_still_kept_by_the_worker() -> None:
+    """The ledger's host process dies (SIGKILL) while reading a worker's records: the worker
+    still keeps every record it wrote after the last one the ledger said it stored, and
+    forgets the ones before; with those it sends again (by actor calls, to the restarted host,
+    which knows from its journal what the dead one stored), nothing is lost."""
+    stored = os.path.join(ROOT, ".pytest-stored-" + str(os.getpid()))
+    script = (
+        "import os, signal, sys, threading\n"
+        "from compat_core.run import channel\n"
+        "count = 0\n"
+        "def deliver(message):\n"
+        "    global count\n"
+        "    record, _ = message\n"
+        f"    with open({stored!r}, 'a') as f:\n"
+        "        f.write(f'{record.index}\\n')\n"
+        "    count += 1\n"
+        "    if count == 7:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)  # the OOM killer, mid-run\n"
+        "listener = channel.Listener('127.0.0.1', deliver)\n"
+        "print(repr(listener.address), flush=True)\n"
+        "threading.Event().wait()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    host = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        sender = channel.connect(eval(host.stdout.readline()))  # noqa: S307  # the address it printed
+        sender.stored_through(0)
+        written = [index for index in range(20) if sender.send((rec(0, index, step=index), None), index)]
+        assert host.wait(timeout=30) == -9
+        sender.stored_through(3)  # the ledger had said: records 0-2 are stored
+        kept = [record.index for record, _ in sender.unconfirmed()]
+    finally:
+        host.kill()
+        sender.close()
+    with open(stored) as f:
+        on_host = [int(line) for line in f]
+    os.remove(stored)
+    assert on_host == list(range(7))
+    refused = [index for index in range(20) if index not in written]  # sent by actor calls at once
+    assert kept == [index for index in written if index >= 3]
+    assert sorted(set(on_host) | set(kept) | set(refused)) == list(range(20))  # nothing lost
+    assert sender.unconfirmed() == []
+
+
+def test_the_ledger_says_how_far_it_has_stored_each_workers_records_whatever_their_order() -> None:
+    ledger = RunLedger(2)
+    for index in (0, 1, 3, 4):  # 2 comes later (an actor call overtaken by the socket)
+        ledger.record(rec(0, index))
+    ledger.record(rec(1, 0))
+    assert (ledger.stored_through(0, 0), ledger.stored_through(0, 1)) == (2, 1)
+    ledger.record(rec(0, 2))
+    ledger.record(rec(0, 2))  # sent again: counts once
+    assert ledger.stored_through(0, 0) == 5 and ledger.stored_through(1, 0) == 0

@@ -5,6 +5,8 @@ ledger would have handed over; a frame cut short by the process dying is ignored
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,21 +44,37 @@ def schedules(draw):
     return world, attempts
 
 
-def tell(ledger: RunLedger, attempts) -> None:
-    """Play the schedule to the ledger, as workers and the engine would."""
+def steps(attempts) -> list:
+    """The schedule as the calls workers and the engine make, each a function of the ledger."""
+    calls = []
     for attempt, sent, records, validated, failing, engine in attempts:
         for rank in sent:
-            assert ledger.worker_started(rank, f"actor-{attempt}-{rank}") == attempt
+            calls.append(lambda ledger, rank=rank, attempt=attempt: _started(ledger, rank, attempt))
         for record in records:
-            ledger.record(record)
+            calls.append(lambda ledger, record=record: ledger.record(record))
         for index in validated:
             outcome = ValidationOutcome(CheckpointStatus.VALIDATED, {"score": float(index)})
-            ledger._store.add_validation((attempt, index), outcome)  # what a validation's thread stores
+            key = (attempt, index)  # what a validation's thread stores:
+            calls.append(lambda ledger, key=key, outcome=outcome: ledger._store.add_validation(key, outcome))
         for rank in sorted(sent, key=lambda r: r in failing):  # the failing ranks end last
             error = RuntimeError(f"rank {rank} failed") if rank in failing else None
-            ledger.worker_done(rank, {"rank": rank}, [Usage("session-api", 1, "job.py:9")], error, attempt, sent[rank])
+            usages = [Usage("session-api", 1, "job.py:9")]
+            calls.append(
+                lambda ledger, a=(rank, {"rank": rank}, usages, error, attempt, sent[rank]): ledger.worker_done(*a)
+            )
         if engine:
-            ledger.engine_failed({0: ConnectionError("the node went away")})
+            calls.append(lambda ledger: ledger.engine_failed({0: ConnectionError("the node went away")}))
+    return calls
+
+
+def _started(ledger: RunLedger, rank: int, attempt: int) -> None:
+    assert ledger.worker_started(rank, f"actor-{attempt}-{rank}") == attempt
+
+
+def tell(ledger: RunLedger, attempts) -> None:
+    """Play the schedule to the ledger, as workers and the engine would."""
+    for call in steps(attempts):
+        call(ledger)
 
 
 def plain(snapshot):
@@ -135,3 +153,150 @@ def test_journals_of_drivers_that_died_long_ago_are_pruned(tmp_path) -> None:
     assert prune(str(tmp_path), max_age_s=3600.0, now=8200.0) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.journal", "notes.txt"]
     assert prune(str(tmp_path / "missing"), 1.0, 0.0) == 0
+
+
+class CallsLog:
+    """A UserCallback writing what it is called with to a file: the same file after the ledger
+    that holds it was rebuilt in a restarted host (which unpickles it afresh from the journal)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def after_report(self, run_context, metrics, checkpoint) -> None:
+        self._write(["after_report", [m["loss"] for m in metrics], checkpoint])
+
+    def after_exception(self, run_context, failures) -> None:
+        self._write(["after_exception", sorted(failures)])
+
+    def _write(self, call) -> None:
+        import json
+
+        with open(self.path, "a") as f:
+            f.write(json.dumps(call) + "\n")
+
+
+def die(ledger: RunLedger, handed_over: bool = False) -> None:
+    """The host's process dies between two calls: nothing more is handed over or journaled (a
+    round being handed over when it died finishes first: a round's callbacks either ran and
+    were journaled as delivered, or did not start). ``handed_over``: its delivery thread had
+    caught up before it died."""
+    delivery = ledger._delivery
+    if handed_over:
+        delivery.flush()
+    with delivery._lock:
+        delivery._finished = True
+    delivery._waiting.set()
+    ledger._journal.close()
+
+
+def calls_in(path) -> list:
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schedule=schedules(), data=st.data())
+def test_a_ledger_rebuilt_after_its_host_died_anywhere_ends_as_one_that_never_died(
+    tmp_path_factory, no_grace, schedule, data
+) -> None:
+    """For any schedule of records (some sent again), validation outcomes, workers' ends and
+    failures, and host deaths between any two calls (its rounds handed over by then or not; the
+    last call answered or not, so that Ray sends it again to the restarted host): the ledger
+    rebuilt from its journal each time (RunLedger.reopen) and told the rest ends with the
+    snapshot of one that never died, and its callbacks were called with every round and failed
+    attempt once, in the same order."""
+    world, attempts = schedule
+    directory = tmp_path_factory.mktemp("restarts")
+    ledger = RunLedger(world, callbacks=[CallsLog(str(directory / "kept.jsonl"))], journal_path=str(directory / "a"))
+    tell(ledger, attempts)
+    kept = ledger.close()
+
+    path = str(directory / "b")
+    ledger = RunLedger(world, callbacks=[CallsLog(str(directory / "restarted.jsonl"))], journal_path=path)
+    calls = steps(attempts)
+    where = st.integers(0, max(len(calls) - 1, 0))
+    crashes = data.draw(st.dictionaries(where, st.tuples(st.booleans(), st.booleans()), max_size=3), label="crashes")
+    for position, call in enumerate(calls):
+        if position in crashes:
+            handed_over, unanswered = crashes[position]
+            die(ledger, handed_over)
+            ledger = RunLedger.reopen(path)
+            if unanswered and position > 0:
+                calls[position - 1](ledger)  # Ray retries the call the dead host had not answered
+        call(ledger)
+    restarted = ledger.close()
+    assert plain(restarted) == plain(kept)
+    assert calls_in(directory / "restarted.jsonl") == calls_in(directory / "kept.jsonl")
+
+
+def test_a_restarted_host_gives_a_rank_that_asks_again_the_vote_the_others_acted_on(tmp_path) -> None:
+    """Ray sends a call the dead host had not answered to the restarted one: a rank asking
+    again about a round the others were told is free gets "free" at once, not a new vote."""
+    path = str(tmp_path / "run.journal")
+    ledger = RunLedger(2, journal_path=path, vote_timeout_s=30.0)
+    assert ledger.vote_free_round(0, 4, 0, True, False) is False  # undecided yet: rank 0 would wait
+    assert ledger.vote_free_round(0, 4, 1, True, True) is True  # every rank free: decided
+    die(ledger)
+    again = RunLedger.reopen(path)
+    assert again.vote_free_round(0, 4, 0, True, True) is True  # at once: the journaled decision
+    assert again.vote_free_round(0, 5, 0, False, False) is False  # the next round is voted as ever
+
+
+def test_a_journal_cut_short_is_appended_to_after_its_last_whole_frame(tmp_path) -> None:
+    path = str(tmp_path / "run.journal")
+    ledger = RunLedger(1, journal_path=path)
+    ledger.record(Record(0, 0, {"loss": 1.0}, False, False, 0.0))
+    die(ledger)
+    with open(path, "ab") as f:
+        f.write(b"\x00\x00\x01\x00half a frame")  # the host died inside a write
+    again = RunLedger.reopen(path)
+    again.record(Record(0, 1, {"loss": 0.5}, False, False, 0.0))
+    die(again)
+    assert [r.index for r in RunLedger.reopen(path).close().records] == [0, 1]
+
+
+_GATE = threading.Event()  # while closed, a validation waits (the host is about to die)
+
+
+def gated_runner(fn, checkpoint, kwargs, remote_kwargs, timeout_s):
+    _GATE.wait(timeout=30)
+    return ValidationOutcome(CheckpointStatus.VALIDATED, fn(checkpoint, **kwargs))
+
+
+def test_a_validation_pending_when_the_host_died_is_run_by_the_restarted_one(tmp_path) -> None:
+    from compat import ValidationConfig
+    from compat_core.validation import trainer_config
+
+    path = str(tmp_path / "run.journal")
+    _GATE.clear()
+    ledger = RunLedger(1, validation_runner=gated_runner, journal_path=path)
+    ledger.use_validation_config(trainer_config(ValidationConfig(fn=lambda ckpt: {"score": len(ckpt)})))
+    ledger.record(Record(0, 0, {"loss": 1.0}, True, True, 0.0, checkpoint="ckpt"), ("ckpt", True))
+    die(ledger)  # its validation is still running
+    again = RunLedger.reopen(path)
+    _GATE.set()
+    snapshot = again.close()
+    assert snapshot.validations[(0, 0)].metrics == {"score": 4}
+    assert [r.validation.status for r in snapshot.rounds()] == [CheckpointStatus.VALIDATED]
+
+
+def test_a_restarted_host_reopens_its_open_runs_and_a_closed_one_only_when_asked(tmp_path) -> None:
+    """LedgerHost as Ray restarts it: the same constructor argument (its index of journals)."""
+    from compat_core.run.ledger.host import LedgerHost
+
+    index = str(tmp_path / "host.runs")
+    host = LedgerHost(index)
+    for run in ("open", "closed"):
+        host.open_run(run, 1, {"journal_path": str(tmp_path / f"{run}.journal")})
+        host.call(run, "record", Record(0, 0, {"run": run}, False, False, 0.0))
+    kept = host.close_run("closed")
+    assert host.open_run("open", 1, {"journal_path": str(tmp_path / "open.journal")}) > 0  # a retried call
+    die(host._runs["open"])
+    again = LedgerHost(index)  # the process Ray restarted
+    assert sorted(again._runs) == ["open"]
+    again.call("open", "record", Record(0, 1, {"run": "open"}, False, False, 0.0))
+    assert [r.index for r in again.close_run("open").records] == [0, 1]
+    assert plain(again.close_run("closed")) == plain(kept)  # the driver asks again: rebuilt, closed
+    with pytest.raises(KeyError, match="holds no run 'never'"):
+        again.call("never", "record", Record(0, 0, {}, False, False, 0.0))

@@ -41,6 +41,27 @@ def test_live_logs_write_v1s_rows_as_rounds_complete_and_the_repair_adds_late_ke
     assert table[1]["b"] == "3" and table[0]["b"] == "" and table[0]["config/train_loop_config/n"] == "2"
 
 
+def test_live_logs_in_a_restarted_ledger_number_on_and_never_write_a_row_twice(tmp_path) -> None:
+    """The ledger's host died while writing round 2's row (journaled as handed over: rounds 0
+    and 1): the restarted ledger's sink, unpickled afresh, takes up after rounds 0 and 1, skips
+    round 2 when it is handed over again (its row is in the file), and writes round 3 as the 4th."""
+    import pickle
+
+    rounds = [{0: Record(0, i, {"a": i}, False, False, 100.0 + i)} for i in range(4)]
+    rows = v1_logs.V1Rows(start_time=99.0, config={}, trial_id="t")
+    sink = v1_logs.LiveV1Logs(v1_logs.storage_of(tmp_path), rows)
+    opened = pickle.dumps(sink)  # as the journal keeps it: before any round
+    for round_ in rounds[:3]:
+        sink(round_)
+    again = pickle.loads(opened)
+    again.resume(rounds[:2])
+    again(rounds[2])
+    again(rounds[3])
+    back = v1_logs.read_result_json(tmp_path)
+    assert [(r["a"], r["training_iteration"]) for r in back] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert [r["a"] for r in read_csv(tmp_path / "progress.csv")] == ["0", "1", "2", "3"]
+
+
 def test_an_earlier_runs_logs_are_set_aside_not_overwritten(tmp_path) -> None:
     (tmp_path / "result.json").write_text('{"a": 1}\n')
     (tmp_path / "result.json.1").write_text('{"a": 0}\n')

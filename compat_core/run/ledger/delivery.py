@@ -49,11 +49,15 @@ class RoundDelivery:
         callbacks: list[Any],
         run_context: Any,
         round_sink: Callable[[dict[int, Record]], None] | None,
+        log: Callable[..., None] | None = None,
     ) -> None:
         self.world_size = world_size
         self.callbacks = callbacks
         self._run_context = run_context
         self._round_sink = round_sink
+        # Journals each round handed over, and each attempt's after_exception, once the sink
+        # and callbacks returned: a restarted host hands over only what follows.
+        self._log = log
         self.delivered = Log()  # dict[int, Record] per round, in delivery order
         self.failures = Log()  # CallbackFailure, in the order they happened
         self._complete: dict[RoundKey, dict[int, Record]] = {}
@@ -88,6 +92,27 @@ class RoundDelivery:
             failures = errors()
             for callback in self.callbacks:
                 self._call(callback, "after_exception", None, self._run_context, failures)
+            if self._log is not None:
+                self._log("after_exception", attempt)
+
+    def restore(self, delivered: list[tuple[RoundKey, dict[int, Record]]], failed_attempts: set[int]) -> None:
+        """What a lost host had handed over (from its journal, in order): those rounds are
+        delivered, without calling anyone again; the round sink, if it can, takes up from
+        them (``resume``). Rounds complete but not handed over follow through
+        :meth:`round_complete`."""
+        with self._lock:
+            for key, round_ in delivered:
+                self.delivered.append(round_)
+                self._next = (key[0], key[1] + 1)
+            self._failed_attempts |= failed_attempts
+            resume = getattr(self._round_sink, "resume", None)
+            if resume is not None:
+                try:
+                    resume([round_ for _, round_ in delivered])
+                except Exception as exc:
+                    failure = CallbackFailure(type(self._round_sink).__name__, "resume", None,
+                                              f"{type(exc).__name__}: {exc}", traceback.format_exc())  # fmt: skip
+                    self.failures.append(failure)
 
     def flush(self) -> None:
         """Return once every round complete by now is handed over, in order."""
@@ -147,6 +172,8 @@ class RoundDelivery:
             checkpoint = next((r.checkpoint for r in records if r.has_checkpoint), None)
             for callback in self.callbacks:
                 self._call(callback, "after_report", key[1], self._run_context, metrics, checkpoint)
+        if self._log is not None and (self._round_sink is not None or self.callbacks):
+            self._log("delivered", key)
         self.delivered.append(round_)
 
     def _call(self, callback: Any, hook: str, index: int | None, *args: Any) -> None:

@@ -2,9 +2,16 @@
 
 A driver process keeps one host across its fits: a fit opens a run in it (a round trip)
 instead of starting a Python process of its own, which cost every fit 0.6-2.2 s
-(docs/performance.md). The host is started at the first fit, and again when it died (a user
-callback may take its process down) or the process connected to another Ray cluster; a fit
-that needs more threads than it has gets a larger one. It asks for no CPU.
+(docs/performance.md). The host is started at the first fit, and again when it is gone or the
+process connected to another Ray cluster; a fit that needs more threads than it has gets a
+larger one. It asks for no CPU.
+
+A host whose process dies (a user callback that takes it down, the OOM killer) is restarted by
+Ray on the same node, up to ``COMPAT_LEDGER_MAX_RESTARTS`` times (default
+:data:`MAX_RESTARTS`): the new process rebuilds every open run from its journal
+(:meth:`RunLedger.reopen`) before it takes a call, and Ray sends it again the calls the old one
+had not answered (``max_task_retries=-1``: every call is safe to repeat). Workers resend what
+the old one had not acknowledged (compat_core.run.channel).
 
 Workers and the driver call a run's ledger through its :class:`LedgerClient`: one typed
 method per call the run makes, each named and typed as :class:`RunLedger`'s method it calls.
@@ -13,6 +20,7 @@ method per call the run makes, each named and typed as :class:`RunLedger`'s meth
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 import threading
@@ -31,10 +39,16 @@ if TYPE_CHECKING:
     from compat_core.semantics.rounds import CheckpointStatus
     from compat_core.usage import Usage
 
+logger = logging.getLogger(__name__)
+
 # Where runs' journals are written (journal.py): the driver's node's local disk.
 JOURNAL_DIR = os.path.join(tempfile.gettempdir(), "ray-train-compat", "journals")
 # A journal no process wrote for this long belongs to a driver that died: removed (journal.prune).
 JOURNAL_MAX_AGE_S = 7 * 86400.0
+# How often Ray restarts a host whose process died, by default: a host that keeps dying (a
+# callback that ends its process each time) ends its runs after that many, naming itself.
+MAX_RESTARTS_ENV_VAR = "COMPAT_LEDGER_MAX_RESTARTS"
+MAX_RESTARTS = 3
 # Threads a host starts with: a run needs one per rank waiting in the free-round vote, next
 # to records, validations and the driver's calls (ledger_concurrency).
 MIN_THREADS = 32
@@ -46,19 +60,76 @@ def ledger_concurrency(world_size: int) -> int:
     return world_size + 8
 
 
-class LedgerHost:
-    """Run ledgers by run id, in one process."""
+def max_restarts() -> int:
+    """``COMPAT_LEDGER_MAX_RESTARTS``, else :data:`MAX_RESTARTS`."""
+    text = os.environ.get(MAX_RESTARTS_ENV_VAR)
+    if text is None:
+        return MAX_RESTARTS
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"{MAX_RESTARTS_ENV_VAR}={text!r}: give a whole number >= 0 (default {MAX_RESTARTS}).")
+    return value
 
-    def __init__(self) -> None:
+
+class LedgerHost:
+    """Run ledgers by run id, in one process. ``index``: a file where the host notes each run's
+    journal as it opens the run; a restarted host reopens the runs noted there."""
+
+    def __init__(self, index: str | None = None) -> None:
         # This process unpickles what workers of either engine send (validation requests,
         # V2's errors): V2's classes must resolve even where ray.train was imported with V2
         # off. Done before any run's arguments arrive.
         standins.expose_v2_names()
         self._runs: dict[str, RunLedger] = {}
+        self._journals: dict[str, str] = {}  # run id -> its journal
         self._lock = threading.Lock()
+        self._index = index
+        self._restarted = _reconstructed()
+        if index is not None and os.path.exists(index):
+            with open(index, encoding="utf-8") as f:
+                for line in f:
+                    run_id, _, path = line.rstrip("\n").partition("\t")
+                    if run_id and os.path.exists(path):
+                        self._journals[run_id] = path
+                        self._reopen(run_id, closed_too=False)
+
+    def _reopen(self, run_id: str, closed_too: bool) -> RunLedger | None:
+        """The run ``run_id`` rebuilt from its journal (a run closed before the host died only
+        with ``closed_too``: its driver may ask for its snapshot again)."""
+        path = self._journals[run_id]
+        try:
+            if not closed_too and (journal.last(path) or ("",))[0] == "closed":
+                return None
+            ledger = RunLedger.reopen(path)
+        except Exception:
+            logger.exception("compat's restarted run ledger cannot rebuild the run of %s", path)
+            return None
+        with self._lock:
+            self._runs[run_id] = ledger
+        return ledger
+
+    def _run(self, run_id: str) -> RunLedger:
+        with self._lock:
+            ledger = self._runs.get(run_id)
+        if ledger is None and os.path.exists(self._journals.get(run_id, "")):
+            ledger = self._reopen(run_id, closed_too=True)
+        if ledger is None:
+            raise KeyError(f"compat's run ledger holds no run {run_id!r} (its journal could not be read back)")
+        return ledger
 
     def open_run(self, run_id: str, world_size: int, options: dict[str, Any]) -> int:
         with self._lock:
+            if run_id in self._runs:
+                return os.getpid()  # Ray retried the call on a restarted host
+            path = options.get("journal_path")
+            if path is not None and self._index is not None:
+                os.makedirs(os.path.dirname(self._index), exist_ok=True)
+                with open(self._index, "a", encoding="utf-8") as f:
+                    f.write(f"{run_id}\t{path}\n")
+                self._journals[run_id] = path
             self._runs[run_id] = RunLedger(world_size, **options)
         return os.getpid()
 
@@ -66,23 +137,34 @@ class LedgerHost:
         """``RunLedger.<method>(*args)`` of the run: what :class:`LedgerClient` sends."""
         if method.startswith("_") or not callable(getattr(RunLedger, method, None)):
             raise AttributeError(f"RunLedger has no call {method!r}")
-        with self._lock:
-            ledger = self._runs[run_id]
-        return getattr(ledger, method)(*args)
+        return getattr(self._run(run_id), method)(*args)
 
     def close_run(self, run_id: str) -> LedgerSnapshot:
         """The run's snapshot, once its pending validations finished (they may still call
         the run: a validation of the older form fetches its function from it); then the run
         leaves the host."""
-        with self._lock:
-            ledger = self._runs[run_id]
+        ledger = self._run(run_id)
         snapshot = ledger.close()
         with self._lock:
-            del self._runs[run_id]
+            self._runs.pop(run_id, None)
         return snapshot
 
     def alive(self) -> bool:
         return True
+
+    def reusable(self) -> bool:
+        """Whether a new run may open here: not once Ray has restarted this host, whose
+        restarts are counted over its whole life (a new run gets a host with every restart
+        left); it then serves only the runs it was rebuilt with."""
+        return not self._restarted
+
+    def runs_open(self) -> int:
+        with self._lock:
+            return len(self._runs)
+
+    def pid(self) -> int:
+        """This host's process (it changes when Ray restarts the host)."""
+        return os.getpid()
 
 
 class LedgerClient:
@@ -92,8 +174,17 @@ class LedgerClient:
     the ledger's answer, but :meth:`send_record` and :meth:`send_callback_failure`: Ray runs
     the calls of one caller in the order they were made."""
 
-    def __init__(self, actor: Any, run_id: str, pid: int, journal_path: str | None = None, world_size: int = 1) -> None:
+    def __init__(
+        self,
+        actor: Any,
+        run_id: str,
+        pid: int,
+        journal_path: str | None = None,
+        world_size: int = 1,
+        max_restarts: int = MAX_RESTARTS,
+    ) -> None:
         self.actor = actor
+        self.max_restarts = max_restarts
         self.run_id = run_id
         self.pid = pid  # the host's process
         self.journal_path = journal_path  # on the driver's node: what the host was told
@@ -119,6 +210,13 @@ class LedgerClient:
     def send_record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
         """A report's record, without waiting (the channel's fallback, and validations)."""
         self._send(RunLedger.record, record, validation)
+
+    def stored_through(self, attempt: int, rank: int) -> int:
+        return cast(int, self._ask(RunLedger.stored_through, attempt, rank))
+
+    def ask_stored_through(self, attempt: int, rank: int) -> Any:
+        """:meth:`stored_through` without waiting: its ``ObjectRef``."""
+        return self._send(RunLedger.stored_through, attempt, rank)
 
     def vote_free_round(self, attempt: int, index: int, rank: int, free: bool) -> bool:
         """A rank whose report is free of checkpoints waits for the round's decision; one
@@ -176,7 +274,10 @@ class LedgerClient:
         except RayActorError as exc:
             if self.journal_path is None or not os.path.exists(self.journal_path):
                 raise
-            lost = f"{type(exc).__name__}: compat's run ledger (LedgerHost, pid {self.pid}) died during the run"
+            lost = (
+                f"{type(exc).__name__}: compat's run ledger (LedgerHost, pid {self.pid} at first) died during the "
+                f"run and was restarted as often as allowed ({MAX_RESTARTS_ENV_VAR}={self.max_restarts})"
+            )
             snapshot = recover(self.journal_path, self.world_size, lost)
         if self.journal_path is not None:
             with contextlib.suppress(OSError):
@@ -188,6 +289,7 @@ class _Host:
     """This process's host: the actor, the Ray job it belongs to, and its threads."""
 
     actor: Any = None
+    max_restarts = MAX_RESTARTS
     job: str | None = None
     threads = 0
     pruned = False
@@ -197,28 +299,37 @@ _host = _Host()
 _host_lock = threading.Lock()
 
 
-def open_ledger(world_size: int, **options: Any) -> LedgerClient:
-    """A new run in this process's ledger host (started when needed); ``options`` are
+def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
+    """A new run in this process's ledger host (started when needed); ``run_options`` are
     :class:`RunLedger`'s."""
     import ray
 
     needed = ledger_concurrency(world_size)
+    restarts = max_restarts()
     with _host_lock:
         job = ray.get_runtime_context().get_job_id()
-        if _host.actor is None or _host.job != job or _host.threads < needed or not _alive(_host.actor):
+        if (
+            _host.actor is None
+            or _host.job != job
+            or _host.threads < needed
+            or _host.max_restarts != restarts
+            or not _reusable(_host.actor)
+        ):
             threads = max(MIN_THREADS, needed)
-            actor_class = ray.remote(num_cpus=0)(LedgerHost)
-            _host.actor = actor_class.options(max_concurrency=threads, scheduling_strategy=_on_this_node()).remote()
-            _host.job, _host.threads = job, threads
+            index = os.path.join(JOURNAL_DIR, f"{uuid.uuid4().hex}.runs")  # the host is on this node
+            actor_class = ray.remote(num_cpus=0, max_restarts=restarts, max_task_retries=-1)(LedgerHost)
+            options = {"max_concurrency": threads, "scheduling_strategy": _on_this_node()}
+            _host.actor = actor_class.options(**options).remote(index)
+            _host.job, _host.threads, _host.max_restarts = job, threads, restarts
         actor = _host.actor
     run_id = uuid.uuid4().hex
     if not _host.pruned:  # once per driver process: journals of drivers that died long ago
         _host.pruned = True
         journal.prune(JOURNAL_DIR, JOURNAL_MAX_AGE_S, time.time())
     journal_path = os.path.join(JOURNAL_DIR, f"{run_id}.journal")  # the host is on this node
-    options = {**options, "journal_path": journal_path}
-    pid = ray.get(actor.open_run.remote(run_id, world_size, options))  # before any worker calls it
-    return LedgerClient(actor, run_id, pid, journal_path, world_size)
+    run_options = {**run_options, "journal_path": journal_path}
+    pid = ray.get(actor.open_run.remote(run_id, world_size, run_options))  # before any worker calls it
+    return LedgerClient(actor, run_id, pid, journal_path, world_size, restarts)
 
 
 def _on_this_node() -> Any:
@@ -232,10 +343,26 @@ def _on_this_node() -> Any:
     return NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
 
 
-def _alive(actor: Any) -> bool:
+def _reusable(actor: Any) -> bool:
+    """Whether the host ``actor`` can take a new run: alive, never restarted. A restarted one
+    with no run left is ended here (one with runs ends with the driver)."""
     import ray
 
     try:
-        return bool(ray.get(actor.alive.remote(), timeout=30))
+        if ray.get(actor.reusable.remote(), timeout=30):
+            return True
+        if ray.get(actor.runs_open.remote(), timeout=30) == 0:
+            ray.kill(actor)
     except Exception:  # died (RayActorError), or unreachable
+        pass
+    return False
+
+
+def _reconstructed() -> bool:
+    """Whether this process is a Ray actor that Ray restarted (False outside Ray)."""
+    try:
+        import ray
+
+        return bool(ray.get_runtime_context().was_current_actor_reconstructed)
+    except Exception:
         return False

@@ -1,6 +1,7 @@
 """A run ledger's journal: an append-only log of what the ledger was told, written before the
 ledger counts it (a write-ahead log, as etcd and Kafka keep theirs), on the driver node's local
-disk, outside the ledger's host process.
+disk, outside the ledger's host process. A restarted host rebuilds the run from it
+(``RunLedger.reopen``); a host lost for good leaves it to the driver (``run.recover``).
 
 Each event is one frame: a 4-byte big-endian length and the event pickled (Ray's cloudpickle:
 records carry checkpoints and workers' exceptions). A frame is written with one ``os.write`` on
@@ -16,6 +17,7 @@ import logging
 import os
 import struct
 import threading
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,7 +66,8 @@ class Journal:
 
 def prune(directory: str, max_age_s: float, now: float) -> int:
     """Remove the journals in ``directory`` not written for ``max_age_s``: those of drivers that
-    died before reading them back (a run's own is removed when its driver has its snapshot).
+    died before reading them back (a run's own is removed when its driver has its snapshot),
+    and hosts' indexes of their runs' journals (``.runs``).
     Returns how many went; a journal another process removes first is skipped."""
     removed = 0
     try:
@@ -74,12 +77,46 @@ def prune(directory: str, max_age_s: float, now: float) -> int:
     for name in names:
         path = os.path.join(directory, name)
         try:
-            if name.endswith(".journal") and now - os.stat(path).st_mtime > max_age_s:
+            if name.endswith((".journal", ".runs")) and now - os.stat(path).st_mtime > max_age_s:
                 os.remove(path)
                 removed += 1
         except OSError:
             continue
     return removed
+
+
+def cut_to_whole_frames(path: str) -> None:
+    """Drop a last frame cut short (its writer died inside the write), so that frames appended
+    from now on follow the last whole one."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        end = max((frame_end for _, frame_end in _whole_frames(f, size)), default=0)
+    if end < size:
+        os.truncate(path, end)
+
+
+def last(path: str) -> tuple[Any, ...] | None:
+    """The journal's last whole event, reading only the frames' lengths before it."""
+    with open(path, "rb") as f:
+        frames = deque(_whole_frames(f, os.fstat(f.fileno()).st_size), maxlen=1)
+        if not frames:
+            return None
+        frame = frames[0]
+        f.seek(frame[0])
+        return tuple(pickled.loads(f.read(frame[1] - frame[0])))
+
+
+def _whole_frames(f: Any, size: int) -> Iterator[tuple[int, int]]:
+    """Where each whole frame's event starts and ends in the journal ``f`` of ``size`` bytes,
+    reading the lengths only."""
+    end = 0
+    while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
+        (length,) = _LENGTH.unpack(header)
+        if end + _LENGTH.size + length > size:
+            return
+        start, end = end + _LENGTH.size, end + _LENGTH.size + length
+        yield start, end
+        f.seek(end)
 
 
 def read(path: str) -> Iterator[tuple[Any, ...]]:

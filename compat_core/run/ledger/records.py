@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compat_core import messages
-from compat_core.run.ledger.journal import Journal
 from compat_core.semantics.rounds import ReportRound, ValidationOutcome, WorkerReport
 from compat_core.usage import Usage
 
@@ -122,39 +121,60 @@ def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validatio
 class RecordStore:
     """Every record of a run, once, and what arrived from each worker of each attempt."""
 
-    def __init__(self, world_size: int, journal: Journal | None = None) -> None:
+    def __init__(self, world_size: int, log: Callable[..., None] | None = None) -> None:
         self.world_size = world_size
-        # Every record and validation outcome is journaled before the store counts it.
-        self._journal = journal
+        # Every validation outcome is journaled before the store counts it (the ledger
+        # journals the records it is handed itself).
+        self._log = log
         self._records: list[Record] = []
         self._seen: set[tuple[int, int, int]] = set()  # (attempt, rank, index) of each record
         self._counts: dict[tuple[int, int], int] = {}  # (attempt, rank) -> records stored
+        # (attempt, rank) -> the first index not stored, and the indices stored after it
+        self._through: dict[tuple[int, int], int] = {}
+        self._after: dict[tuple[int, int], set[int]] = {}
         self._pending: dict[RoundKey, dict[int, Record]] = {}  # rounds still missing a rank
         self._finished: dict[int, set[int]] = {}  # attempt -> ranks that called worker_done
         self._validations: dict[RoundKey, ValidationOutcome] = {}
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
 
-    def add(self, record: Record) -> dict[int, Record] | None:
-        """Store ``record``, unless already stored (sent again after the channel broke);
-        returns its round when this record completes it."""
-        if self._journal is not None:
-            self._journal.append("record", record)
+    def add(self, record: Record) -> tuple[bool, dict[int, Record] | None]:
+        """Store ``record``, unless already stored (sent again after the channel broke or the
+        ledger's host was restarted): whether it was new, and its round when it completes it."""
         with self._lock:
             seen = (record.attempt, record.rank, record.index)
             if seen in self._seen:
-                return None
+                return False, None
             self._seen.add(seen)
             self._records.append(record)
             worker = (record.attempt, record.rank)
             self._counts[worker] = self._counts.get(worker, 0) + 1
+            self._advance_locked(worker, record.index)
             self._changed.notify_all()
             round_ = self._pending.setdefault(record.key, {})
             round_[record.rank] = record
             if len(round_) < self.world_size:
-                return None
+                return True, None
             del self._pending[record.key]
-            return round_
+            return True, round_
+
+    def _advance_locked(self, worker: tuple[int, int], index: int) -> None:
+        through = self._through.get(worker, 0)
+        if index != through:
+            self._after.setdefault(worker, set()).add(index)
+            return
+        after = self._after.get(worker, set())
+        through += 1
+        while through in after:
+            after.discard(through)
+            through += 1
+        self._through[worker] = through
+
+    def stored_through(self, attempt: int, rank: int) -> int:
+        """The first index of ``rank``'s records in ``attempt`` not stored (every one before
+        it is)."""
+        with self._lock:
+            return self._through.get((attempt, rank), 0)
 
     def finish(self, attempt: int, rank: int) -> set[int]:
         """Rank ``rank`` of ``attempt`` ended (returned or failed); the ranks ended so far."""
@@ -169,8 +189,8 @@ class RecordStore:
             return rank in self._finished.get(attempt, ())
 
     def add_validation(self, key: RoundKey, outcome: ValidationOutcome) -> None:
-        if self._journal is not None:
-            self._journal.append("validation", key, outcome)
+        if self._log is not None:
+            self._log("validation", key, outcome)
         with self._lock:
             self._validations[key] = outcome
             self._changed.notify_all()

@@ -86,16 +86,30 @@ class RunLedger:
         journal_path: str | None = None,
     ) -> None:
         self.world_size = world_size
-        # What the ledger is told, written before it counts it (journal.py): when this process
-        # dies, the driver recovers the run's records from it (recover()).
+        # What the ledger is told, written before it counts it (journal.py): a restarted host
+        # rebuilds the run from it (reopen()); a host lost for good leaves it to the driver
+        # (recover()). Its first event is what this ledger was opened with.
         self._journal = Journal(journal_path) if journal_path else None
+        self._log(
+            "opened",
+            world_size,
+            dict(
+                callbacks=callbacks,
+                run_context=run_context,
+                validation_runner=validation_runner,
+                round_sink=round_sink,
+                retention=retention,
+                first_checkpoint_index=first_checkpoint_index,
+                vote_timeout_s=vote_timeout_s,
+            ),
+        )
         # V1's number of the run's first checkpoint (a restored trial's follows its stored ones).
         self._first_checkpoint_index = first_checkpoint_index
         self._retention = retention or Retention()
-        self._store = RecordStore(world_size, self._journal)
-        self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink)
+        self._store = RecordStore(world_size, self._log)
+        self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink, self._log)
         self._validations = Validations(self._store, validation_runner)
-        self._vote = FreeRoundVote(world_size, vote_timeout_s)
+        self._vote = FreeRoundVote(world_size, vote_timeout_s, self._log)
         self._failures = Failures()
         self._listener: channel.Listener | None = None
         # The run's outcome: rank 0's return value, the workers' usage, attempts started.
@@ -123,13 +137,16 @@ class RunLedger:
     # -- called by workers -------------------------------------------------
     def worker_started(self, rank: int, actor_id: str | None = None) -> int:
         """A worker of ``rank`` (the Ray actor ``actor_id``) starts the training function;
-        returns its attempt number."""
+        returns its attempt number. Asked again by the same actor (Ray retried the call on a
+        restarted host), the same number."""
         with self._lock:
+            if actor_id is not None and self._actors.get(actor_id, (0, -1))[1] == rank:
+                return self._actors[actor_id][0]
             attempt = self._starts.get(rank, 0)
+            self._log("started", rank, attempt, actor_id)
             self._starts[rank] = attempt + 1
             if actor_id is not None:
                 self._actors[actor_id] = (attempt, rank)
-        self._log("started", rank, attempt)
         if attempt > 0:
             self._end_unexplained(attempt - 1)
         return attempt
@@ -161,14 +178,23 @@ class RunLedger:
 
     def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
         """Store one report; ``validation`` is ``(persisted checkpoint, request)`` when the
-        ledger validates. A record already stored (sent again after the channel broke) is ignored."""
-        complete = self._store.add(record)
+        ledger validates. A record already stored (sent again after the channel broke, or
+        after the host was restarted) is ignored."""
+        self._log("record", record, validation)
+        added, complete = self._store.add(record)
+        if not added:
+            return
         with self._lock:
             self._usage.merge(record.usages)
         if validation is not None:
             self._validations.request(record.key, *validation)
         if complete is not None:
             self._delivery.round_complete(record.key, complete)
+
+    def stored_through(self, attempt: int, rank: int) -> int:
+        """The first index of ``rank``'s records in ``attempt`` not stored yet: a worker forgets
+        the records before it (it keeps what it wrote to the socket until then)."""
+        return self._store.stored_through(attempt, rank)
 
     def vote_free_round(self, attempt: int, index: int, rank: int, free: bool, wait: bool) -> bool:
         """Each rank says whether its report of round ``(attempt, index)`` carries nothing
@@ -182,10 +208,12 @@ class RunLedger:
         return checkpoints.reported_checkpoints(self._store, self._retention, attempt, rank, sent, validated, timeout_s)
 
     def use_validation_config(self, config: Any) -> None:
+        self._log("validation_config", config)
         self._validations.use_config(config)
 
     def store_seed_validation(self, token: str, seed: Any) -> None:
         """Keep ``report(validate_fn=..., validate_config=...)``'s function for the dispatcher."""
+        self._log("seed", token, seed)
         self._validations.store_seed(token, seed)
 
     def seed_validation(self, token: str) -> Any:
@@ -202,7 +230,10 @@ class RunLedger:
     ) -> None:
         """A worker finished (or failed) after sending ``sent`` records. Calls run on a
         thread pool, so this waits until those records are in: ``after_exception`` then
-        follows every round of the attempt, and ``close()`` misses nothing."""
+        follows every round of the attempt, and ``close()`` misses nothing. Told again (Ray
+        retried the call on a restarted host), nothing changes."""
+        if self._store.finished(attempt, rank):
+            return
         self._log("done", rank, return_value, usages, error, attempt)
         self._store.wait_for_records(attempt, rank, sent, ARRIVAL_TIMEOUT_S)
         self._store.finish(attempt, rank)
@@ -287,6 +318,7 @@ class RunLedger:
             listener.close()
         self._validations.close()
         self._delivery.finish()
+        self._log("closed")
         if self._journal is not None:
             self._journal.close()  # the driver removes it once it has the snapshot
         with self._lock:
@@ -302,6 +334,94 @@ class RunLedger:
                 failures=self._failures.by_attempt(),
             )
 
+    @classmethod
+    def reopen(cls, journal_path: str) -> RunLedger:
+        """The run whose journal is at ``journal_path``, rebuilt in a restarted host as its lost
+        host held it: every record, validation outcome, vote decision, worker's start and end,
+        failure and handed-over round. What was in flight goes on here: complete rounds not yet
+        handed over are (again: a round whose callbacks were running when the host died is
+        delivered twice), validations without an outcome are run. Callbacks and the round sink
+        are the ones the run was opened with, unpickled afresh: what they kept in the lost
+        process's memory is gone (docs/architecture.md)."""
+        journal.cut_to_whole_frames(journal_path)
+        events = journal.read(journal_path)
+        first = next(events, None)
+        if first is None or first[0] != "opened":
+            raise ValueError(f"{journal_path} is not a run ledger's journal (its first event is {first!r})")
+        ledger = cls(first[1], **first[2])  # no journal while the journal is replayed
+        replay = _Replay(ledger)
+        for event in events:
+            replay.apply(event)
+        ledger._journal = Journal(journal_path)
+        replay.resume()
+        return ledger
+
+
+class _Replay:
+    """A journal's events applied to a new :class:`RunLedger`, without journaling them again
+    or calling anyone; :meth:`resume` then goes on with what the lost host had in flight."""
+
+    def __init__(self, ledger: RunLedger) -> None:
+        self.ledger = ledger
+        self.complete: dict[tuple[int, int], dict[int, Record]] = {}
+        self.delivered: list[tuple[int, int]] = []
+        self.after_exception: set[int] = set()
+        self.decided: dict[tuple[int, int], bool] = {}
+        self.validate: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+    def apply(self, event: tuple[Any, ...]) -> None:
+        ledger, kind, args = self.ledger, event[0], event[1:]
+        if kind == "record":
+            record, validation = args[0], args[1] if len(args) > 1 else None
+            added, complete = ledger._store.add(record)
+            if added:
+                ledger._usage.merge(record.usages)
+                if validation is not None:
+                    self.validate[record.key] = validation
+            if complete is not None:
+                self.complete[record.key] = complete
+        elif kind == "validation":
+            ledger._store.add_validation(*args)
+        elif kind == "started":
+            rank, attempt, actor_id = args[0], args[1], args[2] if len(args) > 2 else None
+            ledger._starts[rank] = max(ledger._starts.get(rank, 0), attempt + 1)
+            if actor_id is not None:
+                ledger._actors[actor_id] = (attempt, rank)
+        elif kind == "done":
+            rank, value, usages, error, attempt = args
+            ledger._store.finish(attempt, rank)
+            ledger._usage.merge(usages)
+            ledger._return_value = value if rank == 0 else ledger._return_value
+            if error is not None:
+                ledger._failures.add(attempt, rank, error)
+        elif kind == "failed":
+            for rank, error in args[1].items():
+                ledger._failures.add(args[0], rank, error, replace=False)
+        elif kind == "callback_failed":
+            ledger._delivery.failures.append(args[0])
+        elif kind == "delivered":
+            self.delivered.append(args[0])
+        elif kind == "after_exception":
+            self.after_exception.add(args[0])
+        elif kind == "vote":
+            self.decided[args[0]] = args[1]
+        elif kind == "validation_config":
+            ledger._validations.use_config(args[0])
+        elif kind == "seed":
+            ledger._validations.store_seed(*args)
+
+    def resume(self) -> None:
+        ledger = self.ledger
+        ledger._vote.restore(self.decided)
+        delivered = [(key, self.complete.pop(key)) for key in self.delivered if key in self.complete]
+        ledger._delivery.restore(delivered, self.after_exception)
+        for key in sorted(self.complete):
+            ledger._delivery.round_complete(key, self.complete[key])
+        done = ledger._store.validations()
+        for key, (checkpoint, request) in sorted(self.validate.items()):
+            if key not in done:
+                ledger._validations.request(key, checkpoint, request)
+
 
 def recover(journal_path: str, world_size: int, lost: str) -> LedgerSnapshot:
     """The snapshot of a run whose ledger's host died (``lost`` says how), rebuilt from its
@@ -316,8 +436,8 @@ def recover(journal_path: str, world_size: int, lost: str) -> LedgerSnapshot:
     for event in journal.read(journal_path):
         kind, args = event[0], event[1:]
         if kind == "record":
-            store.add(args[0])
-            usage.merge(args[0].usages)
+            if store.add(args[0])[0]:
+                usage.merge(args[0].usages)
         elif kind == "validation":
             store.add_validation(*args)
         elif kind == "started":

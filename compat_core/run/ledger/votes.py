@@ -14,13 +14,15 @@ wrongly from then on.) The round is decided
   that, or dead): the ranks still to vote are told so when they come.
 
 A round's state is dropped once every rank has its answer, so the vote's memory does not grow
-with a run's length.
+with a run's length. Each decision is journaled before any rank is given it: a restarted host
+gives a rank that asks again (Ray retries the call) the decision the others already acted on.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
 from compat_core.run.ledger.records import RoundKey
 
@@ -45,8 +47,9 @@ def vote_timeout_s() -> float:
 
 
 class FreeRoundVote:
-    def __init__(self, world_size: int, timeout_s: float | None = None) -> None:
+    def __init__(self, world_size: int, timeout_s: float | None = None, log: Callable[..., None] | None = None) -> None:
         self.world_size = world_size
+        self._log = log
         self.timeout_s = VOTE_TIMEOUT_S if timeout_s is None else timeout_s
         self._votes: dict[RoundKey, dict[int, bool]] = {}
         self._decided: dict[RoundKey, bool] = {}
@@ -63,16 +66,35 @@ class FreeRoundVote:
             votes[rank] = free
             if key not in self._decided:
                 if not free:
-                    self._decided[key] = False
+                    self._decide(key, False)
                 elif len(votes) >= self.world_size and all(votes.values()):
-                    self._decided[key] = True
+                    self._decide(key, True)
             self._voted.notify_all()
             if wait and key not in self._decided:
                 self._voted.wait_for(lambda: key in self._decided, timeout=self.timeout_s)
-                self._decided.setdefault(key, False)  # waited long enough: the round goes through Ray
+                if key not in self._decided:
+                    self._decide(key, False)  # waited long enough: the round goes through Ray
             decision = self._decided.get(key, False)
             self._answer(key, rank)
             return decision
+
+    def _decide(self, key: RoundKey, free: bool) -> None:
+        if self._log is not None:
+            self._log("vote", key, free)
+        self._decided[key] = free
+
+    def restore(self, decided: dict[RoundKey, bool]) -> None:
+        """A lost host's decisions (from its journal). Only each attempt's last three rounds
+        are kept: the ranks are never further apart (a free round waits for every rank's vote,
+        any other round for Ray's report, a barrier), so no rank can still ask about an
+        earlier one."""
+        last: dict[int, int] = {}
+        for attempt, index in decided:
+            last[attempt] = max(index, last.get(attempt, index))
+        with self._voted:
+            for key, free in decided.items():
+                if key[1] >= last[key[0]] - 2:
+                    self._decided[key] = free
 
     def _answer(self, key: RoundKey, rank: int) -> None:
         """Every rank has its answer: the round's state leaves memory."""
