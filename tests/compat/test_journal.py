@@ -300,3 +300,15 @@ def test_a_restarted_host_reopens_its_open_runs_and_a_closed_one_only_when_asked
     assert plain(again.close_run("closed")) == plain(kept)  # the driver asks again: rebuilt, closed
     with pytest.raises(KeyError, match="holds no run 'never'"):
         again.call("never", "record", Record(0, 0, {}, False, False, 0.0))
+
+
+def test_a_bad_restart_limit_is_an_error_naming_the_variable(monkeypatch) -> None:
+    from compat_core.run.ledger import host
+
+    monkeypatch.setenv("COMPAT_LEDGER_MAX_RESTARTS", "many")
+    with pytest.raises(ValueError, match=r"COMPAT_LEDGER_MAX_RESTARTS='many': give a whole number >= 0"):
+        host.max_restarts()
+    monkeypatch.setenv("COMPAT_LEDGER_MAX_RESTARTS", "0")
+    assert host.max_restarts() == 0
+    monkeypatch.delenv("COMPAT_LEDGER_MAX_RESTARTS")
+    assert host.max_restarts() == host.MAX_RESTARTS == 3
