@@ -16,6 +16,7 @@ function trainable: Tune calls ``trainer(config)`` once per trial, with the tria
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 from collections.abc import Callable
@@ -25,7 +26,8 @@ from compat_core import messages
 from compat_core.config import ScalingConfig, coerce
 from compat_core.run.ledger import LedgerClient
 
-POLL_S = 0.1
+# The longest the trial's thread waits in the ledger for the next round (the run's end wakes it).
+WAIT_S = 1.0
 # Keys of a param_space sample that set trainer arguments; anything else is an error.
 TRAINER_KEYS = ("train_loop_config", "scaling_config", "datasets", "params")
 
@@ -81,13 +83,17 @@ def run_forwarding(run: Callable[[], Any], ledger: LedgerClient, report: Callabl
             outcome["value"] = run()
         except BaseException as exc:  # re-raised on the trial's thread
             outcome["error"] = exc
+        finally:
+            with contextlib.suppress(Exception):
+                ledger.wake_consumers()  # the trial's thread, waiting for a round, ends at once
 
     running = threading.Thread(target=target, name="compat-train-in-trial", daemon=True)
     running.start()
     seen = 0
     while True:
         done = not running.is_alive()
-        rounds = ledger.delivered_since(seen, done)  # done: every round, once run() ended
+        # Fed by the ledger: each round as it is delivered; done: every round, once run() ended.
+        rounds = ledger.delivered_since(seen, done, 0.0 if done else WAIT_S)
         for round_ in rounds:
             rank0 = round_[min(round_)]
             checkpoint = next((r.checkpoint for _, r in sorted(round_.items()) if r.checkpoint is not None), None)
@@ -95,7 +101,6 @@ def run_forwarding(run: Callable[[], Any], ledger: LedgerClient, report: Callabl
         seen += len(rounds)
         if done:
             break
-        running.join(POLL_S)
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")

@@ -2,15 +2,17 @@
 
 Raw V2 rejects ``RunConfig(callbacks=[<tune.Callback>])``, so experiment tracking (MLflow,
 W&B, Ray's CSV/JSON/TBX loggers, a custom ``on_trial_result``) silently ends the day a team
-flips. compat keeps them: a driver thread polls the run ledger for complete rounds and
-calls each callback with one Tune ``Trial`` standing for the run and rank 0's result with
-V1's auto-filled keys (the same rows as the V1 logs). Files the logger callbacks write go
+flips. compat keeps them: a driver thread is fed complete rounds by the run ledger (a call
+that waits in the ledger for the next round) and calls each callback with one Tune
+``Trial`` standing for the run and rank 0's result with V1's auto-filled keys (the same
+rows as the V1 logs). Files the logger callbacks write go
 to the trial's driver staging directory, as under V1, and are copied into the run
 directory, through its filesystem, when the run ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import traceback
@@ -21,7 +23,9 @@ from compat_core.run.ledger import CallbackFailure, LedgerClient
 from compat_core.semantics.v1_logs import V1Rows
 from compat_core.storage import RunStorage
 
-POLL_S = 0.25
+# The longest the callbacks' thread waits in the ledger for the next round (the run's end wakes
+# it); after an error from the ledger, how long it waits before asking again.
+WAIT_S = 1.0
 
 
 class TuneCallbacks:
@@ -59,6 +63,8 @@ class TuneCallbacks:
 
         self._stop.set()
         if self._thread is not None:
+            with contextlib.suppress(Exception):
+                self.ledger.wake_consumers()
             self._thread.join()
         self._poll(flush=True)  # every round completed since the last poll
         self.trial.set_status(Trial.ERROR if failed else Trial.TERMINATED)
@@ -70,20 +76,22 @@ class TuneCallbacks:
             self.ledger.send_callback_failure(failure)
 
     def _poll_loop(self) -> None:
-        while not self._stop.wait(POLL_S):
-            self._poll()
+        """Fed by the ledger: each round as it is delivered (no timer)."""
+        while not self._stop.is_set():
+            if not self._poll(wait_s=WAIT_S):
+                self._stop.wait(WAIT_S)
 
-    def _poll(self, flush: bool = False) -> None:
-
+    def _poll(self, flush: bool = False, wait_s: float = 0.0) -> bool:
         try:
-            rounds = self.ledger.delivered_since(self._seen, flush)
-        except Exception:  # the run is ending; finish() polls once more
-            return
+            rounds = self.ledger.delivered_since(self._seen, flush, wait_s)
+        except Exception:  # the run is ending; finish() asks once more
+            return False
         for round_ in rounds:
             result = self.rows.round_row(round_)
             self.trial.run_metadata.last_result = result
             self._each("on_trial_result", self._seen, [self.trial], self.trial, result)
             self._seen += 1
+        return True
 
     def _each(self, hook: str, *args: Any, **kwargs: Any) -> None:
         for callback in self.callbacks:

@@ -488,3 +488,28 @@ def test_the_client_calls_only_the_ledgers_own_methods_by_their_names() -> None:
         with pytest.raises(AttributeError, match="RunLedger has no call"):
             host.call("run", wrong, 0)
     host.close_run("run")
+
+
+def test_a_consumer_is_fed_each_round_as_it_is_delivered_not_on_a_timer() -> None:
+    """What feeds Ray Tune on the driver: a call that waits in the ledger returns as soon as a
+    round is delivered (not when its wait runs out), and at once when the run's end wakes it."""
+    import threading
+
+    ledger = RunLedger(1)
+    fed: dict[str, list] = {}
+    waiting = threading.Thread(target=lambda: fed.update(first=ledger.delivered_since(0, False, 60.0)))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive()  # nothing delivered yet: it waits
+    ledger.record(rec(0, 0, a=1))
+    waiting.join(10)
+    assert not waiting.is_alive() and [r[0].metrics for r in fed["first"]] == [{"a": 1}]
+    woken = threading.Thread(target=lambda: fed.update(second=ledger.delivered_since(1, False, 60.0)))
+    woken.start()
+    for _ in range(50):  # until it waits, then is woken
+        ledger.wake_consumers()  # the run's engine ended
+        woken.join(0.2)
+        if not woken.is_alive():
+            break
+    assert not woken.is_alive() and fed["second"] == []
+    assert ledger.delivered_since(0) == fed["first"]  # without a wait: what there is, at once

@@ -17,19 +17,32 @@ from compat_core.run.ledger.records import CallbackFailure, Record, RoundKey
 
 
 class Log:
-    """A list appended and read by several threads."""
+    """A list appended and read by several threads; a reader may wait for what comes next."""
 
     def __init__(self) -> None:
         self._items: list[Any] = []
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
+        self._wakes = 0  # wake() calls so far
 
     def append(self, item: Any) -> None:
-        with self._lock:
+        with self._changed:
             self._items.append(item)
+            self._changed.notify_all()
 
-    def since(self, count: int) -> list[Any]:
-        with self._lock:
+    def since(self, count: int, wait_s: float = 0.0) -> list[Any]:
+        """The items after the first ``count``; when there are none yet, wait up to ``wait_s``
+        for one (or a :meth:`wake`)."""
+        with self._changed:
+            if wait_s > 0:
+                wakes = self._wakes
+                self._changed.wait_for(lambda: len(self._items) > count or self._wakes != wakes, timeout=wait_s)
             return self._items[count:]
+
+    def wake(self) -> None:
+        """Readers waiting in :meth:`since` return now (with what there is)."""
+        with self._changed:
+            self._wakes += 1
+            self._changed.notify_all()
 
 
 class RoundDelivery:

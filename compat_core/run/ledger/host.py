@@ -255,8 +255,12 @@ class LedgerClient:
     def actor_died(self, actor_id: str | None, pickled_error: bytes) -> None:
         self._ask(RunLedger.actor_died, actor_id, pickled_error)
 
-    def delivered_since(self, count: int, flush: bool = False) -> list[dict[int, Record]]:
-        return cast(list[dict[int, Record]], self._ask(RunLedger.delivered_since, count, flush))
+    def delivered_since(self, count: int, flush: bool = False, wait_s: float = 0.0) -> list[dict[int, Record]]:
+        return cast(list[dict[int, Record]], self._ask(RunLedger.delivered_since, count, flush, wait_s))
+
+    def wake_consumers(self) -> None:
+        """Without waiting."""
+        self._send(RunLedger.wake_consumers)
 
     def send_callback_failure(self, failure: CallbackFailure) -> None:
         """A Tune callback's failure, for the run's result, without waiting."""

@@ -291,15 +291,22 @@ class RunLedger:
             self.engine_failed(dict.fromkeys(ranks, error))
 
     # -- called by the driver ----------------------------------------------
-    def delivered_since(self, count: int, flush: bool = False) -> list[dict[int, Record]]:
-        """The complete rounds delivered after the first ``count``, in delivery order (the
-        driver polls this to feed Ray Tune as the run goes on). ``flush``: the engine is done,
-        so every round complete by now is handed over first (the delivery thread may still be
-        busy with a slow sink or callback: the last poll must not miss those rounds)."""
+    def delivered_since(self, count: int, flush: bool = False, wait_s: float = 0.0) -> list[dict[int, Record]]:
+        """The complete rounds delivered after the first ``count``, in delivery order: what the
+        driver feeds Ray Tune with as the run goes on. With none yet, the call waits up to
+        ``wait_s`` for the next round to be delivered and returns it at once (the ledger feeds
+        its consumers; they do not poll on a timer), or for :meth:`wake_consumers`. ``flush``:
+        the engine is done, so every round complete by now is handed over first (the delivery
+        thread may still be busy with a slow sink or callback: the last call must not miss
+        those rounds)."""
         if flush:
             self._delivery.flush()
-        rounds: list[dict[int, Record]] = self._delivery.delivered.since(count)
+        rounds: list[dict[int, Record]] = self._delivery.delivered.since(count, wait_s)
         return rounds
+
+    def wake_consumers(self) -> None:
+        """Consumers waiting in :meth:`delivered_since` return now (the run's engine ended)."""
+        self._delivery.delivered.wake()
 
     def callback_failed(self, failure: CallbackFailure) -> None:
         """A callback running elsewhere (Ray Tune callbacks on the driver) raised."""
