@@ -328,6 +328,9 @@ class RunLedger:
         self._log("closed")
         if self._journal is not None:
             self._journal.close()  # the driver removes it once it has the snapshot
+        return self._snapshot()
+
+    def _snapshot(self, host_lost: str | None = None) -> LedgerSnapshot:
         with self._lock:
             return LedgerSnapshot(
                 world_size=self.world_size,
@@ -339,6 +342,7 @@ class RunLedger:
                 callback_failures=self._delivery.failures.since(0),
                 attempts=self._current_attempt_locked() + 1,
                 failures=self._failures.by_attempt(),
+                host_lost=host_lost,
             )
 
     @classmethod
@@ -431,48 +435,15 @@ class _Replay:
 
 
 def recover(journal_path: str, world_size: int, lost: str) -> LedgerSnapshot:
-    """The snapshot of a run whose ledger's host died (``lost`` says how), rebuilt from its
-    journal: every record, validation outcome, worker's end and failure the ledger was told
-    before it died. Nothing is delivered again here: callbacks ran in the lost process."""
-    store = RecordStore(world_size)
-    failures = Failures()
-    usage = UsageLog()
-    return_value: Any = None
-    attempts = 0
-    callback_failures: list[CallbackFailure] = []
+    """The snapshot of a run whose ledger's host died for good (``lost`` says how), rebuilt
+    from its journal as a restarted host rebuilds it (:class:`_Replay`): every record,
+    validation outcome, worker's end and failure the ledger was told before it died. Nothing is
+    delivered again here: callbacks ran in the lost process."""
+    ledger = RunLedger(world_size)  # no callbacks, sink or journal: nothing runs but the replay
+    replay = _Replay(ledger)
     for event in journal.read(journal_path):
-        kind, args = event[0], event[1:]
-        if kind == "record":
-            if store.add(args[0])[0]:
-                usage.merge(args[0].usages)
-        elif kind == "validation":
-            store.add_validation(*args)
-        elif kind == "started":
-            attempts = max(attempts, args[1] + 1)
-        elif kind == "done":
-            rank, value, usages, error, attempt = args
-            store.finish(attempt, rank)
-            usage.merge(usages)
-            return_value = value if rank == 0 else return_value
-            if error is not None:
-                failures.add(attempt, rank, error)
-        elif kind == "failed":
-            for rank, error in args[1].items():
-                failures.add(args[0], rank, error, replace=False)
-        elif kind == "callback_failed":
-            callback_failures.append(args[0])
-    return LedgerSnapshot(
-        world_size=world_size,
-        records=store.records(),
-        validations=store.validations(),
-        return_value=return_value,
-        usages=usage.as_list(),
-        worker_errors=failures.last_by_rank(),
-        callback_failures=callback_failures,
-        attempts=max(attempts, 1),
-        failures=failures.by_attempt(),
-        host_lost=lost,
-    )
+        replay.apply(event)
+    return ledger._snapshot(host_lost=lost)
 
 
 def journaled_records(journal_path: str) -> list[Record]:
