@@ -33,7 +33,10 @@ bash scripts/bootstrap.sh
 #   are one_pass), taken out of the first pass (.ci-codemod.log).
 # Measured: the first pass's real-Ray tests leave a core idle much of the time (Ray's polls, actor
 # starts), so work beside it costs it little; the second pass is shorter and was slowed by the two
-# install-bound steps when they ran beside it.
+# install-bound steps when they ran beside it. The installed-package and codemod steps run at a
+# lower priority (nice): the two passes are the run's critical path, the steps beside them fill
+# the cores the passes leave idle. The Ray 2.44.1 step keeps the passes' priority (its
+# tests time Ray's own processes; not tried at a lower one).
 installed=$(mktemp -d)  # the installed-package step's builds and virtualenvs
 tested= matrix= codemod=
 trap 'for job in $tested $matrix $codemod; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
@@ -42,8 +45,8 @@ split=()
 if [ $# -eq 0 ]; then
   if [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then
     (
-      INSTALLED_DIR=$installed bash scripts/test_installed.sh prepare
-      INSTALLED_DIR=$installed bash scripts/test_installed.sh run
+      INSTALLED_DIR=$installed nice -n 10 bash scripts/test_installed.sh prepare
+      INSTALLED_DIR=$installed nice -n 10 bash scripts/test_installed.sh run
     ) >.ci-installed.log 2>&1 &
     tested=$!
   fi
@@ -56,7 +59,7 @@ if [ $# -eq 0 ]; then
     ) >.ci-matrix.log 2>&1 &
     matrix=$!
   fi
-  RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=10 \
+  RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 nice -n 10 python -m pytest -q -p no:cacheprovider --durations=10 \
     "${codemod_tests[@]}" >.ci-codemod.log 2>&1 &
   codemod=$!
   for path in "${codemod_tests[@]}"; do split+=(--ignore="$path"); done
