@@ -387,16 +387,29 @@ def frame_build(count: int, repeat: int) -> None:
     records = [
         Record(i % 2, i // 2, {f"m{k}": float(k + i) for k in range(10)}, False, False, 1.8e9 + i) for i in range(count)
     ]
-    for name, build in (
-        ("worker_dataframe", lambda: worker_dataframe(records)),
-        ("pd.DataFrame(worker_rows)", lambda: pd.DataFrame(worker_rows(records))),
-    ):
-        best = float("inf")
-        for _ in range(repeat):
-            start = time.perf_counter()
-            build()
-            best = min(best, time.perf_counter() - start)
-        print(f"{name}: {count:,} records of 10 metrics in {best:.2f} s (best of {repeat})")
+    from compat_core.semantics import worker_reports
+    from compat_core.storage import at
+
+    with tempfile.TemporaryDirectory() as directory:
+        run = at(directory)
+
+        def store() -> None:  # a file per fit: each turn's replaces the last
+            for entry in run.entries():
+                run.filesystem.delete_file(entry.path)
+            worker_reports.write(run, lambda: iter(records))
+
+        for name, build in (
+            ("worker_dataframe", lambda: worker_dataframe(records)),
+            ("pd.DataFrame(worker_rows)", lambda: pd.DataFrame(worker_rows(records))),
+            ("stored with the run (worker_reports.write)", store),
+            ("read back from the run (worker_reports.read, Result.from_path)", lambda: worker_reports.read(run)),
+        ):
+            best = float("inf")
+            for _ in range(repeat):
+                start = time.perf_counter()
+                build()
+                best = min(best, time.perf_counter() - start)
+            print(f"{name}: {count:,} records of 10 metrics in {best:.2f} s (best of {repeat})")
 
 
 def main() -> None:
@@ -412,7 +425,7 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument(
         "--frame", type=int, metavar="RECORDS", default=None,
-        help="time building worker_metrics_dataframe from RECORDS reports of 10 metrics (no Ray)",
+        help="time worker_metrics_dataframe from RECORDS reports of 10 metrics: built, stored, read (no Ray)",
     )  # fmt: skip
     args = parser.parse_args()
     if args.frame is not None:

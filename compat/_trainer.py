@@ -40,7 +40,7 @@ from compat_core.run import worker
 from compat_core.run.engine import Engine, PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journaled_records, open_ledger, ray_validation_runner
 from compat_core.run.ledger.votes import vote_timeout_s
-from compat_core.semantics import reads, restore, result, stored
+from compat_core.semantics import reads, restore, result, worker_reports
 from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import Retention
 from compat_core.semantics.v1_logs import AUTO_KEYS
@@ -347,6 +347,7 @@ class DataParallelTrainer:
             retention=_retention(run, engine),
             first_checkpoint_index=prepared.first_checkpoint_index,
             vote_timeout_s=vote_timeout_s(),
+            consumers=engine.ledger_consumers(prepared, in_trial, other_callbacks),
         )
         if not in_trial:  # a Tune trial is restored by Tune (Tuner.restore)
             self._save_for_restore(prepared, ledger)
@@ -434,10 +435,10 @@ def _keep_worker_reports(run: RunStorage | None, snapshot: LedgerSnapshot, earli
         return
     try:
         for path in _journals_on_this_node(earlier):
-            stored.keep_worker_reports(run, journaled_records(path))
+            worker_reports.write(run, functools.partial(journaled_records, path))
             with contextlib.suppress(OSError):
                 os.remove(path)
-        stored.keep_worker_reports(run, snapshot.records)
+        worker_reports.write(run, snapshot.iter_records)
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
         where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
 

@@ -70,6 +70,9 @@ def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
+CONSUMER = "tune"  # what run_forwarding is called as a reader of the ledger's delivered rounds
+
+
 def run_forwarding(run: Callable[[], Any], ledger: LedgerClient, report: Callable[..., None]) -> Any:
     """Run ``run()`` on a thread and, on this one, call ``report(metrics, checkpoint=...)``
     with rank 0's part of every round the ledger delivers, in order, as it is delivered
@@ -93,7 +96,7 @@ def run_forwarding(run: Callable[[], Any], ledger: LedgerClient, report: Callabl
     while True:
         done = not running.is_alive()
         # Fed by the ledger: each round as it is delivered; done: every round, once run() ended.
-        rounds = ledger.delivered_since(seen, done, 0.0 if done else WAIT_S)
+        rounds = ledger.delivered_since(CONSUMER, seen, done, 0.0 if done else WAIT_S)
         for round_ in rounds:
             rank0 = round_[min(round_)]
             checkpoint = next((r.checkpoint for _, r in sorted(round_.items()) if r.checkpoint is not None), None)

@@ -134,6 +134,12 @@ class V2Engine:
             return None
         return v1_logs.LiveV1Logs(p.storage, p.rows)
 
+    def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list[Any]) -> tuple[str, ...]:
+        """Inside a Tune trial, the forwarding of rounds to Tune; with Ray Tune callbacks (and
+        somewhere to keep their files), those callbacks' thread."""
+        tune_callbacks = bool(other_callbacks) and prepared_of(prepared).storage is not None
+        return (tune.CONSUMER,) * in_trial + (TuneCallbacks.CONSUMER,) * tune_callbacks
+
     def engine_env(self) -> dict[str, str]:
         return {} if POLL_ENV_VAR in os.environ else {POLL_ENV_VAR: COMPAT_POLL_DEFAULT_S}
 
@@ -230,7 +236,7 @@ class V2Engine:
 
     def _tune_callbacks(self, job: TrainJob) -> TuneCallbacks | None:
         p = prepared_of(job)
-        if not job.other_callbacks or p.storage is None:
+        if TuneCallbacks.CONSUMER not in self.ledger_consumers(p, False, job.other_callbacks) or p.storage is None:
             return None
         rows = v1_logs.V1Rows(**p.row_params)
         return TuneCallbacks(job.other_callbacks, job.ledger, p.storage, rows, dict(p.row_params["config"]))

@@ -31,6 +31,8 @@ WAIT_S = 1.0
 class TuneCallbacks:
     """Drives Ray Tune callbacks from the run ledger for one v2 ``fit()``."""
 
+    CONSUMER = "tune_callbacks"  # what it is called as a reader of the ledger's delivered rounds
+
     def __init__(
         self, callbacks: list[Any], ledger: LedgerClient, storage: RunStorage, rows: V1Rows, config: dict[str, Any]
     ):
@@ -83,7 +85,7 @@ class TuneCallbacks:
 
     def _poll(self, flush: bool = False, wait_s: float = 0.0) -> bool:
         try:
-            rounds = self.ledger.delivered_since(self._seen, flush, wait_s)
+            rounds = self.ledger.delivered_since(self.CONSUMER, self._seen, flush, wait_s)
         except Exception:  # the run is ending; finish() asks once more
             return False
         for round_ in rounds:

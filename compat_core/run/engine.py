@@ -165,6 +165,11 @@ class Engine(Protocol):
         """Called by the ledger with each complete round, in order (e.g. live logs)."""
         ...
 
+    def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list[Any]) -> tuple[str, ...]:
+        """Who on the driver reads the ledger's delivered rounds during the run
+        (``RunLedger.delivered_since``): the ledger keeps a round until each has read it."""
+        ...
+
     def engine_env(self) -> dict[str, str]:
         """Variables the engine needs set during ``fit()`` (unless the user set them)."""
         ...

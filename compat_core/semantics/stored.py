@@ -13,16 +13,17 @@ when the run had ``keep_v1_logs``). Ray reads each kind itself (V1's and V2's
 * V2: ``metrics`` the latest checkpoint's, ``metrics_dataframe`` one row per kept checkpoint
   (V1's rows for a ``keep_v1_logs`` run, as its ``fit()`` gave them).
 
-Every worker's reports (``worker_metrics_dataframe``) are compat's own: each ``fit()`` appends
-them to ``compat_worker_reports.jsonl`` in the run's directory when it ends (a restored run's
-after the earlier run's, and after those of a driver killed before its ``fit()`` ended, read from
-that run ledger's journal), one JSON line per report as V1's ``result.json`` holds its rows.
+Every worker's reports (``worker_metrics_dataframe``) are compat's own: each ``fit()`` stores
+them in the run's directory when it ends (:mod:`compat_core.semantics.worker_reports`: one Arrow
+file per fit; a restored run's after the earlier run's, and after those of a driver killed
+before its ``fit()`` ended, read from that run ledger's journal).
 """
 
 from __future__ import annotations
 
 import operator
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,34 +31,21 @@ import pandas as pd
 
 from compat_core import messages, pickled, switch
 from compat_core.errors import ResultNotFoundError
+from compat_core.semantics import worker_reports
 from compat_core.semantics.restore import STATE_FILE, V2_SNAPSHOT, v1_trials
-from compat_core.semantics.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON, json_line, read_json_lines
+from compat_core.semantics.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON
 from compat_core.storage import RunStorage, at
-
-WORKER_REPORTS = "compat_worker_reports.jsonl"
-
 
 REPORT_ORDER = operator.attrgetter("attempt", "index", "rank")  # the order of every worker's reports
 
 
-def worker_rows(records: list[Any]) -> list[dict[str, Any]]:
+def worker_rows(records: Iterable[Any]) -> list[dict[str, Any]]:
     """Every worker's reports as rows ordered by (attempt, report_index, world_rank): what
-    ``worker_metrics_dataframe`` is made of and what :func:`keep_worker_reports` stores."""
+    ``worker_metrics_dataframe`` is the frame of."""
     return [
         {**r.metrics, "attempt": r.attempt, "world_rank": r.rank, "report_index": r.index, "timestamp": r.timestamp}
         for r in sorted(records, key=REPORT_ORDER)
     ]
-
-
-def keep_worker_reports(run: RunStorage, records: list[Any]) -> None:
-    """Append a finished ``fit()``'s reports of every worker to the run's directory."""
-    if records:
-        run.append_text(WORKER_REPORTS, "".join(json_line(row) for row in worker_rows(records)))
-
-
-def _worker_reports(run: RunStorage) -> pd.DataFrame | None:
-    rows = read_json_lines(run, WORKER_REPORTS)
-    return pd.DataFrame(rows) if rows else None
 
 
 @dataclass(frozen=True)
@@ -106,7 +94,7 @@ def read_run(path: Any, storage_filesystem: Any = None, mode: switch.Mode | None
         checkpoint=checkpoint,
         raw=v1 if v1 is not None else v2,
         config=_config(run, v1),
-        worker_metrics_dataframe=_worker_reports(run),
+        worker_metrics_dataframe=worker_reports.read(run),
     )
 
 

@@ -206,14 +206,17 @@ class LiveV1Logs:
         self._events: Any = None
         self._written_through = 0  # a restarted ledger's: the last row the lost one had written
 
-    def resume(self, delivered: Sequence[Mapping[int, Record]]) -> None:
-        """Take up in a restarted ledger after the rounds the lost one had handed over: their
-        rows are made again (to number on), not written; a round handed over again because the
-        lost ledger died while writing it is written only if its row is not in the file yet."""
-        for round_ in delivered:
-            row = self.rows.round_row(round_)
-            if self._csv_columns is None:
-                self._csv_columns = list(flatten(row))
+    def replay(self, round_: Mapping[int, Record]) -> None:
+        """In a restarted ledger, a round the lost one had handed over: its row is made again
+        (to number on), not written."""
+        row = self.rows.round_row(round_)
+        if self._csv_columns is None:
+            self._csv_columns = list(flatten(row))
+
+    def resume(self) -> None:
+        """Take up in a restarted ledger after the rounds the lost one had handed over
+        (:meth:`replay`): a round handed over again because the lost ledger died while writing
+        it is written only if its row is not in the file yet."""
         written = read_result_json(self.storage)
         self._written_through = max((int(r.get("training_iteration", 0)) for r in written[-1:]), default=0)
 

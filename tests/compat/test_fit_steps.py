@@ -28,7 +28,7 @@ from compat_core.config import RunConfig
 from compat_core.run import worker
 from compat_core.run.engine import EngineReport, PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot, RunLedger
-from compat_core.semantics import restore, stored
+from compat_core.semantics import restore, worker_reports
 from compat_core.semantics.observed import V1Semantics, V2Semantics
 from compat_core.semantics.result import ResultParts
 
@@ -104,6 +104,9 @@ class FakeEngine:
     def round_sink(self, prepared: PreparedRun) -> None:
         return None
 
+    def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list) -> tuple[str, ...]:
+        return ()
+
     def engine_env(self) -> dict[str, str]:
         return {}
 
@@ -160,7 +163,7 @@ def test_a_fit_builds_its_result_from_every_report_and_leaves_its_records_with_t
     assert list(result.worker_metrics_dataframe["epoch"]) == [0, 1, 2]
     assert result.return_value == 7 and result.config == {"train_loop_config": {"lr": 0.1}}
     job = tmp_path / "job"
-    assert [r["epoch"] for r in map(json.loads, (job / stored.WORKER_REPORTS).read_text().splitlines())] == [0, 1, 2]
+    assert list(worker_reports.read(storage.at(str(job)))["epoch"]) == [0, 1, 2]  # what Result.from_path reads
     # The record, appended again when the test read V1's auto-filled keys (a V1-only read).
     record = json.loads((job / readiness.RECORD_FILE).read_text().splitlines()[-1])
     assert record["outcome"] == "succeeded" and record["trainer"] == "TorchTrainer" and record["engine"] == "v1"

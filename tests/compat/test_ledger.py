@@ -28,9 +28,9 @@ def delivered(ledger, count):
     import time
 
     deadline = time.monotonic() + 10
-    while len(ledger.delivered_since(0)) < count and time.monotonic() < deadline:
+    while len(ledger._delivery.delivered) < count and time.monotonic() < deadline:
         time.sleep(0.001)
-    return len(ledger.delivered_since(0))
+    return len(ledger._delivery.delivered)
 
 
 def rec(rank, index, ckpt=None, **metrics):
@@ -461,11 +461,11 @@ def test_the_drivers_last_poll_gets_every_complete_round_while_a_slow_sink_holds
     def sink(round_):
         slow.wait(timeout=0.5)
 
-    ledger = RunLedger(1, round_sink=sink)
+    ledger = RunLedger(1, round_sink=sink, consumers=("tune",))
     for index in range(3):
         ledger.record(rec(0, index, a=index))
-    assert len(ledger.delivered_since(0)) < 3  # the sink is still busy with round 0
-    assert [r[0].metrics["a"] for r in ledger.delivered_since(0, flush=True)] == [0, 1, 2]
+    assert len(ledger.delivered_since("tune", 0)) < 3  # the sink is still busy with round 0
+    assert [r[0].metrics["a"] for r in ledger.delivered_since("tune", 0, flush=True)] == [0, 1, 2]
     ledger.close()
 
 
@@ -495,16 +495,16 @@ def test_a_consumer_is_fed_each_round_as_it_is_delivered_not_on_a_timer() -> Non
     round is delivered (not when its wait runs out), and at once when the run's end wakes it."""
     import threading
 
-    ledger = RunLedger(1)
+    ledger = RunLedger(1, consumers=("tune",))
     fed: dict[str, list] = {}
-    waiting = threading.Thread(target=lambda: fed.update(first=ledger.delivered_since(0, False, 60.0)))
+    waiting = threading.Thread(target=lambda: fed.update(first=ledger.delivered_since("tune", 0, False, 60.0)))
     waiting.start()
     waiting.join(0.3)
     assert waiting.is_alive()  # nothing delivered yet: it waits
     ledger.record(rec(0, 0, a=1))
     waiting.join(10)
     assert not waiting.is_alive() and [r[0].metrics for r in fed["first"]] == [{"a": 1}]
-    woken = threading.Thread(target=lambda: fed.update(second=ledger.delivered_since(1, False, 60.0)))
+    woken = threading.Thread(target=lambda: fed.update(second=ledger.delivered_since("tune", 1, False, 60.0)))
     woken.start()
     for _ in range(50):  # until it waits, then is woken
         ledger.wake_consumers()  # the run's engine ended
@@ -512,4 +512,32 @@ def test_a_consumer_is_fed_each_round_as_it_is_delivered_not_on_a_timer() -> Non
         if not woken.is_alive():
             break
     assert not woken.is_alive() and fed["second"] == []
-    assert ledger.delivered_since(0) == fed["first"]  # without a wait: what there is, at once
+    ledger.record(rec(0, 1, a=2))
+    delivered(ledger, 2)
+    assert [r[0].metrics for r in ledger.delivered_since("tune", 1)] == [{"a": 2}]  # without a wait: at once
+
+
+def test_delivered_rounds_stay_only_until_every_consumer_named_has_read_them() -> None:
+    """Memory that does not grow with the run: the ledger keeps a delivered round for the
+    driver's consumers (Tune's forwarding, Tune callbacks) until each has read it, and keeps
+    none when the run has no consumer; a consumer it was not told of is an error."""
+    quiet = RunLedger(1)
+    for index in range(100):
+        quiet.record(rec(0, index, a=index))
+    assert delivered(quiet, 100) == 100 and quiet._delivery.delivered._items == []
+    with pytest.raises(ValueError, match="no consumer 'tune' was named when the run opened"):
+        quiet.delivered_since("tune", 0)
+    ledger = RunLedger(1, consumers=("tune", "tune_callbacks"))
+    for index in range(10):
+        ledger.record(rec(0, index, a=index))
+    delivered(ledger, 10)
+    assert len(ledger.delivered_since("tune", 0)) == 10
+    assert len(ledger.delivered_since("tune", 8)) == 2  # "tune" read 8: "tune_callbacks" has read none
+    assert len(ledger._delivery.delivered._items) == 10
+    assert [r[0].metrics["a"] for r in ledger.delivered_since("tune_callbacks", 6)] == [6, 7, 8, 9]
+    assert len(ledger._delivery.delivered._items) == 4  # rounds 6-9: read by one consumer, not the other
+    assert [r[0].metrics["a"] for r in ledger.delivered_since("tune", 10)] == []
+    assert len(ledger._delivery.delivered._items) == 4
+    ledger.delivered_since("tune_callbacks", 10)
+    assert ledger._delivery.delivered._items == []
+    ledger.close()

@@ -54,7 +54,9 @@ def test_live_logs_in_a_restarted_ledger_number_on_and_never_write_a_row_twice(t
     for round_ in rounds[:3]:
         sink(round_)
     again = pickle.loads(opened)
-    again.resume(rounds[:2])
+    for round_ in rounds[:2]:
+        again.replay(round_)
+    again.resume()
     again(rounds[2])
     again(rounds[3])
     back = v1_logs.read_result_json(tmp_path)

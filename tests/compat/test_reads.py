@@ -10,7 +10,7 @@ import pickle
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ray.train import Checkpoint
 
@@ -80,7 +80,7 @@ metric_values = st.one_of(st.integers(-2, 2), st.floats(allow_nan=True), st.none
 )  # fmt: skip
 def test_the_worker_frame_is_the_frame_of_its_rows(reports) -> None:
     """``worker_metrics_dataframe``, built from the records' own dicts, is exactly the frame of
-    the rows stored with the run (compat_worker_reports.jsonl): columns, order, types, holes."""
+    the rows of its reports: columns, order, types, holes."""
     from compat_core.run.ledger import Record
     from compat_core.semantics.result import worker_dataframe
     from compat_core.semantics.stored import worker_rows
@@ -88,6 +88,46 @@ def test_the_worker_frame_is_the_frame_of_its_rows(reports) -> None:
     records = [Record(rank, index, metrics, False, False, float(n), attempt=attempt)
                for n, (rank, index, attempt, metrics) in enumerate(reports)]  # fmt: skip
     pd.testing.assert_frame_equal(worker_dataframe(records), pd.DataFrame(worker_rows(records)))
+
+
+# What Arrow types as pandas does, and what it cannot (stored pickled): bools, whole numbers
+# beyond int64, lists.
+stored_values = st.one_of(metric_values, st.booleans(), st.just(2**70), st.lists(st.integers(0, 1), max_size=2))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    reports=st.lists(
+        st.tuples(
+            st.integers(0, 2), st.integers(0, 3), st.integers(0, 1),
+            st.dictionaries(st.sampled_from(["loss", "acc", "attempt", "timestamp"]), stored_values, max_size=3),
+        ),
+        min_size=1, max_size=8, unique_by=lambda r: r[:3],
+    ),
+    batch=st.integers(1, 4),
+)  # fmt: skip
+def test_the_frame_stored_with_the_run_reads_back_as_the_frame_fit_gave(tmp_path, monkeypatch, reports, batch) -> None:
+    """What ``Result.from_path`` reads back (the run's Arrow file, written in batches from
+    records in any order) is the frame ``fit()`` builds from the same records: rows, columns,
+    order, dtypes, holes; and a second fit's reports come after the first's."""
+    import shutil
+
+    from compat_core.run.ledger import Record
+    from compat_core.semantics import worker_reports
+    from compat_core.semantics.result import worker_dataframe
+    from compat_core.storage import at
+
+    monkeypatch.setattr(worker_reports, "BATCH", batch)
+    records = [Record(rank, index, metrics, False, False, float(n), attempt=attempt)
+               for n, (rank, index, attempt, metrics) in enumerate(reports)]  # fmt: skip
+    directory = tmp_path / "run"
+    shutil.rmtree(directory, ignore_errors=True)
+    run = at(str(directory))
+    assert worker_reports.write(run, lambda: iter(records)) == "compat_worker_reports.000000.arrow"
+    pd.testing.assert_frame_equal(worker_reports.read(run), worker_dataframe(records))
+    worker_reports.write(run, lambda: iter(records[:1]))
+    both = pd.concat([worker_dataframe(records), worker_dataframe(records[:1])], ignore_index=True)
+    pd.testing.assert_frame_equal(worker_reports.read(run), both)
 
 
 def test_reading_v1s_auto_filled_keys_from_result_metrics_is_recorded_once_per_key() -> None:

@@ -157,7 +157,7 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
         while time.monotonic() < deadline and driver.poll() is None:
             if journal is None and restore.can_restore(experiment):
                 journal = restore.load(experiment).state.journals[-1][1]
-            if journal is not None and os.path.exists(journal) and len(journaled_records(journal)) == 4:
+            if journal is not None and os.path.exists(journal) and len(list(journaled_records(journal))) == 4:
                 break
             time.sleep(0.5)
         else:
@@ -165,7 +165,7 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
     finally:
         driver.kill()  # SIGKILL
         driver.wait()
-    killed = journaled_records(journal)
+    killed = list(journaled_records(journal))
     monkeypatch.setattr(usage, "_warned", set())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", train.V1OnlyWarning)  # restore is V1-only under v2

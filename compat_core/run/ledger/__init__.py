@@ -22,10 +22,11 @@ from compat_core.run.ledger.records import (
     Record,
     RoundKey,
     group_rounds,
+    journaled_records,
     round_dir_name,
     to_round,
 )
-from compat_core.run.ledger.run import RunLedger, journaled_records
+from compat_core.run.ledger.run import RunLedger
 from compat_core.run.ledger.validating import ValidationRunner, ray_validation_runner, task_options
 
 __all__ = [

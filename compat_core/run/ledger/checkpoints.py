@@ -1,5 +1,4 @@
-"""What the ledger answers about checkpoints: V1's number for the next one (V1 numbers
-``checkpoint_00000N`` across restores) and ``get_all_reported_checkpoints`` where the
+"""What the ledger answers about checkpoints: ``get_all_reported_checkpoints`` where the
 engine cannot answer (V1; V1 semantics on V2's engine; V2 before Ray 2.50)."""
 
 from __future__ import annotations
@@ -7,22 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from compat_core.run.ledger.records import Record, RecordStore, group_rounds, to_round
+from compat_core.run.ledger.records import RecordStore, to_round
 from compat_core.semantics.rounds import CheckpointStatus, Retention, checkpoint_status, merge_validation, retained
-from compat_core.storage import V1_CHECKPOINT
-
-
-def next_checkpoint_index(records: list[Record], attempt: int) -> int:
-    """The number V1 gives the next checkpoint of ``attempt``: one past the highest
-    ``checkpoint_00000N`` an earlier attempt persisted."""
-    numbers = [
-        int(match.group(1))
-        for r in records
-        if r.attempt < attempt and r.checkpoint_dir_name
-        for match in [V1_CHECKPOINT.fullmatch(r.checkpoint_dir_name)]
-        if match
-    ]
-    return max(numbers) + 1 if numbers else 0
 
 
 def reported_checkpoints(
@@ -46,7 +31,7 @@ def reported_checkpoints(
     store.wait(
         lambda: store.count_locked(attempt, rank) >= sent and store.rounds_complete_locked(attempt, sent), left()
     )
-    complete = {k: r for k, r in group_rounds(store.records()).items() if len(r) == world_size}
+    complete = store.checkpoint_rounds()
     rounds = [to_round(key, ranks, world_size) for key, ranks in sorted(complete.items())]
     wanted = [(r.attempt, r.index) for r in rounds if r.has_checkpoint and r.wants_validation]
     if validated:

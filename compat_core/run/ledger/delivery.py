@@ -17,26 +17,84 @@ from compat_core.run.ledger.records import CallbackFailure, Record, RoundKey
 
 
 class Log:
-    """A list appended and read by several threads; a reader may wait for what comes next."""
+    """A list appended and read by several threads (small: one entry per callback failure)."""
 
     def __init__(self) -> None:
         self._items: list[Any] = []
+        self._lock = threading.Lock()
+
+    def append(self, item: Any) -> None:
+        with self._lock:
+            self._items.append(item)
+
+    def since(self, count: int) -> list[Any]:
+        """The items after the first ``count``."""
+        with self._lock:
+            return self._items[count:]
+
+
+class Feed:
+    """The rounds delivered so far, for the driver's consumers named when the run opened (Ray
+    Tune's forwarding inside a trial, Ray Tune callbacks under v2): a round is kept until every
+    one of them has read it, so memory holds only what a consumer has not read yet (nothing
+    when there is no consumer). A consumer reads with :meth:`since`, waiting in it for the
+    next round (it is fed as rounds are delivered, not polled)."""
+
+    def __init__(self, consumers: tuple[str, ...] = (), log: Callable[..., object] | None = None) -> None:
+        self._read = dict.fromkeys(consumers, 0)  # consumer -> rounds it has read
+        self._log = log  # journals each consumer's progress: a restarted host keeps what it has not read
+        self._items: list[Any] = []
+        self._first = 0  # the position of _items[0]: the rounds before it every consumer read
+        self._count = 0  # rounds delivered
         self._changed = threading.Condition()
         self._wakes = 0  # wake() calls so far
 
     def append(self, item: Any) -> None:
         with self._changed:
-            self._items.append(item)
+            self._count += 1
+            if self._read:
+                self._items.append(item)
             self._changed.notify_all()
 
-    def since(self, count: int, wait_s: float = 0.0) -> list[Any]:
-        """The items after the first ``count``; when there are none yet, wait up to ``wait_s``
-        for one (or a :meth:`wake`)."""
+    def __len__(self) -> int:
         with self._changed:
+            return self._count
+
+    @property
+    def has_consumers(self) -> bool:
+        return bool(self._read)
+
+    def since(self, consumer: str, count: int, wait_s: float = 0.0) -> list[Any]:
+        """The rounds after the first ``count`` (``consumer`` has read those: they may go);
+        when there are none yet, wait up to ``wait_s`` for one (or a :meth:`wake`)."""
+        with self._changed:
+            if consumer not in self._read:
+                named = ", ".join(map(repr, self._read)) or "none"
+                raise ValueError(f"no consumer {consumer!r} was named when the run opened (named: {named})")
+            if count > self._read[consumer]:
+                self._read[consumer] = min(count, self._count)
+                if self._log is not None:
+                    self._log("consumed", consumer, self._read[consumer])
+                self._forget_read_locked()
+            if count < self._first:
+                raise ValueError(f"{consumer!r} asks again for rounds from {count}, already read up to {self._first}")
             if wait_s > 0:
                 wakes = self._wakes
-                self._changed.wait_for(lambda: len(self._items) > count or self._wakes != wakes, timeout=wait_s)
-            return self._items[count:]
+                self._changed.wait_for(lambda: self._count > count or self._wakes != wakes, timeout=wait_s)
+            return self._items[count - self._first :]
+
+    def consumed(self, consumer: str, count: int) -> None:
+        """What a lost host's journal says ``consumer`` had read (replayed, not journaled again)."""
+        with self._changed:
+            if consumer in self._read:
+                self._read[consumer] = max(self._read[consumer], count)
+                self._forget_read_locked()
+
+    def _forget_read_locked(self) -> None:
+        read = min(self._read.values())
+        if read > self._first:
+            del self._items[: read - self._first]
+            self._first = read
 
     def wake(self) -> None:
         """Readers waiting in :meth:`since` return now (with what there is)."""
@@ -62,7 +120,8 @@ class RoundDelivery:
         callbacks: list[Any],
         run_context: Any,
         round_sink: Callable[[dict[int, Record]], None] | None,
-        log: Callable[..., None] | None = None,
+        log: Callable[..., object] | None = None,
+        consumers: tuple[str, ...] = (),
     ) -> None:
         self.world_size = world_size
         self.callbacks = callbacks
@@ -71,7 +130,7 @@ class RoundDelivery:
         # Journals each round handed over, and each attempt's after_exception, once the sink
         # and callbacks returned: a restarted host hands over only what follows.
         self._log = log
-        self.delivered = Log()  # dict[int, Record] per round, in delivery order
+        self.delivered = Feed(consumers, log)  # dict[int, Record] per round, in delivery order
         self.failures = Log()  # CallbackFailure, in the order they happened
         self._complete: dict[RoundKey, dict[int, Record]] = {}
         self._next: RoundKey = (0, 0)
@@ -84,6 +143,11 @@ class RoundDelivery:
         if callbacks or round_sink is not None:
             self._thread = threading.Thread(target=self._deliver_loop, name="compat-ledger-rounds", daemon=True)
             self._thread.start()
+
+    def feeds_anyone(self) -> bool:
+        """Whether a delivered round goes to anyone (the sink, a callback, a consumer): only
+        then is its delivery journaled, and a restarted host careful not to give it twice."""
+        return self._round_sink is not None or bool(self.callbacks) or self.delivered.has_consumers
 
     def round_complete(self, key: RoundKey, round_: dict[int, Record]) -> None:
         with self._held_lock:
@@ -108,24 +172,32 @@ class RoundDelivery:
             if self._log is not None:
                 self._log("after_exception", attempt)
 
-    def restore(self, delivered: list[tuple[RoundKey, dict[int, Record]]], failed_attempts: set[int]) -> None:
-        """What a lost host had handed over (from its journal, in order): those rounds are
-        delivered, without calling anyone again; the round sink, if it can, takes up from
-        them (``resume``). Rounds complete but not handed over follow through
-        :meth:`round_complete`."""
+    def replayed(self, key: RoundKey, round_: dict[int, Record]) -> None:
+        """A round a lost host had handed over (from its journal, in order): delivered without
+        calling anyone again; the round sink, if it can, takes note (``replay``)."""
         with self._lock:
-            for key, round_ in delivered:
-                self.delivered.append(round_)
-                self._next = (key[0], key[1] + 1)
+            self.delivered.append(round_)
+            self._next = (key[0], key[1] + 1)
+            self._call_sink_hook("replay", round_)
+
+    def restore(self, failed_attempts: set[int]) -> None:
+        """After the lost host's rounds were :meth:`replayed`: the attempts it had called
+        ``after_exception`` for; the round sink, if it can, takes up from there (``resume``).
+        Rounds complete but not handed over follow through :meth:`round_complete`."""
+        with self._lock:
             self._failed_attempts |= failed_attempts
-            resume = getattr(self._round_sink, "resume", None)
-            if resume is not None:
-                try:
-                    resume([round_ for _, round_ in delivered])
-                except Exception as exc:
-                    failure = CallbackFailure(type(self._round_sink).__name__, "resume", None,
-                                              f"{type(exc).__name__}: {exc}", traceback.format_exc())  # fmt: skip
-                    self.failures.append(failure)
+            self._call_sink_hook("resume")
+
+    def _call_sink_hook(self, hook: str, *args: Any) -> None:
+        method = getattr(self._round_sink, hook, None)
+        if method is None:
+            return
+        try:
+            method(*args)
+        except Exception as exc:
+            failure = CallbackFailure(type(self._round_sink).__name__, hook, None, f"{type(exc).__name__}: {exc}",
+                                      traceback.format_exc())  # fmt: skip
+            self.failures.append(failure)
 
     def flush(self) -> None:
         """Return once every round complete by now is handed over, in order."""
@@ -185,7 +257,7 @@ class RoundDelivery:
             checkpoint = next((r.checkpoint for r in records if r.has_checkpoint), None)
             for callback in self.callbacks:
                 self._call(callback, "after_report", key[1], self._run_context, metrics, checkpoint)
-        if self._log is not None and (self._round_sink is not None or self.callbacks):
+        if self._log is not None and self.feeds_anyone():
             self._log("delivered", key)
         self.delivered.append(round_)
 

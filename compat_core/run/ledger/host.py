@@ -255,8 +255,10 @@ class LedgerClient:
     def actor_died(self, actor_id: str | None, pickled_error: bytes) -> None:
         self._ask(RunLedger.actor_died, actor_id, pickled_error)
 
-    def delivered_since(self, count: int, flush: bool = False, wait_s: float = 0.0) -> list[dict[int, Record]]:
-        return cast(list[dict[int, Record]], self._ask(RunLedger.delivered_since, count, flush, wait_s))
+    def delivered_since(
+        self, consumer: str, count: int, flush: bool = False, wait_s: float = 0.0
+    ) -> list[dict[int, Record]]:
+        return cast(list[dict[int, Record]], self._ask(RunLedger.delivered_since, consumer, count, flush, wait_s))
 
     def wake_consumers(self) -> None:
         """Without waiting."""
@@ -267,9 +269,10 @@ class LedgerClient:
         self._send(RunLedger.callback_failed, failure)
 
     def close(self) -> LedgerSnapshot:
-        """Everything the run's ledger recorded; the run leaves the host. A host that died
-        (its process killed, out of memory) leaves its journal: the snapshot is rebuilt from it,
-        with ``host_lost`` saying so."""
+        """Everything the run's ledger recorded; the run leaves the host. The records are read
+        here from the run's journal, which is then removed. A host that died (its process
+        killed, out of memory) leaves its journal: the snapshot is rebuilt from it, with
+        ``host_lost`` saying so."""
         import ray
         from ray.exceptions import RayActorError
 
@@ -283,6 +286,7 @@ class LedgerClient:
                 f"run and was restarted as often as allowed ({MAX_RESTARTS_ENV_VAR}={self.max_restarts})"
             )
             snapshot = recover(self.journal_path, self.world_size, lost)
+        snapshot.records  # noqa: B018  # read from the journal, on this node, before it goes
         if self.journal_path is not None:
             with contextlib.suppress(OSError):
                 os.remove(self.journal_path)

@@ -37,9 +37,10 @@ class Journal:
         self._lock = threading.Lock()
         self._failed: set[Any] = set()  # the kinds of event it could not keep (logged once)
 
-    def append(self, *event: Any) -> None:
-        """Write ``event``. One that cannot be pickled or written costs its durability, never
-        the run: it is logged (once per kind of event) and the ledger goes on without it."""
+    def append(self, *event: Any) -> bool:
+        """Write ``event``; whether it was. One that cannot be pickled or written costs its
+        durability, never the run: it is logged (once per kind of event) and the ledger goes on
+        without it (keeping in memory what it must hand over: a record)."""
         from ray import cloudpickle
 
         try:
@@ -47,15 +48,17 @@ class Journal:
             frame = _LENGTH.pack(len(data)) + data
             with self._lock:
                 if self._fd is None:
-                    return  # closed: the run is over
+                    return False  # closed: the run is over
                 written = os.write(self._fd, frame)
                 while written < len(frame):  # a short write (rare on local files): the rest follows
                     written += os.write(self._fd, frame[written:])
+            return True
         except Exception as exc:
             if event[0] not in self._failed:
                 self._failed.add(event[0])
                 logger.warning("compat's run journal %s cannot keep a %r event (%s: %s)", self.path, event[0],
                                type(exc).__name__, exc)  # fmt: skip
+            return False
 
     def close(self) -> None:
         with self._lock:

@@ -8,12 +8,14 @@ The store's one lock guards everything in it; its condition wakes whoever waits 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from compat_core import messages
+from compat_core.run.ledger import journal
 from compat_core.semantics.rounds import ReportRound, ValidationOutcome, WorkerReport
+from compat_core.storage import V1_CHECKPOINT
 from compat_core.usage import Usage
 
 # A round is identified by (attempt, index): a retried attempt starts again at index 0.
@@ -63,10 +65,13 @@ class CallbackFailure:
 
 @dataclass
 class LedgerSnapshot:
-    """What the driver receives after ``fit()``."""
+    """What the driver receives after ``fit()``. The records are not in it: they are read from
+    the run's journal (``journal_path``, on the driver's node) by whoever reads
+    :attr:`records` (or :meth:`iter_records`), so they never travel whole through Ray nor stay
+    in the ledger's host. ``unjournaled``: those the journal could not keep (none when it
+    could; every record of a ledger without a journal, in its caller's process)."""
 
     world_size: int
-    records: list[Record]
     validations: dict[RoundKey, ValidationOutcome]
     return_value: Any
     usages: list[Usage]
@@ -76,6 +81,26 @@ class LedgerSnapshot:
     failures: list[dict[int, BaseException]] = field(default_factory=list)
     # Set when the ledger's host process died and this was recovered from its journal: how.
     host_lost: str | None = None
+    journal_path: str | None = None
+    unjournaled: list[Record] = field(default_factory=list, repr=False)
+    _read: list[Record] | None = field(default=None, repr=False)
+
+    def iter_records(self) -> Iterator[Record]:
+        """Every record of the run, once each: the journal's in the order it kept them, then
+        those it could not keep."""
+        if self._read is not None:
+            yield from self._read
+            return
+        if self.journal_path is not None:
+            yield from journaled_records(self.journal_path)
+        yield from self.unjournaled
+
+    @property
+    def records(self) -> list[Record]:
+        """Every record of the run (:meth:`iter_records`, read once, then kept)."""
+        if self._read is None:
+            self._read = list(self.iter_records())
+        return self._read
 
     def rounds(self) -> list[ReportRound]:
         """Complete rounds of every attempt, in order; within an attempt, a round missing a
@@ -93,6 +118,21 @@ class LedgerSnapshot:
                 continue
             rounds.append(to_round(key, ranks, self.world_size, self.validations.get(key)))
         return rounds
+
+
+def journaled_records(journal_path: str) -> Iterator[Record]:
+    """Every worker's report a run's journal holds, once each (a record resent after a broken
+    channel or a lost host is journaled again), in the order they were journaled."""
+    arrived = Arrivals()
+    for event in journal.read(journal_path):
+        if event[0] == "record" and arrived.add(event[1].attempt, event[1].rank, event[1].index):
+            yield event[1]
+
+
+def v1_checkpoint_number(dir_name: str | None) -> int | None:
+    """N of V1's ``checkpoint_00000N`` (None for any other name)."""
+    match = V1_CHECKPOINT.fullmatch(dir_name) if dir_name else None
+    return int(match.group(1)) if match else None
 
 
 def group_rounds(records: list[Record]) -> dict[RoundKey, dict[int, Record]]:
@@ -118,21 +158,58 @@ def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validatio
     return ReportRound(key[1], reports, round_dir_name(ranks), validation, attempt=key[0])
 
 
-class RecordStore:
-    """Every record of a run, once, and what arrived from each worker of each attempt."""
+class Arrivals:
+    """Which records of each worker arrived, in memory that does not grow with the run: per
+    ``(attempt, rank)``, the first index not arrived and the indices arrived after it."""
 
-    def __init__(self, world_size: int, log: Callable[..., None] | None = None) -> None:
+    def __init__(self) -> None:
+        self._through: dict[tuple[int, int], int] = {}
+        self._after: dict[tuple[int, int], set[int]] = {}
+
+    def add(self, attempt: int, rank: int, index: int) -> bool:
+        """Note the record ``index`` of ``rank`` in ``attempt``: whether it is new."""
+        worker = (attempt, rank)
+        through = self._through.get(worker, 0)
+        after = self._after.get(worker)
+        if index < through or (after is not None and index in after):
+            return False
+        if index != through:
+            self._after.setdefault(worker, set()).add(index)
+            return True
+        through += 1
+        while after and through in after:
+            after.discard(through)
+            through += 1
+        self._through[worker] = through
+        return True
+
+    def through(self, attempt: int, rank: int) -> int:
+        """The first index of ``rank``'s records in ``attempt`` not arrived (all before it did)."""
+        return self._through.get((attempt, rank), 0)
+
+    def count(self, attempt: int, rank: int) -> int:
+        """Records of ``rank`` in ``attempt`` arrived."""
+        return self.through(attempt, rank) + len(self._after.get((attempt, rank), ()))
+
+
+class RecordStore:
+    """What a run's records tell, each record counted once, in memory that does not grow with
+    the run: which records arrived from each worker of each attempt (a watermark per worker),
+    the rounds still missing a rank, the complete rounds with a checkpoint, where each rank
+    last reported from and V1's checkpoint numbers. The records themselves are the journal's
+    (the ledger journals each before storing it): a complete round leaves the store once
+    handed on, as the ledger's delivery leaves it once delivered."""
+
+    def __init__(self, world_size: int, log: Callable[..., object] | None = None) -> None:
         self.world_size = world_size
         # Every validation outcome is journaled before the store counts it (the ledger
         # journals the records it is handed itself).
         self._log = log
-        self._records: list[Record] = []
-        self._seen: set[tuple[int, int, int]] = set()  # (attempt, rank, index) of each record
-        self._counts: dict[tuple[int, int], int] = {}  # (attempt, rank) -> records stored
-        # (attempt, rank) -> the first index not stored, and the indices stored after it
-        self._through: dict[tuple[int, int], int] = {}
-        self._after: dict[tuple[int, int], set[int]] = {}
+        self._arrived = Arrivals()  # a record is stored once (a resent one is known by its index)
         self._pending: dict[RoundKey, dict[int, Record]] = {}  # rounds still missing a rank
+        self._checkpointed: dict[RoundKey, dict[int, Record]] = {}  # complete rounds with a checkpoint
+        self._where: dict[tuple[int, int], str] = {}  # (attempt, rank) -> "pid N on HOST"
+        self._v1_numbers: dict[int, int] = {}  # attempt -> its highest V1 checkpoint_00000N
         self._finished: dict[int, set[int]] = {}  # attempt -> ranks that called worker_done
         self._validations: dict[RoundKey, ValidationOutcome] = {}
         self._lock = threading.Lock()
@@ -142,39 +219,31 @@ class RecordStore:
         """Store ``record``, unless already stored (sent again after the channel broke or the
         ledger's host was restarted): whether it was new, and its round when it completes it."""
         with self._lock:
-            seen = (record.attempt, record.rank, record.index)
-            if seen in self._seen:
+            if not self._arrived.add(record.attempt, record.rank, record.index):
                 return False, None
-            self._seen.add(seen)
-            self._records.append(record)
             worker = (record.attempt, record.rank)
-            self._counts[worker] = self._counts.get(worker, 0) + 1
-            self._advance_locked(worker, record.index)
+            if record.pid is not None:
+                self._where[worker] = (
+                    f"pid {record.pid} on {record.hostname}" if record.hostname else f"pid {record.pid}"
+                )
+            number = v1_checkpoint_number(record.checkpoint_dir_name)
+            if number is not None:
+                self._v1_numbers[record.attempt] = max(number, self._v1_numbers.get(record.attempt, number))
             self._changed.notify_all()
             round_ = self._pending.setdefault(record.key, {})
             round_[record.rank] = record
             if len(round_) < self.world_size:
                 return True, None
             del self._pending[record.key]
+            if any(r.has_checkpoint for r in round_.values()):
+                self._checkpointed[record.key] = round_
             return True, round_
-
-    def _advance_locked(self, worker: tuple[int, int], index: int) -> None:
-        through = self._through.get(worker, 0)
-        if index != through:
-            self._after.setdefault(worker, set()).add(index)
-            return
-        after = self._after.get(worker, set())
-        through += 1
-        while through in after:
-            after.discard(through)
-            through += 1
-        self._through[worker] = through
 
     def stored_through(self, attempt: int, rank: int) -> int:
         """The first index of ``rank``'s records in ``attempt`` not stored (every one before
         it is)."""
         with self._lock:
-            return self._through.get((attempt, rank), 0)
+            return self._arrived.through(attempt, rank)
 
     def finish(self, attempt: int, rank: int) -> set[int]:
         """Rank ``rank`` of ``attempt`` ended (returned or failed); the ranks ended so far."""
@@ -202,7 +271,7 @@ class RecordStore:
 
     def wait_for_records(self, attempt: int, rank: int, sent: int, timeout: float | None) -> bool:
         """Wait until ``sent`` records of ``rank`` in ``attempt`` are stored."""
-        return self.wait(lambda: self._counts.get((attempt, rank), 0) >= sent, timeout)
+        return self.wait(lambda: self.count_locked(attempt, rank) >= sent, timeout)
 
     def wait_for_rounds(self, attempt: int, sent: int, timeout: float | None) -> bool:
         """Wait until the first ``sent`` rounds of ``attempt`` have every rank's record, or
@@ -215,16 +284,18 @@ class RecordStore:
         )
 
     def rounds_complete_locked(self, attempt: int, sent: int) -> bool:
-        return not any((attempt, i) in self._pending for i in range(sent))
+        return not any(a == attempt and i < sent for a, i in self._pending)
 
     def last_seen(self, attempt: int) -> dict[int, str]:
         """Where each rank of ``attempt`` last reported from: ``"pid N on HOST"``."""
         with self._lock:
-            seen = {}
-            for r in self._records:
-                if r.attempt == attempt and r.pid is not None:
-                    seen[r.rank] = f"pid {r.pid} on {r.hostname}" if r.hostname else f"pid {r.pid}"
-            return seen
+            return {rank: where for (a, rank), where in self._where.items() if a == attempt}
+
+    def next_v1_checkpoint_number(self, attempt: int) -> int:
+        """One past the highest ``checkpoint_00000N`` an attempt before ``attempt`` persisted."""
+        with self._lock:
+            numbers = [n for a, n in self._v1_numbers.items() if a < attempt]
+            return max(numbers) + 1 if numbers else 0
 
     def count(self, attempt: int, rank: int) -> int:
         """Records stored of ``rank`` in ``attempt``."""
@@ -232,14 +303,15 @@ class RecordStore:
             return self.count_locked(attempt, rank)
 
     def count_locked(self, attempt: int, rank: int) -> int:
-        return self._counts.get((attempt, rank), 0)
+        return self._arrived.count(attempt, rank)
 
     def validated_locked(self, keys: list[RoundKey]) -> bool:
         return all(key in self._validations for key in keys)
 
-    def records(self) -> list[Record]:
+    def checkpoint_rounds(self) -> dict[RoundKey, dict[int, Record]]:
+        """The complete rounds in which some rank attached a checkpoint, by key."""
         with self._lock:
-            return list(self._records)
+            return dict(self._checkpointed)
 
     def validations(self) -> dict[RoundKey, ValidationOutcome]:
         with self._lock:

@@ -83,6 +83,7 @@ class RunLedger:
         retention: Retention | None = None,
         first_checkpoint_index: int = 0,
         vote_timeout_s: float | None = None,
+        consumers: tuple[str, ...] = (),
         journal_path: str | None = None,
     ) -> None:
         self.world_size = world_size
@@ -101,13 +102,14 @@ class RunLedger:
                 retention=retention,
                 first_checkpoint_index=first_checkpoint_index,
                 vote_timeout_s=vote_timeout_s,
+                consumers=consumers,
             ),
         )
         # V1's number of the run's first checkpoint (a restored trial's follows its stored ones).
         self._first_checkpoint_index = first_checkpoint_index
         self._retention = retention or Retention()
         self._store = RecordStore(world_size, self._log)
-        self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink, self._log)
+        self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink, self._log, consumers)
         self._validations = Validations(self._store, validation_runner)
         self._vote = FreeRoundVote(world_size, vote_timeout_s, self._log)
         self._failures = Failures()
@@ -117,6 +119,9 @@ class RunLedger:
         self._usage = UsageLog()
         self._starts: dict[int, int] = {}
         self._actors: dict[str, tuple[int, int]] = {}  # a worker's Ray actor id: (attempt, rank)
+        # The records themselves are the journal's (LedgerSnapshot reads them from it); those
+        # it could not keep (no journal: a ledger in its caller's process) are kept here.
+        self._kept: list[Record] = []
         self._lock = threading.Lock()
 
     def open_channel(self, host: str | None = None) -> channel.Address | None:
@@ -174,18 +179,20 @@ class RunLedger:
 
     def next_checkpoint_index(self, attempt: int) -> int:
         """The number V1 gives the next checkpoint of ``attempt`` (V1 numbers across restores)."""
-        return max(self._first_checkpoint_index, checkpoints.next_checkpoint_index(self._store.records(), attempt))
+        return max(self._first_checkpoint_index, self._store.next_v1_checkpoint_number(attempt))
 
     def record(self, record: Record, validation: tuple[Any, Any] | None = None) -> None:
         """Store one report; ``validation`` is ``(persisted checkpoint, request)`` when the
         ledger validates. A record already stored (sent again after the channel broke, or
         after the host was restarted) is ignored."""
-        self._log("record", record, validation)
+        journaled = self._log("record", record, validation)
         added, complete = self._store.add(record)
         if not added:
             return
         with self._lock:
             self._usage.merge(record.usages)
+            if not journaled:
+                self._kept.append(record)
         if validation is not None:
             self._validations.request(record.key, *validation)
         if complete is not None:
@@ -291,17 +298,20 @@ class RunLedger:
             self.engine_failed(dict.fromkeys(ranks, error))
 
     # -- called by the driver ----------------------------------------------
-    def delivered_since(self, count: int, flush: bool = False, wait_s: float = 0.0) -> list[dict[int, Record]]:
+    def delivered_since(
+        self, consumer: str, count: int, flush: bool = False, wait_s: float = 0.0
+    ) -> list[dict[int, Record]]:
         """The complete rounds delivered after the first ``count``, in delivery order: what the
-        driver feeds Ray Tune with as the run goes on. With none yet, the call waits up to
-        ``wait_s`` for the next round to be delivered and returns it at once (the ledger feeds
-        its consumers; they do not poll on a timer), or for :meth:`wake_consumers`. ``flush``:
-        the engine is done, so every round complete by now is handed over first (the delivery
-        thread may still be busy with a slow sink or callback: the last call must not miss
-        those rounds)."""
+        driver's ``consumer`` (one named in ``consumers`` when the run opened: ``"tune"``,
+        ``"tune_callbacks"``) feeds Ray Tune with as the run goes on; the ledger forgets the
+        rounds every consumer has read. With none yet, the call waits up to ``wait_s`` for the
+        next round to be delivered and returns it at once (the ledger feeds its consumers; they
+        do not poll on a timer), or for :meth:`wake_consumers`. ``flush``: the engine is done,
+        so every round complete by now is handed over first (the delivery thread may still be
+        busy with a slow sink or callback: the last call must not miss those rounds)."""
         if flush:
             self._delivery.flush()
-        rounds: list[dict[int, Record]] = self._delivery.delivered.since(count, wait_s)
+        rounds: list[dict[int, Record]] = self._delivery.delivered.since(consumer, count, wait_s)
         return rounds
 
     def wake_consumers(self) -> None:
@@ -313,9 +323,9 @@ class RunLedger:
         self._log("callback_failed", failure)
         self._delivery.failures.append(failure)
 
-    def _log(self, *event: Any) -> None:
-        if self._journal is not None:
-            self._journal.append(*event)
+    def _log(self, *event: Any) -> bool:
+        """Journal ``event``: whether the journal kept it."""
+        return self._journal is not None and self._journal.append(*event)
 
     def close(self) -> LedgerSnapshot:
         """Wait for pending validations and hand everything over."""
@@ -330,11 +340,10 @@ class RunLedger:
             self._journal.close()  # the driver removes it once it has the snapshot
         return self._snapshot()
 
-    def _snapshot(self, host_lost: str | None = None) -> LedgerSnapshot:
+    def _snapshot(self, host_lost: str | None = None, journal_path: str | None = None) -> LedgerSnapshot:
         with self._lock:
             return LedgerSnapshot(
                 world_size=self.world_size,
-                records=self._store.records(),
                 validations=self._store.validations(),
                 return_value=self._return_value,
                 usages=self._usage.as_list(),
@@ -343,6 +352,8 @@ class RunLedger:
                 attempts=self._current_attempt_locked() + 1,
                 failures=self._failures.by_attempt(),
                 host_lost=host_lost,
+                journal_path=journal_path or (self._journal.path if self._journal is not None else None),
+                unjournaled=list(self._kept),
             )
 
     @classmethod
@@ -374,8 +385,7 @@ class _Replay:
 
     def __init__(self, ledger: RunLedger) -> None:
         self.ledger = ledger
-        self.complete: dict[tuple[int, int], dict[int, Record]] = {}
-        self.delivered: list[tuple[int, int]] = []
+        self.complete: dict[tuple[int, int], dict[int, Record]] = {}  # complete, not handed over
         self.after_exception: set[int] = set()
         self.decided: dict[tuple[int, int], bool] = {}
         self.validate: dict[tuple[int, int], tuple[Any, Any]] = {}
@@ -389,10 +399,15 @@ class _Replay:
                 ledger._usage.merge(record.usages)
                 if validation is not None:
                     self.validate[record.key] = validation
-            if complete is not None:
-                self.complete[record.key] = complete
+            if complete is None:
+                pass
+            elif ledger._delivery.feeds_anyone():
+                self.complete[record.key] = complete  # handed over if the journal does not say it was
+            else:
+                ledger._delivery.round_complete(record.key, complete)  # to no one: counted, forgotten
         elif kind == "validation":
             ledger._store.add_validation(*args)
+            self.validate.pop(args[0], None)
         elif kind == "started":
             rank, attempt, actor_id = args[0], args[1], args[2] if len(args) > 2 else None
             ledger._starts[rank] = max(ledger._starts.get(rank, 0), attempt + 1)
@@ -411,11 +426,17 @@ class _Replay:
         elif kind == "callback_failed":
             ledger._delivery.failures.append(args[0])
         elif kind == "delivered":
-            self.delivered.append(args[0])
+            round_ = self.complete.pop(args[0], None)
+            if round_ is not None:
+                ledger._delivery.replayed(args[0], round_)
+        elif kind == "consumed":
+            ledger._delivery.delivered.consumed(*args)
         elif kind == "after_exception":
             self.after_exception.add(args[0])
         elif kind == "vote":
             self.decided[args[0]] = args[1]
+            if len(self.decided) > 64:  # only each attempt's last rounds are restored
+                self.decided = FreeRoundVote.recent(self.decided)
         elif kind == "validation_config":
             ledger._validations.use_config(args[0])
         elif kind == "seed":
@@ -424,8 +445,7 @@ class _Replay:
     def resume(self) -> None:
         ledger = self.ledger
         ledger._vote.restore(self.decided)
-        delivered = [(key, self.complete.pop(key)) for key in self.delivered if key in self.complete]
-        ledger._delivery.restore(delivered, self.after_exception)
+        ledger._delivery.restore(self.after_exception)
         for key in sorted(self.complete):
             ledger._delivery.round_complete(key, self.complete[key])
         done = ledger._store.validations()
@@ -443,16 +463,4 @@ def recover(journal_path: str, world_size: int, lost: str) -> LedgerSnapshot:
     replay = _Replay(ledger)
     for event in journal.read(journal_path):
         replay.apply(event)
-    return ledger._snapshot(host_lost=lost)
-
-
-def journaled_records(journal_path: str) -> list[Record]:
-    """Every worker's report a run's journal holds, once each: what a driver killed during its
-    ``fit()`` (its ledger's host killed with it) had been told, for the run's restore."""
-    seen: set[tuple[int, int, int]] = set()
-    records: list[Record] = []
-    for event in journal.read(journal_path):
-        if event[0] == "record" and (event[1].attempt, event[1].rank, event[1].index) not in seen:
-            seen.add((event[1].attempt, event[1].rank, event[1].index))
-            records.append(event[1])
-    return records
+    return ledger._snapshot(host_lost=lost, journal_path=journal_path)

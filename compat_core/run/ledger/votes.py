@@ -47,7 +47,9 @@ def vote_timeout_s() -> float:
 
 
 class FreeRoundVote:
-    def __init__(self, world_size: int, timeout_s: float | None = None, log: Callable[..., None] | None = None) -> None:
+    def __init__(
+        self, world_size: int, timeout_s: float | None = None, log: Callable[..., object] | None = None
+    ) -> None:
         self.world_size = world_size
         self._log = log
         self.timeout_s = VOTE_TIMEOUT_S if timeout_s is None else timeout_s
@@ -84,17 +86,19 @@ class FreeRoundVote:
         self._decided[key] = free
 
     def restore(self, decided: dict[RoundKey, bool]) -> None:
-        """A lost host's decisions (from its journal). Only each attempt's last three rounds
-        are kept: the ranks are never further apart (a free round waits for every rank's vote,
-        any other round for Ray's report, a barrier), so no rank can still ask about an
-        earlier one."""
+        """A lost host's decisions (from its journal); only :meth:`recent` ones are kept."""
+        with self._voted:
+            self._decided.update(self.recent(decided))
+
+    @staticmethod
+    def recent(decided: dict[RoundKey, bool]) -> dict[RoundKey, bool]:
+        """Each attempt's last three rounds' decisions: the ranks are never further apart (a
+        free round waits for every rank's vote, any other round for Ray's report, a barrier),
+        so no rank can still ask about an earlier one."""
         last: dict[int, int] = {}
         for attempt, index in decided:
             last[attempt] = max(index, last.get(attempt, index))
-        with self._voted:
-            for key, free in decided.items():
-                if key[1] >= last[key[0]] - 2:
-                    self._decided[key] = free
+        return {key: free for key, free in decided.items() if key[1] >= last[key[0]] - 2}
 
     def _answer(self, key: RoundKey, rank: int) -> None:
         """Every rank has its answer: the round's state leaves memory."""
