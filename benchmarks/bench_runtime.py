@@ -13,7 +13,9 @@ channel and as an actor call, timed in a Ray actor (wall and CPU), with the ledg
 ``--growth [ROUNDS ...]`` (default 2000 8000) measures memory against a run's length: 2 workers
 report ROUNDS free-floating rounds of 10 metrics, compat beside raw Ray, in each mode; the
 peak growth of the ledger host's RSS during the fit and the driver's RSS growth once ``fit()``
-returned (the result kept), per record, and the fit time per round.
+returned (the result kept), per record, and the fit time per round. ``--compat-only``: compat's
+fits alone, one after another on one host (``--growth 2000 6000 2000``: a host's first long
+run grows its process once; what follows shows whether a run's length does).
 
 All numbers come from one run on one local cluster (2 CPUs), so the ratios compare like
 with like. Per-report cost is timed inside the training function on rank 0, from the
@@ -322,8 +324,9 @@ class PeakRSS:
         self.peak = max(self.peak, self.process.memory_info().rss)
 
 
-def growth(sizes: list[int], modes: list[str]) -> None:
-    """Memory against a run's length, compat beside raw Ray; prints the table."""
+def growth(sizes: list[int], modes: list[str], kinds: tuple[str, ...] = ("raw", "compat")) -> None:
+    """Memory against a run's length, compat beside raw Ray; prints the table (each fit's line
+    only, without raw Ray's fits)."""
     import gc
 
     from compat_core.run.ledger import open_ledger
@@ -335,11 +338,11 @@ def growth(sizes: list[int], modes: list[str]) -> None:
     for mode in modes:
         os.environ["RAY_TRAIN_V2_ENABLED"] = "0" if mode == "v1" else "1"
         os.environ[POLL] = "0.05"  # compat's default poll, for raw V2 too
-        for kind in ("raw", "compat"):  # a short fit first: imports and the host's start are not growth
+        for kind in kinds:  # a short fit first: imports and the host's start are not growth
             with tempfile.TemporaryDirectory() as storage:
                 fit_growth(kind, mode, 10, storage)
         for rounds in sizes:
-            for kind in ("raw", "compat"):
+            for kind in kinds:
                 gc.collect()
                 with tempfile.TemporaryDirectory() as storage, PeakRSS(os.getpid()) as driver:
                     with PeakRSS(host_pid) as host:
@@ -360,6 +363,8 @@ def growth(sizes: list[int], modes: list[str]) -> None:
                 )  # fmt: skip
                 del result
     os.environ.pop(POLL, None)
+    if "raw" not in kinds:
+        return
     print("\n| mode | rounds | driver growth, compat / raw | host peak growth | time per round, compat / raw |")
     print("| --- | --- | --- | --- | --- |")
     for mode in modes:
@@ -424,6 +429,10 @@ def main() -> None:
         help="memory against a run's length: ROUNDS rounds of 10 metrics (default 2000 8000)",
     )  # fmt: skip
     parser.add_argument(
+        "--compat-only", action="store_true",
+        help="--growth without raw Ray's fits: compat's fits one after another, on one ledger host",
+    )  # fmt: skip
+    parser.add_argument(
         "--frame", type=int, metavar="RECORDS", default=None,
         help="time worker_metrics_dataframe from RECORDS reports of 10 metrics: built, stored, read (no Ray)",
     )  # fmt: skip
@@ -438,7 +447,7 @@ def main() -> None:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     if args.growth is not None:
         try:
-            growth(args.growth or [2000, 8000], args.modes)
+            growth(args.growth or [2000, 8000], args.modes, ("compat",) if args.compat_only else ("raw", "compat"))
         finally:
             ray.shutdown()
         return
