@@ -414,7 +414,9 @@ def rounds_around_host_kills(config):
         _wait_for(marks / "go")
     for step in range(8):
         with tempfile.TemporaryDirectory() as d:
-            train.report({"step": step}, checkpoint=save(d, step) if step % 2 == 0 else None)
+            checkpoint = save(d, step) if step % 2 == 0 else None
+            validation = train.ValidationTaskConfig(fn_kwargs={"marks": str(marks)}) if step == 4 else False
+            train.report({"step": step}, checkpoint=checkpoint, validation=validation)
         if rank == 0:
             (marks / f"step{step}").write_text("")
         time.sleep(0.25)
@@ -422,10 +424,19 @@ def rounds_around_host_kills(config):
         (marks / "end").write_text("")
 
 
+def validated_after_a_host_kill(checkpoint, marks: str) -> dict:
+    """A validation that marks its start and waits until the host was killed (a validation
+    the restarted host runs again finds the mark and returns at once)."""
+    Path(marks, "validating").write_text("")
+    _wait_for(Path(marks, "validate"))
+    return {"score": 1.0}
+
+
 @pytest.mark.one_pass
 def test_a_run_goes_on_when_its_ledger_host_dies_before_during_and_at_the_end_of_it(backend, storage) -> None:
     """compat's own process, the run ledger's host, SIGKILLed three times in one run (as the OOM
-    killer would): before the first report, mid-run, and as the workers finish. Ray restarts it,
+    killer would): before the first report, mid-run while a checkpoint's validation runs, and as
+    the workers finish. Ray restarts it,
     it rebuilds the run from its journal, the workers resend what it had not acknowledged: the
     run completes with every report kept once and every round given to after_report in order
     (a round being handed over when the host died may be given twice)."""
@@ -450,9 +461,9 @@ def test_a_run_goes_on_when_its_ledger_host_dies_before_during_and_at_the_end_of
         _wait_for(marks / "started")
         kill_host()
         (marks / "go").write_text("")
-        _wait_for(marks / "step3")
-        time.sleep(0.2)
+        _wait_for(marks / "validating")  # step 4's validation is running
         kill_host()
+        (marks / "validate").write_text("")
         _wait_for(marks / "end")
         kill_host()
 
@@ -464,9 +475,14 @@ def test_a_run_goes_on_when_its_ledger_host_dies_before_during_and_at_the_end_of
         train_loop_config={"marks": str(marks)},
         scaling_config=train.ScalingConfig(num_workers=2),
         run_config=train.RunConfig(storage_path=storage, name="host-restarts", callbacks=[CallLog(log)]),
+        validation_config=train.ValidationConfig(fn=validated_after_a_host_kill),
     ).fit()
     thread.join(timeout=30)
     assert len(set(killed)) == 3, killed  # three processes of the host, each killed
+    # The validation running when the host died (run by the ledger under V1 semantics, by
+    # Ray's controller under v2) is reported with its checkpoint.
+    (validated,) = [c for c in result.reported_checkpoints if c.metrics["step"] == 4]
+    assert validated.metrics["score"] == 1.0 and validated.status.value == "VALIDATED", validated
     frame = result.worker_metrics_dataframe
     assert sorted(zip(frame["step"], frame["world_rank"], strict=True)) == [(s, r) for s in range(8) for r in range(2)]
     steps = [step for kind, step in calls(log) if kind == "report"]
