@@ -166,6 +166,11 @@ class Sender:
         """How many written messages are not yet known to be stored."""
         return len(self._kept)
 
+    def needed(self) -> int:
+        """The index the ledger's ``stored_through`` must reach for every written message to be
+        known stored (one past the last kept)."""
+        return self._kept[-1][0] + 1 if self._kept else 0
+
     def unconfirmed(self) -> list[Any]:
         """The messages written and not known to be stored, in order; the sender forgets them."""
         messages = [message for _, message in self._kept]

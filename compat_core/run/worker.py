@@ -19,10 +19,11 @@ from compat_core import switch, usage
 from compat_core.run import channel
 from compat_core.run.engine import EngineReport, WorkerSide
 from compat_core.run.ledger import LedgerClient, Record
+from compat_core.run.ledger.run import ARRIVAL_TIMEOUT_S
 
-# How long a finishing worker waits for the ledger to store the last records it wrote to the
-# socket before it sends them again by actor calls.
-ARRIVAL_TIMEOUT_S = 30.0
+# A finishing worker waits ARRIVAL_TIMEOUT_S for the ledger to store the last records it wrote
+# to the socket before it sends them again by actor calls: as long as the ledger waits for a
+# finished worker's records (the same records on their way).
 # A worker asks the ledger how far it has stored the records written to the socket (an actor
 # call it does not wait for) after CONFIRM_EVERY records and CONFIRM_INTERVAL_S seconds, or
 # after CONFIRM_AT_MOST records: it keeps at most about that many, and a fast worker pays an
@@ -149,13 +150,17 @@ class WorkerSession:
         calls in order)."""
         if self.sender is None:
             return
-        deadline, pause = time.monotonic() + timeout_s, 0.002
+        deadline = time.monotonic() + timeout_s
         while self.sender.kept() and not self.sender.broken:
-            self.sender.stored_through(self.settings.ledger.stored_through(self.attempt, self.rank))
-            if not self.sender.kept() or time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 break
-            time.sleep(pause)
-            pause = min(pause * 2, 0.5)
+            # Waits in the ledger until the records are read (a second at a time: the connection
+            # may break meanwhile, and its host be restarted).
+            wait_s = min(left, 1.0)
+            self.sender.stored_through(
+                self.settings.ledger.stored_through(self.attempt, self.rank, self.sender.needed(), wait_s)
+            )
         self.resend_unconfirmed()
 
     def resend_unconfirmed(self) -> None:

@@ -273,3 +273,22 @@ def test_the_ledger_says_how_far_it_has_stored_each_workers_records_whatever_the
     ledger.record(rec(0, 2))
     ledger.record(rec(0, 2))  # sent again: counts once
     assert ledger.stored_through(0, 0) == 5 and ledger.stored_through(1, 0) == 0
+
+
+def test_a_finishing_worker_waits_in_the_ledger_for_its_last_records_not_on_a_timer() -> None:
+    """A worker at its end asks how far its records are stored and the answer waits in the
+    ledger until they are (it returns as the record that completes them arrives, not when its
+    wait runs out), or until its wait runs out, with how far they are."""
+    import threading
+
+    ledger = RunLedger(1)
+    ledger.record(rec(0, 0))
+    answers: list[int] = []
+    waiting = threading.Thread(target=lambda: answers.append(ledger.stored_through(0, 0, 2, 60.0)))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive()  # record 1 has not arrived: the answer waits
+    ledger.record(rec(0, 1))
+    waiting.join(10)
+    assert not waiting.is_alive() and answers == [2]
+    assert ledger.stored_through(0, 0, 5, 0.2) == 2  # never arrive: the wait runs out

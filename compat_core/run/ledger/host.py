@@ -211,8 +211,8 @@ class LedgerClient:
         """A report's record, without waiting (the channel's fallback, and validations)."""
         self._send(RunLedger.record, record, validation)
 
-    def stored_through(self, attempt: int, rank: int) -> int:
-        return cast(int, self._ask(RunLedger.stored_through, attempt, rank))
+    def stored_through(self, attempt: int, rank: int, wanted: int = 0, timeout_s: float = 0.0) -> int:
+        return cast(int, self._ask(RunLedger.stored_through, attempt, rank, wanted, timeout_s))
 
     def ask_stored_through(self, attempt: int, rank: int) -> Any:
         """:meth:`stored_through` without waiting: its ``ObjectRef``."""

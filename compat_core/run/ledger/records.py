@@ -239,10 +239,12 @@ class RecordStore:
                 self._checkpointed[record.key] = round_
             return True, round_
 
-    def stored_through(self, attempt: int, rank: int) -> int:
+    def stored_through(self, attempt: int, rank: int, wanted: int = 0, timeout_s: float = 0.0) -> int:
         """The first index of ``rank``'s records in ``attempt`` not stored (every one before
-        it is)."""
+        it is), once it reaches ``wanted`` or ``timeout_s`` passed."""
         with self._lock:
+            if timeout_s > 0:
+                self._changed.wait_for(lambda: self._arrived.through(attempt, rank) >= wanted, timeout=timeout_s)
             return self._arrived.through(attempt, rank)
 
     def finish(self, attempt: int, rank: int) -> set[int]:

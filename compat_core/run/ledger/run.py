@@ -198,10 +198,12 @@ class RunLedger:
         if complete is not None:
             self._delivery.round_complete(record.key, complete)
 
-    def stored_through(self, attempt: int, rank: int) -> int:
+    def stored_through(self, attempt: int, rank: int, wanted: int = 0, timeout_s: float = 0.0) -> int:
         """The first index of ``rank``'s records in ``attempt`` not stored yet: a worker forgets
-        the records before it (it keeps what it wrote to the socket until then)."""
-        return self._store.stored_through(attempt, rank)
+        the records before it (it keeps what it wrote to the socket until then). With
+        ``timeout_s``, the answer waits in the ledger until it reaches ``wanted`` (a worker at
+        its end, waiting for its last records to be read) or the time is up."""
+        return self._store.stored_through(attempt, rank, wanted, timeout_s)
 
     def vote_free_round(self, attempt: int, index: int, rank: int, free: bool, wait: bool) -> bool:
         """Each rank says whether its report of round ``(attempt, index)`` carries nothing
