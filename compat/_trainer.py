@@ -250,7 +250,9 @@ class DataParallelTrainer:
         outcome.v1_usage = log.as_list()
         experiment = job.prepared.experiment
         run_storage = _run_storage(experiment, raw, outcome)
-        _keep_worker_reports(run_storage, snapshot, _earlier_journals(self._restoring))
+        stored = _keep_worker_reports(run_storage, snapshot, _earlier_journals(self._restoring))
+        if stored is not None:  # read from the run's file when the user reads it (memory: none till then)
+            outcome.read_later("worker_metrics_dataframe", functools.partial(_read_stored_reports, *stored))
         failure = _failure(outcome, snapshot, error)
         # A run that failed before its directory was known leaves its record in the experiment's.
         record = self._readiness_record(engine, outcome, call_site, start_time, failure)
@@ -426,21 +428,34 @@ def _run_storage(experiment: RunStorage | None, raw: Any, outcome: Result) -> Ru
     return RunStorage(filesystem, outcome.path)
 
 
-def _keep_worker_reports(run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals) -> None:
-    """Every worker's reports, stored with the run for ``Result.from_path`` (a run that
-    cannot store them keeps them in the result it returns). A restored run first stores those
-    of earlier drivers killed before their ``fit()`` ended, from their ledgers' journals on
-    this node (each removed once stored; one on another node stays there)."""
+def _keep_worker_reports(
+    run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals
+) -> tuple[RunStorage, str] | None:
+    """Every worker's reports, stored with the run for ``Result.from_path``: the run and the
+    name of this fit's file (None when there is none: a run that cannot store them keeps them
+    in the result it returns). A restored run first stores those of earlier drivers killed
+    before their ``fit()`` ended, from their ledgers' journals on this node (each removed once
+    stored; one on another node stays there)."""
     if run is None:
-        return
+        return None
     try:
         for path in _journals_on_this_node(earlier):
             worker_reports.write(run, functools.partial(journaled_records, path))
             with contextlib.suppress(OSError):
                 os.remove(path)
-        worker_reports.write(run, snapshot.iter_records)
+        name = worker_reports.write(run, snapshot.iter_records)
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
         where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
+        return None
+    return (run, name) if name is not None else None
+
+
+def _read_stored_reports(run: RunStorage, name: str) -> Any:
+    """This fit's stored reports as ``worker_metrics_dataframe`` (at the user's first read)."""
+    try:
+        return worker_reports.read_file(run, name)
+    except OSError as exc:
+        raise FileNotFoundError(messages.worker_reports_gone(run.path(name), exc)) from exc
 
 
 Journals = tuple[tuple[str, str], ...]  # (host, path) of run ledgers' journals

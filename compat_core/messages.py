@@ -226,6 +226,15 @@ def cannot_keep_readiness_record(path: str, error: BaseException) -> str:
     )
 
 
+def worker_reports_gone(path: str, error: BaseException) -> str:
+    return (
+        f"result.worker_metrics_dataframe is read from the run's stored reports when first read, "
+        f"and {path} cannot be read now ({type(error).__name__}: {error}): the run's directory was "
+        "moved or removed. Read it with Result.from_path(<where the run is now>).worker_metrics_dataframe, "
+        "or read the frame before moving the run."
+    )
+
+
 def cannot_keep_worker_reports(path: str, error: BaseException) -> str:
     return (
         f"Every worker's reports could not be stored with the run at {path} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,32 @@ class ReportedCheckpoint:
     status: CheckpointStatus
 
 
+@dataclass(frozen=True)
+class Load:
+    """A field's value not made yet: ``function()`` makes it, at the field's first read."""
+
+    function: Callable[[], Any]
+
+
+class Deferred:
+    """A dataclass field whose value may be a :class:`Load`: made at its first read, then
+    kept (``worker_metrics_dataframe``: read from the run's file only when the user reads it)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}_value"
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return None  # the dataclass's default for the field
+        value = obj.__dict__.get(self.slot)
+        if isinstance(value, Load):
+            value = obj.__dict__[self.slot] = value.function()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass
 class Result:
     """What ``TorchTrainer.fit()`` returns, under either backend.
@@ -70,7 +96,8 @@ class Result:
     best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
     reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
     return_value: Any = None
-    worker_metrics_dataframe: pd.DataFrame | None = None
+    # Deferred: made when first read (from the run's stored reports after a fit()).
+    worker_metrics_dataframe: pd.DataFrame | None = Deferred()
     v1_usage: list[Usage] = field(default_factory=list)
     report_rounds: list[ReportRound] = field(default_factory=list, repr=False)
     raw: Any = field(default=None, repr=False)
@@ -96,8 +123,15 @@ class Result:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled without its read watch (a callback into the process that ran ``fit()``)."""
-        return {k: v for k, v in self.__dict__.items() if k != "_reads"}
+        """Pickled without its read watch (a callback into the process that ran ``fit()``), and
+        with what it had not made yet made (a file read elsewhere may not be there)."""
+        return {k: v.function() if isinstance(v, Load) else v for k, v in self.__dict__.items() if k != "_reads"}
+
+    def read_later(self, name: str, function: Callable[[], Any]) -> None:
+        """The deferred field ``name`` is ``function()``, made when first read."""
+        if not isinstance(type(self).__dict__.get(name), Deferred):
+            raise AttributeError(f"Result.{name} is not made when read")
+        self.__dict__[f"_{name}_value"] = Load(function)
 
     def watch_reads(self, watch: ReadWatch | None) -> None:
         """Report the user's reads of V1-only parts to ``watch`` (``fit()`` sets it under V1)."""
@@ -221,18 +255,23 @@ def build(
     config: dict[str, Any] | None = None,
 ) -> Result:
     """A ``fit()``'s :class:`Result`: the engine's ``parts``, Ray's result (``raw``; None after
-    a failure) and what the ledger recorded (``snapshot``)."""
-    return assemble(
+    a failure) and what the ledger recorded (``snapshot``). Its ``worker_metrics_dataframe`` is
+    made from the records when first read (:meth:`Result.read_later`: a fit reads it from the
+    run's stored reports instead, once stored)."""
+    result = assemble(
         mode,
         parts,
         checkpoint=raw.checkpoint if raw is not None else None,
         error=raw.error if raw is not None else error,
         raw=raw,
-        worker_metrics_dataframe=worker_dataframe(snapshot.records),
+        worker_metrics_dataframe=None,
         rounds=parts.rounds if parts.rounds is not None else snapshot.rounds(),
         return_value=snapshot.return_value,  # rank 0's, as V1 and V2 (2.5x) give; older V2 has none
         config=config,
     )
+    records = snapshot.records
+    result.read_later("worker_metrics_dataframe", lambda: worker_dataframe(records))
+    return result
 
 
 def assemble(

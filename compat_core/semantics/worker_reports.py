@@ -164,7 +164,8 @@ def write(run: RunStorage, records: Callable[[], Iterable[Any]]) -> str | None:
     return name
 
 
-def _frame(run: RunStorage, name: str) -> pd.DataFrame:
+def read_file(run: RunStorage, name: str) -> pd.DataFrame:
+    """The reports one fit stored (``name``, as :func:`write` returned it)."""
     with run.filesystem.open_input_file(run.path(name)) as f:
         table = pa.ipc.open_file(f).read_all()
     table = table.sort_by([("attempt", "ascending"), ("report_index", "ascending"), ("world_rank", "ascending")])
@@ -185,7 +186,7 @@ def read(run: RunStorage) -> pd.DataFrame | None:
     files = sorted(
         (int(m.group(1)), m.group(0)) for e in run.entries() if (m := _FILE.fullmatch(posixpath.basename(e.path)))
     )
-    frames.extend(_frame(run, name) for _, name in files)
+    frames.extend(read_file(run, name) for _, name in files)
     if not frames:
         return None
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)

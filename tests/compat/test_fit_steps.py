@@ -155,6 +155,30 @@ def fit(engine: FakeEngine, tmp_path: Path, **run: Any) -> Any:
     return trainer._fit(engine, in_trial=False)
 
 
+def test_a_fits_worker_frame_is_read_from_the_run_when_first_read_and_travels_made(tmp_path) -> None:
+    """``worker_metrics_dataframe`` holds no memory until read: the fit stores every report in
+    the run's directory and the frame is read from there at its first read (then kept); a
+    result pickled before that read carries the frame, not a file of this machine."""
+    import pickle
+
+    from compat_core.run.ledger import Record
+    from compat_core.semantics.result import worker_dataframe
+
+    result = fit(FakeEngine(V1_MODE), tmp_path)
+    copied = pickle.loads(pickle.dumps(result))
+    (stored,) = [p for p in (tmp_path / "job").iterdir() if p.suffix == ".arrow"]
+    records = [Record(0, i, {"loss": 1.0 / (i + 1), "epoch": i}, False, False, 0.0) for i in range(3)]
+    expected = worker_dataframe(records).drop(columns="timestamp")
+    assert copied.worker_metrics_dataframe.drop(columns="timestamp").equals(expected)
+    stored.rename(stored.with_suffix(".moved"))  # read when first read, so from where it is now
+    with pytest.raises(FileNotFoundError, match=r"moved or removed. Read it with Result.from_path"):
+        _ = result.worker_metrics_dataframe
+    stored.with_suffix(".moved").rename(stored)
+    assert result.worker_metrics_dataframe.drop(columns="timestamp").equals(expected)
+    stored.unlink()
+    assert result.worker_metrics_dataframe.drop(columns="timestamp").equals(expected)  # kept once read
+
+
 def test_a_fit_builds_its_result_from_every_report_and_leaves_its_records_with_the_run(tmp_path) -> None:
     result = fit(FakeEngine(V1_MODE), tmp_path)
     assert result.backend == "v1" and result.error is None
