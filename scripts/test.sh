@@ -39,8 +39,8 @@ bash scripts/bootstrap.sh
 # first pass 35:53 against 35:14, within the runs' spread: no gain shown). The Ray 2.44.1 step
 # keeps the passes' priority (its tests time Ray's own processes; not tried at a lower one).
 installed=$(mktemp -d)  # the installed-package step's builds and virtualenvs
-tested= matrix= codemod=
-trap 'for job in $tested $matrix $codemod; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
+tested= matrix= codemod= linted=
+trap 'for job in $tested $matrix $codemod $linted; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
 codemod_tests=(tests/migrate tests/properties/test_codemod_properties.py)
 split=()
 if [ $# -eq 0 ]; then
@@ -65,10 +65,19 @@ if [ $# -eq 0 ]; then
   codemod=$!
   for path in "${codemod_tests[@]}"; do split+=(--ignore="$path"); done
 fi
-stamp "lint and types"
-ruff check compat compat_core v1 v2 migrate tests benchmarks examples
-ruff format --check compat compat_core v1 v2 migrate tests benchmarks examples
-mypy
+lint() {
+  ruff check compat compat_core v1 v2 migrate tests benchmarks examples
+  ruff format --check compat compat_core v1 v2 migrate tests benchmarks examples
+  mypy
+}
+if [ $# -eq 0 ]; then  # the whole run: beside the first pass (about 40 s off the critical path)
+  stamp "lint and types (beside the first pass; their output after it)"
+  lint >.ci-lint.log 2>&1 &
+  linted=$!
+else
+  stamp "lint and types"
+  lint
+fi
 # Tests marked one_pass run both backends through the `backend` fixture and do not depend
 # on the setting the process started with, so the second pass runs only their v1 cases
 # (v1_case, marked in tests/conftest.py). The v1 backend runs on Ray's V1 engine in the first
@@ -78,6 +87,7 @@ mypy
 # fits in a process started under V1 (the one_pass tests' v2 cases, tests/compat/test_switch.py).
 stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine; not the v2 cases the second pass runs)"
 RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=15 -m "not v2_case" "${split[@]}" "$@"
+collect linted .ci-lint.log "lint and types (run beside the pass above; their output below)" "lint and types"
 collect codemod .ci-codemod.log "the codemod's tests (run beside the pass above; their output below)" "the codemod's tests"
 stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
 RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
