@@ -149,7 +149,7 @@ def write(run: RunStorage, records: Callable[[], Iterable[Any]]) -> str | None:
     schema, total = _schema(records())
     if total == 0:
         return None
-    taken = [int(m.group(1)) for e in run.entries() if (m := _FILE.fullmatch(posixpath.basename(e.path)))]
+    taken = [number for number, _ in _stored_files(run)]
     name = f"compat_worker_reports.{max(taken, default=-1) + 1:06d}.arrow"
     run.filesystem.create_dir(run.run_dir, recursive=True)
     with run.filesystem.open_output_stream(run.path(name)) as sink, pa.ipc.new_file(sink, schema) as writer:
@@ -162,6 +162,12 @@ def write(run: RunStorage, records: Callable[[], Iterable[Any]]) -> str | None:
         if batch:
             writer.write_batch(_batch(batch, schema))
     return name
+
+
+def _stored_files(run: RunStorage) -> list[tuple[int, str]]:
+    """The fits' files in the run's directory, by their number, in order."""
+    names = (posixpath.basename(entry.path) for entry in run.entries())
+    return sorted((int(m.group(1)), m.group(0)) for name in names if (m := _FILE.fullmatch(name)))
 
 
 def read_file(run: RunStorage, name: str) -> pd.DataFrame:
@@ -183,10 +189,7 @@ def read(run: RunStorage) -> pd.DataFrame | None:
     rows = read_json_lines(run, LEGACY)
     if rows:
         frames.append(pd.DataFrame(rows))
-    files = sorted(
-        (int(m.group(1)), m.group(0)) for e in run.entries() if (m := _FILE.fullmatch(posixpath.basename(e.path)))
-    )
-    frames.extend(read_file(run, name) for _, name in files)
+    frames.extend(read_file(run, name) for _, name in _stored_files(run))
     if not frames:
         return None
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)

@@ -189,15 +189,9 @@ class RoundDelivery:
             self._call_sink_hook("resume")
 
     def _call_sink_hook(self, hook: str, *args: Any) -> None:
-        method = getattr(self._round_sink, hook, None)
-        if method is None:
-            return
-        try:
-            method(*args)
-        except Exception as exc:
-            failure = CallbackFailure(type(self._round_sink).__name__, hook, None, f"{type(exc).__name__}: {exc}",
-                                      traceback.format_exc())  # fmt: skip
-            self.failures.append(failure)
+        """The round sink's ``hook``, if it has one (its failure kept as a callback's)."""
+        if hasattr(self._round_sink, hook):
+            self._call(self._round_sink, hook, None, *args)
 
     def flush(self) -> None:
         """Return once every round complete by now is handed over, in order."""
