@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Mapping
 from typing import Any
 
 from compat_core import messages
 from compat_core.errors import ReportError
+from compat_core.semantics.rounds import non_finite_keys
+
+__all__ = ["check_metrics", "non_finite_keys"]
 
 _MAX_DEPTH = 16
 
@@ -26,19 +28,6 @@ def check_metrics(metrics: Any) -> dict[str, Any]:
             raise ReportError(messages.bad_metric_key(key))
         _check_value(key, value, 0)
     return dict(metrics)
-
-
-def non_finite_keys(metrics: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """The keys whose value is a NaN or infinite number; a nested one as V1's logs flatten it
-    (``{"eval": {"loss": nan}}``: ``eval/loss``)."""
-    found = []
-    for key, value in metrics.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            found += non_finite_keys(value, f"{name}/")
-        elif isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
-            found.append(name)
-    return found
 
 
 def _check_value(key: str, value: Any, depth: int) -> None:

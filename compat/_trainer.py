@@ -26,7 +26,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from compat import _capture as capture
-from compat import _checks as checks
 from compat import _engines, _shadowing
 from compat.callbacks import is_user_callback
 from compat.readiness import _record as readiness
@@ -258,7 +257,7 @@ class DataParallelTrainer:
         record = self._readiness_record(engine, outcome, call_site, start_time, failure)
         _keep_readiness_record(run_storage or experiment, record)
         if engine.mode.keeps_every_report:
-            _watch_v1_reads(outcome, log, record, run_storage or experiment)
+            _watch_v1_reads(outcome, snapshot.digest.rank0_keys, log, record, run_storage or experiment)
         trial = self.__dict__.get("_tune_trial")
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
@@ -483,10 +482,12 @@ def _keep_readiness_record(run: RunStorage | None, record: readiness.RunRecord) 
         where.warn(messages.cannot_keep_readiness_record(run.run_dir, exc), UserWarning)
 
 
-def _watch_v1_reads(outcome: Result, log: UsageLog, record: readiness.RunRecord, run: RunStorage | None) -> None:
+def _watch_v1_reads(
+    outcome: Result, keys: frozenset[str], log: UsageLog, record: readiness.RunRecord, run: RunStorage | None
+) -> None:
     """Under V1: the user's first read of a ``metrics_dataframe`` V2 would build otherwise is a
-    V1-only behaviour, added to the result's usage and to its readiness record (appended again)."""
-    keys = {k for r in outcome.report_rounds if r.reports for k in r.rank0_metrics}
+    V1-only behaviour, added to the result's usage and to its readiness record (appended again).
+    ``keys``: those rank 0 reported."""
     difference = reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints), keys)
 
     def recorded_as(kind: str) -> Callable[[str, str], None]:
@@ -545,12 +546,10 @@ def _retention(run: RunConfig, engine: Engine) -> Retention:
 
 def _warn_non_finite(snapshot: LedgerSnapshot) -> None:
     """One warning per key that was NaN or infinite in any report of the run."""
-    seen: dict[str, tuple[int, str]] = {}
-    for record in sorted(snapshot.records, key=lambda r: (r.key, r.rank)):
-        for key in checks.non_finite_keys(record.metrics):
-            count, first = seen.get(key, (0, f"worker {record.rank}, report {record.index}"))
-            seen[key] = (count + 1, first)
-    for key, (count, first) in seen.items():
+    seen = snapshot.digest.non_finite
+    for key in sorted(seen, key=lambda k: seen[k][1]):  # in report order
+        count, (_, index, rank) = seen[key]
+        first = f"worker {rank}, report {index}"
         where.warn(messages.non_finite_metric(key, count, first), usage.NonFiniteMetricWarning)
 
 

@@ -138,12 +138,12 @@ class V1Engine:
     def result_parts(
         self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> ResultParts:
-        rounds = snapshot.rounds()
-        if raw is None:
-            outcome = V1Semantics().outcome(rounds)
+        if raw is None:  # V1's engine gives no result: its frame, every round's row, is compat's
+            outcome = V1Semantics().outcome(snapshot.rounds())
             frame = pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None
             return ResultParts(outcome.result_metrics, _failed_run_path(snapshot, job.prepared.experiment), frame)
         v1_logs.repair_progress_csv(storage.RunStorage(raw.filesystem, raw.path))
+        rounds = snapshot.digest.checkpoint_rounds  # what a checkpoint's validation changed
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         last = by_dir.get(str((raw.metrics or {}).get("checkpoint_dir_name")))
         best, reported = ledger_validated(list(raw.best_checkpoints or []), rounds)
@@ -220,9 +220,8 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
 def _failed_run_path(snapshot: LedgerSnapshot, experiment: storage.RunStorage | None) -> str:
     """A failed run's trial directory (Ray's V1 ``fit()`` raises without a result): its
     checkpoints' directory, else the experiment's newest trial with V1's logs."""
-    for record in snapshot.records:
-        if record.checkpoint is not None:
-            return os.path.dirname(record.checkpoint.path)
+    if snapshot.digest.first_checkpoint is not None:
+        return os.path.dirname(snapshot.digest.first_checkpoint.path)
     trial = restore.latest_v1_trial(experiment) if experiment is not None else None
     return experiment.path(trial) if experiment is not None and trial is not None else ""
 

@@ -8,6 +8,7 @@ Ray's V2 run, plus compat's migration aids: every worker's reports, V1's logs wi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from compat_core.errors import CompatError
 from compat_core.patch import scoped_env
 from compat_core.releases import facts, standins
 from compat_core.run.engine import PreparedRun, TrainJob
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot, group_rounds
+from compat_core.run.ledger import LedgerClient, LedgerSnapshot, completed_rounds, round_dir_name
 from compat_core.semantics import restore, v1_logs
 from compat_core.semantics.observed import V2Semantics
 from compat_core.semantics.restore import RestoreSpec
@@ -247,8 +248,10 @@ class V2Engine:
         if p.rows is None or p.storage is None:
             return None
         maker = v1_logs.V1Rows(**p.row_params)
-        by_key = group_rounds(snapshot.records)
-        rows = [maker.round_row(by_key[key]) for key in sorted(by_key) if len(by_key[key]) == snapshot.world_size]
+        # Each complete round's rank 0 record and directory, read one record at a time.
+        complete = completed_rounds(snapshot.iter_records(), snapshot.world_size)
+        rounds = sorted((key, ranks[0], round_dir_name(ranks)) for key, ranks in complete)
+        rows = [maker.row(rank0, dir_name) for _, rank0, dir_name in rounds]
         if rows:
             v1_logs.repair_progress_csv(p.storage)  # the live CSV has the first row's columns only
         return rows
@@ -259,7 +262,7 @@ class V2Engine:
         """V2's semantics: the kept checkpoints' metrics (V1's rows with ``keep_v1_logs``)."""
         p = prepared_of(job)
         v1_rows = self._v1_rows(p, snapshot)
-        rounds = snapshot.rounds()
+        rounds = snapshot.digest.checkpoint_rounds  # V2's semantics read the checkpoints' rounds only
         if raw is None:
             outcome = V2Semantics().outcome(rounds, keep_v1_logs=v1_rows is not None)
             frame_rows = v1_rows or outcome.dataframe_rows
@@ -267,6 +270,7 @@ class V2Engine:
             return ResultParts(outcome.result_metrics, run_path(p), frame)
         best = list(raw.best_checkpoints or [])
         metrics, frame = raw.metrics, raw.metrics_dataframe
+        revise = None
         if self.ledger_runs_validation:
             best, reported = ledger_validated(best, rounds)
             latest = {checkpoint_dir_name(c): m for c, m in best}
@@ -280,10 +284,10 @@ class V2Engine:
                 ReportedCheckpoint(ckpt, metrics, statuses.get(checkpoint_dir_name(ckpt), CheckpointStatus.COMMITTED))
                 for ckpt, metrics in best
             ]
-            rounds = _with_validation(rounds, reported)
+            revise = functools.partial(_with_validation, reported=reported)
         if v1_rows is not None and (v1_rows or frame is None):
             frame = pd.DataFrame(v1_rows) if v1_rows else None
-        return ResultParts(metrics, raw.path, frame, best, reported, rounds)
+        return ResultParts(metrics, raw.path, frame, best, reported, revise)
 
 
 def run_path(p: V2Prepared) -> str:

@@ -105,7 +105,7 @@ class V1OnV2Engine(V2Engine):
         """V1's semantics: every report of rank 0, as V1's engine gives them."""
         p = prepared_of(job)
         rows = self._v1_rows(p, snapshot) or []
-        rounds = snapshot.rounds()
+        rounds = snapshot.digest.checkpoint_rounds  # what a checkpoint's validation changed
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
         # finished run (below, with its auto-filled keys as metrics).

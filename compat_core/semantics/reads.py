@@ -17,6 +17,7 @@ import os
 import sys
 import sysconfig
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -27,7 +28,7 @@ from compat_core.where import is_library
 KIND = "metrics-dataframe"
 
 
-def frame_difference(frame: Any, kept_checkpoints: int, reported_keys: set[str]) -> str:
+def frame_difference(frame: Any, kept_checkpoints: int, reported_keys: AbstractSet[str]) -> str:
     """What V2's ``metrics_dataframe`` would lack of this V1 frame, in words ("" when only V1's
     auto-filled columns differ): rows beyond the kept checkpoints, nested metrics flattened.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import operator
 from collections.abc import Callable, Iterator
@@ -19,7 +20,6 @@ from compat_core.semantics.reads import KIND, ReadWatch, Watched
 from compat_core.semantics.rounds import (
     CheckpointStatus,
     ReportRound,
-    ValidationOutcome,
     checkpoint_status,
     merge_validation,
 )
@@ -49,21 +49,35 @@ class Load:
 
 class Deferred:
     """A dataclass field whose value may be a :class:`Load`: made at its first read, then
-    kept (``worker_metrics_dataframe``: read from the run's file only when the user reads it)."""
+    kept (``worker_metrics_dataframe``: read from the run's file only when the user reads it).
+    ``empty``: the field's value when not given (a new one each time: ``list``); None without."""
+
+    def __init__(self, empty: Callable[[], Any] | None = None) -> None:
+        self.empty = empty
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_{name}_value"
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         if obj is None:
-            return None  # the dataclass's default for the field
+            return _NOT_GIVEN if self.empty is not None else None  # the dataclass's default for the field
         value = obj.__dict__.get(self.slot)
         if isinstance(value, Load):
             value = obj.__dict__[self.slot] = value.function()
         return value
 
     def __set__(self, obj: Any, value: Any) -> None:
+        if value is _NOT_GIVEN:
+            assert self.empty is not None
+            value = self.empty()
         obj.__dict__[self.slot] = value
+
+
+class _NotGiven:
+    """The default of a ``Deferred(empty=...)`` field: its ``empty()`` is made instead."""
+
+
+_NOT_GIVEN: Any = _NotGiven()
 
 
 @dataclass
@@ -99,7 +113,8 @@ class Result:
     # Deferred: made when first read (from the run's stored reports after a fit()).
     worker_metrics_dataframe: pd.DataFrame | None = Deferred()
     v1_usage: list[Usage] = field(default_factory=list)
-    report_rounds: list[ReportRound] = field(default_factory=list, repr=False)
+    # Deferred: made when first read (from the run's journal after a fit()).
+    report_rounds: list[ReportRound] = Deferred(empty=list)  # type: ignore[assignment]
     raw: Any = field(default=None, repr=False)
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -121,6 +136,12 @@ class Result:
             rounds=[],
             config=run.config,
         )
+
+    def __repr__(self) -> str:
+        """As a dataclass's, without the fields made when read (printing them would make them)."""
+        deferred = {name for name, value in type(self).__dict__.items() if isinstance(value, Deferred)}
+        shown = [f for f in dataclasses.fields(self) if f.repr and f.name not in deferred]
+        return f"Result({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in shown)})"
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without its read watch (a callback into the process that ran ``fit()``), and
@@ -242,8 +263,9 @@ class ResultParts:
     metrics_dataframe: pd.DataFrame | None = None
     best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
     reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
-    # The rounds with every validation outcome the engine knows (None: the ledger's rounds).
-    rounds: list[ReportRound] | None = None
+    # The ledger's rounds with every validation outcome the engine knows (None: as they are);
+    # applied when ``Result.report_rounds`` is first read.
+    revise_rounds: Callable[[list[ReportRound]], list[ReportRound]] | None = None
 
 
 def build(
@@ -255,9 +277,10 @@ def build(
     config: dict[str, Any] | None = None,
 ) -> Result:
     """A ``fit()``'s :class:`Result`: the engine's ``parts``, Ray's result (``raw``; None after
-    a failure) and what the ledger recorded (``snapshot``). Its ``worker_metrics_dataframe`` is
-    made from the records when first read (:meth:`Result.read_later`: a fit reads it from the
-    run's stored reports instead, once stored)."""
+    a failure) and what the ledger recorded (``snapshot``). Its ``report_rounds`` and
+    ``worker_metrics_dataframe`` are made from the records when first read
+    (:meth:`Result.read_later`: the snapshot reads them from the run's journal then; a fit reads
+    the frame from the run's stored reports instead, once stored)."""
     result = assemble(
         mode,
         parts,
@@ -265,12 +288,13 @@ def build(
         error=raw.error if raw is not None else error,
         raw=raw,
         worker_metrics_dataframe=None,
-        rounds=parts.rounds if parts.rounds is not None else snapshot.rounds(),
+        rounds=[],
         return_value=snapshot.return_value,  # rank 0's, as V1 and V2 (2.5x) give; older V2 has none
         config=config,
     )
-    records = snapshot.records
-    result.read_later("worker_metrics_dataframe", lambda: worker_dataframe(records))
+    revise = parts.revise_rounds
+    result.read_later("report_rounds", lambda: revise(snapshot.rounds()) if revise else snapshot.rounds())
+    result.read_later("worker_metrics_dataframe", lambda: worker_dataframe(snapshot.records))
     return result
 
 
@@ -308,15 +332,16 @@ def assemble(
 def validated_dataframe(frame: pd.DataFrame | None, rounds: list[ReportRound]) -> pd.DataFrame | None:
     """V1's dataframe with the metrics of the validations compat's ledger ran merged into
     the rows of their checkpoint."""
-    if frame is None or "checkpoint_dir_name" not in frame:
-        return frame
+    validated = {
+        r.checkpoint_dir_name: r.validation
+        for r in rounds
+        if r.checkpoint_dir_name and r.validation is not None and r.validation.status is CheckpointStatus.VALIDATED
+    }
+    if frame is None or "checkpoint_dir_name" not in frame or not validated:
+        return frame  # nothing to merge: the engine's frame itself (a copy would double V1's frame)
     frame = frame.copy()
-    by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
     added: dict[str, list[Any]] = {}  # new columns, built from the values: their own dtype
-    for dir_name, round_ in by_dir.items():
-        outcome: ValidationOutcome | None = round_.validation
-        if outcome is None or outcome.status is not CheckpointStatus.VALIDATED:
-            continue
+    for dir_name, outcome in validated.items():
         rows = frame["checkpoint_dir_name"] == dir_name
         for key, value in outcome.metrics.items():
             if key in frame and key not in added:

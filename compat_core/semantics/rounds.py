@@ -7,6 +7,7 @@ Both backends' semantics are functions from these rounds to what a user observes
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -170,3 +171,16 @@ def after_report_calls(
 ) -> tuple[tuple[tuple[Metrics, ...], bool], ...]:
     """``after_report`` is called once per round with every worker's pre-validation metrics."""
     return tuple((tuple(r.per_worker_metrics), r.has_checkpoint) for r in rounds)
+
+
+def non_finite_keys(metrics: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The keys whose value is a NaN or infinite number; a nested one as V1's logs flatten it
+    (``{"eval": {"loss": nan}}``: ``eval/loss``)."""
+    found = []
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            found += non_finite_keys(value, f"{name}/")
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
+            found.append(name)
+    return found

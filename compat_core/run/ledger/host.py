@@ -19,7 +19,6 @@ method per call the run makes, each named and typed as :class:`RunLedger`'s meth
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import tempfile
@@ -269,8 +268,8 @@ class LedgerClient:
         self._send(RunLedger.callback_failed, failure)
 
     def close(self) -> LedgerSnapshot:
-        """Everything the run's ledger recorded; the run leaves the host. The records are read
-        here from the run's journal, which is then removed. A host that died (its process
+        """Everything the run's ledger recorded; the run leaves the host. The records stay in the
+        run's journal, on this node, which the snapshot owns from now on. A host that died (its process
         killed, out of memory) leaves its journal: the snapshot is rebuilt from it, with
         ``host_lost`` saying so."""
         import ray
@@ -286,10 +285,7 @@ class LedgerClient:
                 f"run and was restarted as often as allowed ({MAX_RESTARTS_ENV_VAR}={self.max_restarts})"
             )
             snapshot = recover(self.journal_path, self.world_size, lost)
-        snapshot.records  # noqa: B018  # read from the journal, on this node, before it goes
-        if self.journal_path is not None:
-            with contextlib.suppress(OSError):
-                os.remove(self.journal_path)
+        snapshot.keep_journal()  # the driver's now: the records are read from it, one at a time
         return snapshot
 
 
@@ -334,7 +330,7 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
     if not _host.pruned:  # once per driver process: journals of drivers that died long ago
         _host.pruned = True
         journal.prune(JOURNAL_DIR, JOURNAL_MAX_AGE_S, time.time())
-    journal_path = os.path.join(JOURNAL_DIR, f"{run_id}.journal")  # the host is on this node
+    journal_path = os.path.join(JOURNAL_DIR, f"{run_id}{journal.JOURNAL_SUFFIX}")  # the host is on this node
     run_options = {**run_options, "journal_path": journal_path}
     pid = ray.get(actor.open_run.remote(run_id, world_size, run_options))  # before any worker calls it
     return LedgerClient(actor, run_id, pid, journal_path, world_size, restarts)

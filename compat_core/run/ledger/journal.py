@@ -13,6 +13,7 @@ ends the run anyway). docs/architecture.md states the contract.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -24,6 +25,8 @@ from typing import Any
 from compat_core import pickled
 
 _LENGTH = struct.Struct(">I")
+JOURNAL_SUFFIX = ".journal"  # a run's, while its ledger has it
+RESULT_SUFFIX = ".result"  # a closed run's, while its driver's snapshot has it
 logger = logging.getLogger(__name__)
 
 
@@ -67,10 +70,28 @@ class Journal:
                 self._fd = None
 
 
+def result_path(path: str, pid: int) -> str:
+    """Where a closed run's journal goes once its driver (process ``pid``) has the snapshot:
+    ``<run>.<pid>.result`` beside it (the snapshot reads the run's reports from it)."""
+    return f"{path.removesuffix(JOURNAL_SUFFIX)}.{pid}{RESULT_SUFFIX}"
+
+
+def is_result(path: str | None) -> bool:
+    """Whether ``path`` is a closed run's journal a driver's snapshot owns."""
+    return path is not None and path.endswith(RESULT_SUFFIX)
+
+
+def remove(path: str) -> None:
+    """Remove ``path`` (gone already: nothing to do)."""
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
 def prune(directory: str, max_age_s: float, now: float) -> int:
-    """Remove the journals in ``directory`` not written for ``max_age_s``: those of drivers that
-    died before reading them back (a run's own is removed when its driver has its snapshot),
-    and hosts' indexes of their runs' journals (``.runs``).
+    """Remove what dead processes left in ``directory``: journals not written for ``max_age_s``
+    (of drivers that died before reading them back; a run's own is its driver's once it has its
+    snapshot), hosts' indexes of their runs' journals (``.runs``) as old, and the journals of
+    snapshots whose driver process is gone (``.<pid>.result``), whatever their age.
     Returns how many went; a journal another process removes first is skipped."""
     removed = 0
     try:
@@ -80,12 +101,26 @@ def prune(directory: str, max_age_s: float, now: float) -> int:
     for name in names:
         path = os.path.join(directory, name)
         try:
-            if name.endswith((".journal", ".runs")) and now - os.stat(path).st_mtime > max_age_s:
+            if name.endswith(RESULT_SUFFIX):
+                stale = not _alive(int(name.removesuffix(RESULT_SUFFIX).rpartition(".")[2]))
+            else:
+                stale = name.endswith((JOURNAL_SUFFIX, ".runs")) and now - os.stat(path).st_mtime > max_age_s
+            if stale:
                 os.remove(path)
                 removed += 1
-        except OSError:
+        except (OSError, ValueError):
             continue
     return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: it exists
+        return True
+    return True
 
 
 def cut_to_whole_frames(path: str) -> None:

@@ -7,14 +7,16 @@ The store's one lock guards everything in it; its condition wakes whoever waits 
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from compat_core import messages
 from compat_core.run.ledger import journal
-from compat_core.semantics.rounds import ReportRound, ValidationOutcome, WorkerReport
+from compat_core.semantics.rounds import ReportRound, ValidationOutcome, WorkerReport, non_finite_keys
 from compat_core.storage import V1_CHECKPOINT
 from compat_core.usage import Usage
 
@@ -66,10 +68,12 @@ class CallbackFailure:
 @dataclass
 class LedgerSnapshot:
     """What the driver receives after ``fit()``. The records are not in it: they are read from
-    the run's journal (``journal_path``, on the driver's node) by whoever reads
-    :attr:`records` (or :meth:`iter_records`), so they never travel whole through Ray nor stay
-    in the ledger's host. ``unjournaled``: those the journal could not keep (none when it
-    could; every record of a ledger without a journal, in its caller's process)."""
+    the run's journal (``journal_path``, on the driver's node) by whoever reads them
+    (:meth:`iter_records`, :meth:`rounds`, :attr:`digest`), one at a time, so they never travel
+    whole through Ray, nor stay in the ledger's host or in the driver. ``unjournaled``: those the
+    journal could not keep (none when it could; every record of a ledger without a journal, in
+    its caller's process). Once the driver has it, the snapshot owns the journal
+    (:meth:`keep_journal`): it goes with the snapshot."""
 
     world_size: int
     validations: dict[RoundKey, ValidationOutcome]
@@ -83,29 +87,33 @@ class LedgerSnapshot:
     host_lost: str | None = None
     journal_path: str | None = None
     unjournaled: list[Record] = field(default_factory=list, repr=False)
-    _read: list[Record] | None = field(default=None, repr=False)
+    _digest: RecordDigest | None = field(default=None, repr=False)
 
     def iter_records(self) -> Iterator[Record]:
         """Every record of the run, once each: the journal's in the order it kept them, then
         those it could not keep."""
-        if self._read is not None:
-            yield from self._read
-            return
         if self.journal_path is not None:
             yield from journaled_records(self.journal_path)
         yield from self.unjournaled
 
     @property
     def records(self) -> list[Record]:
-        """Every record of the run (:meth:`iter_records`, read once, then kept)."""
-        if self._read is None:
-            self._read = list(self.iter_records())
-        return self._read
+        """Every record of the run, as a list (read from the journal at each call: the driver's
+        own paths read them one at a time, :meth:`iter_records`)."""
+        return list(self.iter_records())
+
+    @property
+    def digest(self) -> RecordDigest:
+        """What the driver reads of every record, made in one pass (then kept: its size is the
+        run's checkpoints and metric names, not its reports)."""
+        if self._digest is None:
+            self._digest = digest(self.iter_records(), self.world_size, self.validations)
+        return self._digest
 
     def rounds(self) -> list[ReportRound]:
         """Complete rounds of every attempt, in order; within an attempt, a round missing a
         rank (cut off by a failure) ends that attempt's rounds."""
-        by_key = group_rounds(self.records)
+        by_key = group_rounds(self.iter_records())
         rounds = []
         cut: set[int] = set()
         for key in sorted(by_key):
@@ -118,6 +126,101 @@ class LedgerSnapshot:
                 continue
             rounds.append(to_round(key, ranks, self.world_size, self.validations.get(key)))
         return rounds
+
+    def keep_journal(self) -> None:
+        """The driver has the snapshot: its journal becomes the snapshot's, renamed out of the
+        ledger's way (no host reopens it, no restored run stores its reports again) and
+        removed when the snapshot goes (or its process ends; ``journal.prune`` removes one
+        whose process died first)."""
+        if self.journal_path is None:
+            return
+        kept = journal.result_path(self.journal_path, os.getpid())
+        os.replace(self.journal_path, kept)
+        self.journal_path = kept
+        weakref.finalize(self, journal.remove, kept)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its records, not its journal's path (the journal stays on this node, and
+        goes with this snapshot)."""
+        state = dict(self.__dict__)
+        if journal.is_result(self.journal_path):
+            state["unjournaled"], state["journal_path"] = self.records, None
+        return state
+
+
+@dataclass(frozen=True)
+class RecordDigest:
+    """What the driver reads of every record of a run, made in one pass over them, in memory
+    that grows with the run's checkpoints and metric names, never with its reports."""
+
+    # The complete rounds with a checkpoint (of the rounds :meth:`LedgerSnapshot.rounds`
+    # gives), in order, with their validation outcomes.
+    checkpoint_rounds: list[ReportRound]
+    # The keys of rank 0's metrics in those rounds.
+    rank0_keys: frozenset[str]
+    # Each metric that was NaN or infinite in any report: how often, and the first report (in
+    # report order: attempt, index, rank) where.
+    non_finite: dict[str, tuple[int, tuple[int, int, int]]]
+    # The checkpoint of the first record (as journaled) that carried one.
+    first_checkpoint: Any
+
+
+def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKey, ValidationOutcome]) -> RecordDigest:
+    """:class:`RecordDigest` of ``records`` (each once). A round is held only until its last
+    rank's record arrives; which complete rounds count (a round missing a rank ends its
+    attempt's rounds) is known at the end, from each worker's watermark."""
+    arrivals = Arrivals()
+    checkpointed: dict[RoundKey, dict[int, Record]] = {}
+    key_sets: dict[tuple[int, tuple[str, ...]], int] = {}  # (attempt, rank 0's keys) -> first round
+    non_finite: dict[str, tuple[int, tuple[int, int, int]]] = {}
+    first_checkpoint = None
+
+    def read(record: Record) -> None:
+        nonlocal first_checkpoint
+        arrivals.add(record.attempt, record.rank, record.index)
+        if first_checkpoint is None and record.checkpoint is not None:
+            first_checkpoint = record.checkpoint
+        at = (record.attempt, record.index, record.rank)
+        for key in non_finite_keys(record.metrics):
+            count, first = non_finite.get(key, (0, at))
+            non_finite[key] = (count + 1, min(first, at))
+
+    for (attempt, index), round_ in completed_rounds(records, world_size, read):
+        seen = (attempt, tuple(round_[0].metrics))
+        key_sets[seen] = min(index, key_sets.get(seen, index))
+        if any(r.has_checkpoint for r in round_.values()):
+            checkpointed[(attempt, index)] = round_
+    cuts = {attempt: arrivals.first_incomplete(attempt, world_size) for attempt in arrivals.attempts()}
+
+    def counted(attempt: int, index: int) -> bool:
+        cut = cuts.get(attempt)
+        return cut is None or index < cut
+
+    return RecordDigest(
+        checkpoint_rounds=[
+            to_round(key, checkpointed[key], world_size, validations.get(key))
+            for key in sorted(checkpointed)
+            if counted(*key)
+        ],
+        rank0_keys=frozenset(k for (attempt, keys), index in key_sets.items() if counted(attempt, index) for k in keys),
+        non_finite=non_finite,
+        first_checkpoint=first_checkpoint,
+    )
+
+
+def completed_rounds(
+    records: Iterable[Record], world_size: int, each: Callable[[Record], None] | None = None
+) -> Iterator[tuple[RoundKey, dict[int, Record]]]:
+    """Each round of ``records`` (each once) that every rank completes, as its last rank's
+    record comes (``each`` sees every record first): a round is held only until then."""
+    pending: dict[RoundKey, dict[int, Record]] = {}
+    for record in records:
+        if each is not None:
+            each(record)
+        round_ = pending.setdefault(record.key, {})
+        round_[record.rank] = record
+        if len(round_) == world_size:
+            yield record.key, pending.pop(record.key)
 
 
 def journaled_records(journal_path: str) -> Iterator[Record]:
@@ -135,7 +238,7 @@ def v1_checkpoint_number(dir_name: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def group_rounds(records: list[Record]) -> dict[RoundKey, dict[int, Record]]:
+def group_rounds(records: Iterable[Record]) -> dict[RoundKey, dict[int, Record]]:
     by_key: dict[RoundKey, dict[int, Record]] = {}
     for record in records:
         by_key.setdefault(record.key, {})[record.rank] = record
@@ -190,6 +293,20 @@ class Arrivals:
     def count(self, attempt: int, rank: int) -> int:
         """Records of ``rank`` in ``attempt`` arrived."""
         return self.through(attempt, rank) + len(self._after.get((attempt, rank), ()))
+
+    def attempts(self) -> set[int]:
+        return {attempt for attempt, _ in self._through} | {attempt for attempt, _ in self._after}
+
+    def first_incomplete(self, attempt: int, world_size: int) -> int | None:
+        """The first index of ``attempt`` some rank's record arrived for and another's did not
+        (None: every index any rank sent, every rank sent)."""
+        workers = [(self.through(attempt, rank), self._after.get((attempt, rank), set())) for rank in range(world_size)]
+        throughs = [through for through, _ in workers]
+        for index in sorted(set(range(min(throughs), max(throughs))).union(*(after for _, after in workers))):
+            has = [index < through or index in after for through, after in workers]
+            if any(has) and not all(has):
+                return index
+        return None
 
 
 class RecordStore:

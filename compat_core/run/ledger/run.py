@@ -339,7 +339,7 @@ class RunLedger:
         self._delivery.finish()
         self._log("closed")
         if self._journal is not None:
-            self._journal.close()  # the driver removes it once it has the snapshot
+            self._journal.close()  # the driver's snapshot owns it from now on (LedgerSnapshot.keep_journal)
         return self._snapshot()
 
     def _snapshot(self, host_lost: str | None = None, journal_path: str | None = None) -> LedgerSnapshot:
