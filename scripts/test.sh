@@ -2,7 +2,7 @@
 # The test command: lint, type-check, then the whole suite under both settings of
 # RAY_TRAIN_V2_ENABLED (each pass also exercises flipping between backends in-process), on
 # the newest tested Ray; then the real-Ray run tests on the oldest supported Ray. Each pass
-# prints its 15 slowest tests and each step the time it starts at (where CI time goes). Without
+# prints its 40 slowest tests and each step the time it starts at (where CI time goes). Without
 # pytest arguments, independent steps run side by side with the first pass (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -86,11 +86,11 @@ fi
 # pass only, whose process starts under V2 as a V2 user's does; the first pass still runs v2
 # fits in a process started under V1 (the one_pass tests' v2 cases, tests/compat/test_switch.py).
 stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine; not the v2 cases the second pass runs)"
-RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=15 -m "not v2_case" "${split[@]}" "$@"
+RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=40 -m "not v2_case" "${split[@]}" "$@"
 collect linted .ci-lint.log "lint and types (run beside the pass above; their output below)" "lint and types"
 collect codemod .ci-codemod.log "the codemod's tests (run beside the pass above; their output below)" "the codemod's tests"
 stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
-RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=15 -m "not one_pass or v1_case" "$@"
+RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=40 -m "not one_pass or v1_case" "$@"
 collect tested .ci-installed.log "the installed package's output (run beside the passes)" "the installed package's tests"
 collect matrix .ci-matrix.log "the oldest supported Ray's output (run beside the passes)" "the oldest supported Ray's tests"
 stamp "done"
