@@ -54,6 +54,14 @@ class RunStorage:
         with self.filesystem.open_output_stream(self.path(name)) as f:
             f.write(text.encode())
 
+    def appends(self) -> bool:
+        """Whether the filesystem appends to a file (a local one, also under a sub-tree); an
+        object store rewrites the whole object instead."""
+        filesystem = self.filesystem
+        while isinstance(filesystem, pafs.SubTreeFileSystem):
+            filesystem = filesystem.base_fs
+        return isinstance(filesystem, pafs.LocalFileSystem)
+
     def append_text(self, name: str, text: str) -> None:
         """Append (flushed on close, so ``tail -f`` sees each row); filesystems without
         appends (object stores) get the file rewritten with the new text at its end."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -59,3 +60,23 @@ def v2(monkeypatch: pytest.MonkeyPatch, ray_cluster: None) -> None:
 @pytest.fixture
 def storage(tmp_path: os.PathLike[str]) -> str:
     return str(tmp_path)
+
+
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An S3-compatible server on loopback (moto's server mode), and the AWS variables that point
+    pyarrow's S3 filesystem at it, as a team points it at their own endpoint."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+    }.items():
+        monkeypatch.setenv(name, value)
+    yield
+    server.stop()

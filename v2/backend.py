@@ -10,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -68,6 +70,9 @@ class V2Prepared(PreparedRun):
     storage: RunStorage | None = None  # the run's directory (V1 semantics: the trial's)
     rows: v1_logs.V1Rows | None = None
     row_params: dict[str, Any] = field(default_factory=dict)  # how ``rows`` was made, to make more
+    # V1's logs on an object store: how often they are uploaded, and their copies' key on this node.
+    sync_period_s: float = math.inf
+    staging_key: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 def prepared_of(job_or_prepared: TrainJob | PreparedRun) -> V2Prepared:
@@ -127,13 +132,14 @@ class V2Engine:
             storage=run_dir,
             rows=rows,
             row_params=row_params,
+            sync_period_s=v1_logs.sync_period_s(run.sync_config),
         )
 
     def round_sink(self, prepared: PreparedRun) -> Any:
         p = prepared_of(prepared)
         if p.rows is None or p.storage is None:
             return None
-        return v1_logs.LiveV1Logs(p.storage, p.rows)
+        return v1_logs.LiveV1Logs(p.storage, p.rows, p.sync_period_s, p.staging_key)
 
     def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list[Any]) -> tuple[str, ...]:
         """Inside a Tune trial, the forwarding of rounds to Tune; with Ray Tune callbacks (and
@@ -247,6 +253,7 @@ class V2Engine:
         with ``progress.csv`` rewritten with every key; None without V1's logs."""
         if p.rows is None or p.storage is None:
             return None
+        v1_logs.upload_staged(p.storage, p.staging_key)  # a ledger host lost for good left them
         maker = v1_logs.V1Rows(**p.row_params)
         # Each complete round's rank 0 record and directory, read one record at a time.
         complete = completed_rounds(snapshot.iter_records(), snapshot.world_size)

@@ -97,6 +97,7 @@ class V1OnV2Engine(V2Engine):
             storage=trial_dir,
             rows=rows,
             row_params=row_params,
+            sync_period_s=v1_logs.sync_period_s(run.sync_config),
         )
 
     def result_parts(

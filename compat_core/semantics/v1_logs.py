@@ -14,9 +14,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
+import shutil
 import socket
-from collections.abc import Iterable, Mapping, Sequence
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -193,15 +198,111 @@ class V1Rows:
         return self.row(round_[0], round_dir_name(dict(round_)))
 
 
+def sync_period_s(sync_config: Any) -> float:
+    """How often V1 syncs a trial's logs to an object store: ``SyncConfig.sync_period`` as the
+    run gives it, else Ray's default."""
+    period = getattr(sync_config, "sync_period", None)
+    if period is None:
+        from ray.train import SyncConfig
+
+        period = SyncConfig().sync_period
+    return float(period)
+
+
+STAGING_DIR = os.path.join(tempfile.gettempdir(), "ray-train-compat", "staging")
+
+
+class StagedLogs:
+    """V1's logs of a run whose filesystem has no appends (an object store), as V1 keeps them
+    there: each row appended to a copy on this node (the ledger host's, the driver's), and the
+    copies uploaded whole, streamed, once ``period_s`` passed since the last upload (V1's
+    ``SyncConfig.sync_period``) and when the run ends (:meth:`upload`). A row costs a local
+    append, not an upload of the whole file; memory holds no row.
+
+    The copies are in ``STAGING_DIR/<key>`` (``key``: the run's, the same in a restarted ledger
+    host, which appends after the rows the lost one wrote); a file the run's directory already
+    holds (a restored trial's) is downloaded first. They are removed once uploaded at the end."""
+
+    def __init__(self, storage: RunStorage, key: str, period_s: float, clock: Callable[[], float] = time.monotonic):
+        self.storage = storage
+        self.local = os.path.join(STAGING_DIR, key)
+        self.period_s = period_s
+        self._clock = clock
+        self._uploaded_at = clock()
+        self._changed: set[str] = set()
+
+    def _copy(self, name: str) -> str:
+        path = os.path.join(self.local, name)
+        if not os.path.exists(path):
+            os.makedirs(self.local, exist_ok=True)
+            if self.storage.exists(name):
+                pafs.copy_files(self.storage.path(name), path, source_filesystem=self.storage.filesystem,
+                                destination_filesystem=pafs.LocalFileSystem())  # fmt: skip
+        return path
+
+    def read_text(self, name: str) -> str | None:
+        path = self._copy(name)
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return f.read()
+
+    def write_text(self, name: str, text: str) -> None:
+        with open(self._copy(name), "w") as f:
+            f.write(text)
+        self._changed_now(name)
+
+    def append_text(self, name: str, text: str) -> None:
+        with open(self._copy(name), "a") as f:
+            f.write(text)
+        self._changed_now(name)
+
+    def _changed_now(self, name: str) -> None:
+        self._changed.add(name)
+        if self._clock() - self._uploaded_at >= self.period_s:
+            self.upload()
+
+    def upload(self, *, last: bool = False) -> None:
+        """Upload every copy changed since the last upload; ``last``: every copy (a lost ledger
+        host's changes too), then remove them."""
+        names = set(self._changed)
+        if last and os.path.isdir(self.local):
+            names.update(os.listdir(self.local))
+        if names:
+            self.storage.filesystem.create_dir(self.storage.run_dir, recursive=True)
+        for name in sorted(names):
+            pafs.copy_files(os.path.join(self.local, name), self.storage.path(name),
+                            source_filesystem=pafs.LocalFileSystem(),
+                            destination_filesystem=self.storage.filesystem)  # fmt: skip
+        self._changed.clear()
+        self._uploaded_at = self._clock()
+        if last:
+            shutil.rmtree(self.local, ignore_errors=True)
+
+
+def upload_staged(storage: RunStorage, key: str) -> None:
+    """What :class:`LiveV1Logs` staged on this node for the run ``key`` and did not upload (its
+    ledger host died for good before the run's end), uploaded; nothing when it did."""
+    if not storage.appends():
+        StagedLogs(storage, key, math.inf).upload(last=True)
+
+
 class LiveV1Logs:
     """The ledger's round sink under v2 with ``keep_v1_logs``: one row per complete round,
     appended to ``result.json`` and ``progress.csv`` as it completes. The CSV's columns are
     the first row's, as V1 writes it live; the engine's :func:`repair_progress_csv` rewrites it
-    with every key when the run ends."""
+    with every key when the run ends. On a filesystem without appends (an object store) the
+    rows go to :class:`StagedLogs`, uploaded every ``sync_period_s`` and at the end
+    (:meth:`finish`)."""
 
-    def __init__(self, storage: RunStorage, rows: V1Rows) -> None:
+    def __init__(self, storage: RunStorage, rows: V1Rows, sync_period_s: float = math.inf, key: str = "") -> None:
         self.storage = storage
         self.rows = rows
+        # Where the rows go: the run's directory, or copies uploaded from time to time (``key``:
+        # the run's, :func:`upload_staged` finds them by it).
+        self.out: RunStorage | StagedLogs = (
+            storage if storage.appends() else StagedLogs(storage, key or uuid.uuid4().hex, sync_period_s)
+        )
         self._csv_columns: list[str] | None = None
         self._events: Any = None
         self._written_through = 0  # a restarted ledger's: the last row the lost one had written
@@ -217,20 +318,25 @@ class LiveV1Logs:
         """Take up in a restarted ledger after the rounds the lost one had handed over
         (:meth:`replay`): a round handed over again because the lost ledger died while writing
         it is written only if its row is not in the file yet."""
-        written = read_result_json(self.storage)
+        written = [json.loads(line) for line in (self.out.read_text(RESULT_JSON) or "").splitlines() if line.strip()]
         self._written_through = max((int(r.get("training_iteration", 0)) for r in written[-1:]), default=0)
 
     def __call__(self, round_: Mapping[int, Record]) -> None:
         row = self.rows.round_row(round_)
         if row["training_iteration"] <= self._written_through:
             return  # written by the lost ledger just before it died
-        self.storage.append_text(RESULT_JSON, json_line(row))
+        self.out.append_text(RESULT_JSON, json_line(row))
         if self._csv_columns is None:
             self._csv_columns = list(flatten(row))
-            self.storage.write_text(PROGRESS_CSV, _csv_text([row], self._csv_columns))
+            self.out.write_text(PROGRESS_CSV, _csv_text([row], self._csv_columns))
         else:
-            self.storage.append_text(PROGRESS_CSV, _csv_text([row], self._csv_columns, header=False))
+            self.out.append_text(PROGRESS_CSV, _csv_text([row], self._csv_columns, header=False))
         self._tensorboard(row)
+
+    def finish(self) -> None:
+        """The run ended: rows still on this node go to the run's directory."""
+        if isinstance(self.out, StagedLogs):
+            self.out.upload(last=True)
 
     def _tensorboard(self, row: Mapping[str, Any]) -> None:
         """TensorBoard scalars as V1's TBX logger writes them (``ray/tune/<key>`` at each

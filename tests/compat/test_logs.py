@@ -1,7 +1,11 @@
 """V1 log files as plain file operations."""
 
 import csv
+import io
 import json
+import os
+
+import pytest
 
 from compat_core.run.ledger import Record
 from compat_core.semantics import v1_logs
@@ -71,3 +75,77 @@ def test_an_earlier_runs_logs_are_set_aside_not_overwritten(tmp_path) -> None:
     assert not (tmp_path / "result.json").exists() and not (tmp_path / "progress.csv.1").exists()
     assert (tmp_path / "result.json.2").read_text() == '{"a": 1}\n'
     assert (tmp_path / "result.json.1").read_text() == '{"a": 0}\n'
+
+
+def bucket(name: str):
+    """A bucket on the S3-compatible server of the ``s3`` fixture, and the run directory in it."""
+    import pyarrow.fs as pafs
+
+    from compat_core.storage import RunStorage
+
+    filesystem, _ = pafs.FileSystem.from_uri(f"s3://{name}?allow_bucket_creation=true")
+    filesystem.create_dir(name)
+    return RunStorage(filesystem, f"{name}/experiment/run")
+
+
+def lines(storage, name="result.json"):
+    return [json.loads(line) for line in (storage.read_text(name) or "").splitlines()]
+
+
+@pytest.mark.one_pass
+def test_on_an_object_store_rows_are_appended_on_this_node_and_uploaded_each_period_and_at_the_end(s3) -> None:
+    """A row costs a local append, not a rewrite of the whole object: the object store sees
+    the files once per sync period (V1's SyncConfig.sync_period) and when the run ends."""
+    run = bucket("periods")
+    rows = v1_logs.V1Rows(start_time=99.0, config={}, trial_id="t")
+    live = v1_logs.LiveV1Logs(run, rows, sync_period_s=60.0, key="periods-run")
+    now = [0.0]
+    live.out._clock = lambda: now[0]  # the run's clock, moved by hand: a minute is a step here
+    live.out._uploaded_at = 0.0
+    for index in range(5):
+        live({0: Record(0, index, {"a": index}, False, False, 100.0 + index)})
+    assert not run.exists("result.json")  # five rows in the first minute: nothing uploaded yet
+    now[0] = 61.0
+    live({0: Record(0, 5, {"a": 5}, False, False, 105.0)})  # the first row after the period
+    assert [r["a"] for r in lines(run)] == [0, 1, 2, 3, 4, 5]
+    for index in range(6, 9):
+        live({0: Record(0, index, {"a": index}, False, False, 100.0 + index)})
+    assert len(lines(run)) == 6  # the next period has not passed
+    staged = os.path.join(v1_logs.STAGING_DIR, "periods-run")
+    assert os.path.isdir(staged)
+    live.finish()  # the run ended: everything uploaded, nothing left on this node
+    assert [r["a"] for r in lines(run)] == list(range(9))
+    assert [r["a"] for r in csv.DictReader(io.StringIO(run.read_text("progress.csv")))] == [str(i) for i in range(9)]
+    assert not os.path.exists(staged)
+
+
+@pytest.mark.one_pass
+def test_on_an_object_store_a_restarted_ledger_goes_on_from_this_nodes_rows_the_driver_uploads_a_lost_ones(s3) -> None:
+    import pickle
+
+    run = bucket("restarts")
+    (run.filesystem.open_output_stream(run.path("result.json"))).close()  # an empty file: a restored trial's
+    rows = v1_logs.V1Rows(start_time=99.0, config={}, trial_id="t")
+    sink = v1_logs.LiveV1Logs(run, rows, key="restarts-run")  # uploaded at the end only
+    opened = pickle.dumps(sink)  # as the journal keeps it
+    rounds = [{0: Record(0, i, {"a": i}, i == 3, False, 100.0 + i, checkpoint_dir_name="c" if i == 3 else None)}
+              for i in range(5)]  # fmt: skip
+    for round_ in rounds[:3]:
+        sink(round_)
+    # The host dies; the restarted one replays the handed-over rounds and goes on.
+    again = pickle.loads(opened)
+    for round_ in rounds[:3]:
+        again.replay(round_)
+    again.resume()
+    again(rounds[3])
+    assert lines(run) == []  # not uploaded yet
+    # It dies too, for good, before the run's end: the driver uploads what this node holds.
+    v1_logs.upload_staged(run, "restarts-run")
+    assert [(r["a"], r["training_iteration"]) for r in lines(run)] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert not os.path.exists(os.path.join(v1_logs.STAGING_DIR, "restarts-run"))
+    # A trial restored later (from its checkpoint, the 4th row) appends to what the store holds.
+    restored = v1_logs.LiveV1Logs(run, v1_logs.V1Rows(start_time=99.0, config={}, trial_id="t"), key="restored")
+    restored.rows.continue_after(run.read_text("result.json"))
+    restored(rounds[4])
+    restored.finish()
+    assert [(r["a"], r["training_iteration"]) for r in lines(run)] == [(i, i + 1) for i in range(5)]

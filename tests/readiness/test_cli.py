@@ -195,26 +195,6 @@ def test_the_command_line_entry_points(tmp_path) -> None:
         assert json.loads(done.stdout)["summary"]["jobs"]["total"] == 4
 
 
-@pytest.fixture
-def s3(monkeypatch):
-    """An S3-compatible server on loopback (moto's server mode), and the AWS variables that point
-    pyarrow's S3 filesystem at it, as a team points it at their own endpoint."""
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
-    }.items():
-        monkeypatch.setenv(name, value)
-    yield
-    server.stop()
-
-
 def test_runs_on_an_object_store_are_read_through_pyarrow(capsys, s3, tmp_path) -> None:
     import pyarrow.fs as pafs
 

@@ -199,10 +199,12 @@ class RoundDelivery:
             self._drain()
 
     def finish(self) -> None:
-        """The run ended: every complete round still held is delivered."""
+        """The run ended: every complete round still held is delivered, then the round sink,
+        if it can, finishes (``finish``: V1's logs staged on this node uploaded)."""
         with self._lock:
             self._finished = True
             self._drain(final=True)
+            self._call_sink_hook("finish")
         self._waiting.set()
         if self._thread is not None:
             self._thread.join()
