@@ -8,6 +8,7 @@ once, whichever door it came through; this module turns it into a ledger record.
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import socket
 import time
@@ -31,6 +32,9 @@ from compat_core.run.ledger.run import ARRIVAL_TIMEOUT_S
 CONFIRM_EVERY = 256
 CONFIRM_INTERVAL_S = 1.0
 CONFIRM_AT_MOST = 4096
+# A worker whose channel broke (the ledger's host died; Ray restarts it) asks the ledger for its
+# socket again at most this often, sending its records by actor calls meanwhile.
+RECONNECT_INTERVAL_S = 5.0
 # Environment the driver decided on, applied in every worker so both sides agree.
 _PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
 
@@ -79,6 +83,7 @@ class WorkerSession:
     _asked: Any = None  # the ledger's answer to stored_through, on its way
     _since_asked: int = 0  # records written to the socket since
     _asked_at: float = 0.0  # time.monotonic() then
+    _reconnect_at: float = -math.inf  # time.monotonic() when the worker last asked for a socket
     hostname: str = field(default_factory=socket.gethostname)
 
     @property
@@ -123,7 +128,27 @@ class WorkerSession:
             return
         if self.sender is not None and self.sender.broken:
             self.resend_unconfirmed()
+            self._reconnect()
         self.settings.ledger.send_record(record, job)
+
+    def _reconnect(self) -> None:
+        """The channel broke (its host died and Ray restarted it, with a socket of its own):
+        connect to the ledger's socket again, at most once per ``RECONNECT_INTERVAL_S``; until
+        then, and if it cannot, records go by actor calls."""
+        now = time.monotonic()
+        if now - self._reconnect_at < RECONNECT_INTERVAL_S:
+            return
+        self._reconnect_at = now
+        try:
+            address = self.settings.ledger.open_channel()
+        except Exception:  # the host is still restarting: next time
+            return
+        sender = channel.connect(address)
+        if sender is not None:
+            assert self.sender is not None
+            self.sender.close()
+            self.sender, self._asked, self._since_asked = sender, None, 0
+            channel.logger.info("compat's record channel reconnected to the ledger's restarted host")
 
     def _confirm(self) -> None:
         """Learn, without waiting, how far the ledger has stored this worker's records: the

@@ -220,32 +220,38 @@ def test_a_ledger_that_cannot_listen_sends_its_workers_to_actor_calls() -> None:
     assert len(ledger.close().records) == 1
 
 
-def test_what_a_host_that_died_had_not_stored_is_still_kept_by_the_worker() -> None:
-    """The ledger's host process dies (SIGKILL) while reading a worker's records: the worker
-    still keeps every record it wrote after the last one the ledger said it stored, and
-    forgets the ones before; with those it sends again (by actor calls, to the restarted host,
-    which knows from its journal what the dead one stored), nothing is lost."""
-    stored = os.path.join(ROOT, ".pytest-stored-" + str(os.getpid()))
+def listening_host(stored: str, dies_after: int = 0) -> tuple[subprocess.Popen, channel.Address]:
+    """A ledger host's process that only listens: it appends each record's index to ``stored``
+    and (``dies_after``) kills itself with SIGKILL after that many, as the OOM killer would."""
     script = (
-        "import os, signal, sys, threading\n"
+        "import os, signal, threading\n"
         "from compat_core.run import channel\n"
         "count = 0\n"
         "def deliver(message):\n"
         "    global count\n"
-        "    record, _ = message\n"
         f"    with open({stored!r}, 'a') as f:\n"
-        "        f.write(f'{record.index}\\n')\n"
+        "        f.write(f'{message[0].index}\\n')\n"
         "    count += 1\n"
-        "    if count == 7:\n"
-        "        os.kill(os.getpid(), signal.SIGKILL)  # the OOM killer, mid-run\n"
+        f"    if count == {dies_after}:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "listener = channel.Listener('127.0.0.1', deliver)\n"
         "print(repr(listener.address), flush=True)\n"
         "threading.Event().wait()\n"
     )
     env = {**os.environ, "PYTHONPATH": ROOT}
     host = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    return host, eval(host.stdout.readline())  # noqa: S307  # the address it printed
+
+
+def test_what_a_host_that_died_had_not_stored_is_still_kept_by_the_worker() -> None:
+    """The ledger's host process dies (SIGKILL) while reading a worker's records: the worker
+    still keeps every record it wrote after the last one the ledger said it stored, and
+    forgets the ones before; with those it sends again (by actor calls, to the restarted host,
+    which knows from its journal what the dead one stored), nothing is lost."""
+    stored = os.path.join(ROOT, ".pytest-stored-" + str(os.getpid()))
+    host, address = listening_host(stored, dies_after=7)
     try:
-        sender = channel.connect(eval(host.stdout.readline()))  # noqa: S307  # the address it printed
+        sender = channel.connect(address)
         sender.stored_through(0)
         written = [index for index in range(20) if sender.send((rec(0, index, step=index), None), index)]
         assert host.wait(timeout=30) == -9
@@ -292,3 +298,63 @@ def test_a_finishing_worker_waits_in_the_ledger_for_its_last_records_not_on_a_ti
     waiting.join(10)
     assert not waiting.is_alive() and answers == [2]
     assert ledger.stored_through(0, 0, 5, 0.2) == 2  # never arrive: the wait runs out
+
+
+def test_a_worker_whose_channel_broke_reconnects_to_the_restarted_hosts_socket(tmp_path) -> None:
+    """The ledger's host process dies (SIGKILL: its socket goes with it) and Ray restarts it:
+    the worker sends what the dead one had not confirmed, and the records of the moment, by
+    actor calls, then asks the restarted host for its socket and writes the rest there. Nothing
+    is lost."""
+    import time
+
+    from compat_core import switch
+    from compat_core.run.engine import EngineReport
+    from compat_core.run.worker import WorkerSession, WorkerSettings
+
+    stored = tmp_path / "stored"
+    first, address = listening_host(str(stored))
+    restarted = RunLedger(1)
+
+    class Ledger:
+        """The worker's ledger client: its calls reach the live host (the restarted one), as Ray's do."""
+
+        by_actor: list[int] = []
+
+        def open_channel(self):
+            return address if first.poll() is None else restarted.open_channel("127.0.0.1")
+
+        def send_record(self, record, job=None) -> None:
+            self.by_actor.append(record.index)
+            restarted.record(record)
+
+        def stored_through(self, attempt, rank, wanted, timeout_s):
+            return restarted.stored_through(attempt, rank, wanted, timeout_s)
+
+    ledger = Ledger()
+    settings = WorkerSettings(switch.mode_of(switch.V2), None, ledger, {}, False, False)
+    session = WorkerSession(settings, None, 0, 1, sender=channel.connect(ledger.open_channel()))
+
+    def report(index: int) -> None:
+        session.on_report(EngineReport({"step": index}, has_checkpoint=True))
+
+    try:
+        for index in range(5):
+            report(index)
+        deadline = time.monotonic() + 30
+        while (not stored.exists() or len(stored.read_text().split()) < 5) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        session.sender.stored_through(3)  # the host had said: records 0-2 are stored
+        first.kill()  # the OOM killer
+        assert first.wait(timeout=30) == -9
+        on_first = [int(line) for line in stored.read_text().split()]
+        for index in on_first:  # the restarted host rebuilds the run from the dead one's journal
+            restarted.record(rec(0, index, step=index))
+        for index in range(5, 40):
+            report(index)
+    finally:
+        first.kill()
+    assert restarted._listener is not None  # the worker asked the restarted host for its socket
+    # By actor calls: what the dead host had not confirmed (3, 4), the records of the break.
+    assert ledger.by_actor[:2] == [3, 4] and len(ledger.by_actor) <= 5, ledger.by_actor
+    session.drain(10.0)  # returns as soon as the restarted host has them all
+    assert sorted(r.index for r in restarted.close().records) == list(range(40))  # each once
