@@ -30,11 +30,11 @@ def checkpointed(config):
             )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--storage", default=tempfile.mkdtemp())
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     run = train.RunConfig(storage_path=args.storage)
     first = TorchTrainer(
         free_floating, train_loop_config={"epochs": args.epochs}, scaling_config=train.ScalingConfig(num_workers=2),
