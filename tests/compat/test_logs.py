@@ -3,7 +3,6 @@
 import csv
 import io
 import json
-import os
 
 import pytest
 
@@ -92,8 +91,15 @@ def lines(storage, name="result.json"):
     return [json.loads(line) for line in (storage.read_text(name) or "").splitlines()]
 
 
+@pytest.fixture
+def staging(tmp_path, monkeypatch):
+    """Where V1's logs for an object store are staged on this node: the test's own directory."""
+    monkeypatch.setattr(v1_logs, "STAGING_DIR", str(tmp_path / "staging"))
+    return tmp_path / "staging"
+
+
 @pytest.mark.one_pass
-def test_on_an_object_store_rows_are_appended_on_this_node_and_uploaded_each_period_and_at_the_end(s3) -> None:
+def test_on_an_object_store_rows_are_appended_on_this_node_and_uploaded_each_period_and_at_the_end(s3, staging) -> None:
     """A row costs a local append, not a rewrite of the whole object: the object store sees
     the files once per sync period (V1's SyncConfig.sync_period) and when the run ends."""
     run = bucket("periods")
@@ -111,16 +117,18 @@ def test_on_an_object_store_rows_are_appended_on_this_node_and_uploaded_each_per
     for index in range(6, 9):
         live({0: Record(0, index, {"a": index}, False, False, 100.0 + index)})
     assert len(lines(run)) == 6  # the next period has not passed
-    staged = os.path.join(v1_logs.STAGING_DIR, "periods-run")
-    assert os.path.isdir(staged)
+    staged = staging / "periods-run"
+    assert staged.is_dir() and len((staged / "result.json").read_text().splitlines()) == 9  # every row, here
     live.finish()  # the run ended: everything uploaded, nothing left on this node
     assert [r["a"] for r in lines(run)] == list(range(9))
     assert [r["a"] for r in csv.DictReader(io.StringIO(run.read_text("progress.csv")))] == [str(i) for i in range(9)]
-    assert not os.path.exists(staged)
+    assert not staged.exists()
 
 
 @pytest.mark.one_pass
-def test_on_an_object_store_a_restarted_ledger_goes_on_from_this_nodes_rows_the_driver_uploads_a_lost_ones(s3) -> None:
+def test_on_an_object_store_a_restarted_ledger_goes_on_from_this_nodes_rows_the_driver_uploads_a_lost_ones(
+    s3, staging
+) -> None:
     import pickle
 
     run = bucket("restarts")
@@ -142,7 +150,7 @@ def test_on_an_object_store_a_restarted_ledger_goes_on_from_this_nodes_rows_the_
     # It dies too, for good, before the run's end: the driver uploads what this node holds.
     v1_logs.upload_staged(run, "restarts-run")
     assert [(r["a"], r["training_iteration"]) for r in lines(run)] == [(0, 1), (1, 2), (2, 3), (3, 4)]
-    assert not os.path.exists(os.path.join(v1_logs.STAGING_DIR, "restarts-run"))
+    assert not (staging / "restarts-run").exists()
     # A trial restored later (from its checkpoint, the 4th row) appends to what the store holds.
     restored = v1_logs.LiveV1Logs(run, v1_logs.V1Rows(start_time=99.0, config={}, trial_id="t"), key="restored")
     restored.rows.continue_after(run.read_text("result.json"))
