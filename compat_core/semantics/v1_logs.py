@@ -88,13 +88,14 @@ def json_line(row: Mapping[str, Any]) -> str:
     return json.dumps(dict(row), default=_json_default) + "\n"
 
 
-def read_json_lines(target: Target, name: str) -> list[dict[str, Any]]:
-    """The rows of a file of :func:`json_line` lines (none when it does not exist)."""
-    text = storage_of(target).read_text(name)
+def read_json_lines(target: Target | StagedLogs, name: str) -> list[dict[str, Any]]:
+    """The rows of a file of :func:`json_line` lines (none when it does not exist); ``target``
+    may be :class:`StagedLogs` (the copy on this node)."""
+    text = (target if isinstance(target, StagedLogs) else storage_of(target)).read_text(name)
     return [json.loads(line) for line in (text or "").splitlines() if line.strip()]
 
 
-def read_result_json(target: Target) -> list[dict[str, Any]]:
+def read_result_json(target: Target | StagedLogs) -> list[dict[str, Any]]:
     return read_json_lines(target, RESULT_JSON)
 
 
@@ -318,7 +319,7 @@ class LiveV1Logs:
         """Take up in a restarted ledger after the rounds the lost one had handed over
         (:meth:`replay`): a round handed over again because the lost ledger died while writing
         it is written only if its row is not in the file yet."""
-        written = [json.loads(line) for line in (self.out.read_text(RESULT_JSON) or "").splitlines() if line.strip()]
+        written = read_result_json(self.out)
         self._written_through = max((int(r.get("training_iteration", 0)) for r in written[-1:]), default=0)
 
     def __call__(self, round_: Mapping[int, Record]) -> None:
