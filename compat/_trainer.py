@@ -345,6 +345,7 @@ class DataParallelTrainer:
                 else None
             ),
             round_sink=engine.round_sink(prepared),
+            rows=engine.round_rows(prepared, other_callbacks),
             retention=_retention(run, engine),
             first_checkpoint_index=prepared.first_checkpoint_index,
             vote_timeout_s=vote_timeout_s(),

@@ -8,9 +8,11 @@ local path. Nothing is written relative to the working directory.
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import re
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +55,22 @@ class RunStorage:
         self.filesystem.create_dir(self.run_dir, recursive=True)
         with self.filesystem.open_output_stream(self.path(name)) as f:
             f.write(text.encode())
+
+    def read_lines(self, name: str) -> Generator[str]:
+        """The lines of ``name``, streamed (none when it does not exist)."""
+        if not self.exists(name):
+            return
+        with self.filesystem.open_input_stream(self.path(name)) as f:
+            yield from io.TextIOWrapper(f, encoding="utf-8")
+
+    def write_lines(self, name: str, lines: Iterable[str]) -> None:
+        """``name`` written from ``lines`` as they come (never whole in memory)."""
+        self.filesystem.create_dir(self.run_dir, recursive=True)
+        with self.filesystem.open_output_stream(self.path(name)) as f:
+            text = io.TextIOWrapper(f, encoding="utf-8")
+            text.writelines(lines)
+            text.flush()
+            text.detach()  # the stream is closed by its own ``with``
 
     def appends(self) -> bool:
         """Whether the filesystem appends to a file (a local one, also under a sub-tree); an

@@ -98,9 +98,7 @@ def run_forwarding(run: Callable[[], Any], ledger: LedgerClient, report: Callabl
         # Fed by the ledger: each round as it is delivered; done: every round, once run() ended.
         rounds = ledger.delivered_since(CONSUMER, seen, done, 0.0 if done else WAIT_S)
         for round_ in rounds:
-            rank0 = round_[min(round_)]
-            checkpoint = next((r.checkpoint for _, r in sorted(round_.items()) if r.checkpoint is not None), None)
-            report(dict(rank0.metrics), checkpoint=checkpoint)
+            report(dict(round_.rank0.metrics), checkpoint=round_.checkpoint)
         seen += len(rounds)
         if done:
             break

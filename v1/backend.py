@@ -86,6 +86,9 @@ class V1Engine:
     def round_sink(self, prepared: PreparedRun) -> Any:
         return None  # Ray's V1 engine writes its own logs as it goes
 
+    def round_rows(self, prepared: PreparedRun, other_callbacks: list[Any]) -> Any:
+        return None  # Ray's V1 engine makes its rows itself
+
     def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list[Any]) -> tuple[str, ...]:
         return ()  # Ray's V1 engine feeds Tune and its callbacks itself
 

@@ -26,7 +26,7 @@ from compat_core.errors import CompatError
 from compat_core.patch import scoped_env
 from compat_core.releases import facts, standins
 from compat_core.run.engine import PreparedRun, TrainJob
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot, completed_rounds, round_dir_name
+from compat_core.run.ledger import LedgerClient, LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
 from compat_core.semantics.observed import V2Semantics
 from compat_core.semantics.restore import RestoreSpec
@@ -68,8 +68,9 @@ class V2Prepared(PreparedRun):
     storage_path: Any = None  # what Ray's RunConfig gets
     storage_filesystem: Any = None
     storage: RunStorage | None = None  # the run's directory (V1 semantics: the trial's)
-    rows: v1_logs.V1Rows | None = None
+    rows: v1_logs.V1Rows | None = None  # the ledger's copy makes the rows; this one, none
     row_params: dict[str, Any] = field(default_factory=dict)  # how ``rows`` was made, to make more
+    logged_before: int = 0  # the rows a restored trial's ``result.json`` held before this fit
     # V1's logs on an object store: how often they are uploaded, and their copies' key on this node.
     sync_period_s: float = math.inf
     staging_key: str = field(default_factory=lambda: uuid.uuid4().hex)
@@ -139,7 +140,17 @@ class V2Engine:
         p = prepared_of(prepared)
         if p.rows is None or p.storage is None:
             return None
-        return v1_logs.LiveV1Logs(p.storage, p.rows, p.sync_period_s, p.staging_key)
+        return v1_logs.LiveV1Logs(p.storage, p.sync_period_s, p.staging_key)
+
+    def round_rows(self, prepared: PreparedRun, other_callbacks: list[Any]) -> v1_logs.V1Rows | None:
+        """V1's logs' rows, which Ray Tune callbacks are given too (without V1's logs, rows
+        for those callbacks alone)."""
+        p = prepared_of(prepared)
+        if p.rows is not None and p.storage is not None:
+            return p.rows
+        if TuneCallbacks.CONSUMER in self.ledger_consumers(p, False, other_callbacks):
+            return v1_logs.V1Rows(**p.row_params)
+        return None
 
     def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list[Any]) -> tuple[str, ...]:
         """Inside a Tune trial, the forwarding of rounds to Tune; with Ray Tune callbacks (and
@@ -245,35 +256,42 @@ class V2Engine:
         p = prepared_of(job)
         if TuneCallbacks.CONSUMER not in self.ledger_consumers(p, False, job.other_callbacks) or p.storage is None:
             return None
-        rows = v1_logs.V1Rows(**p.row_params)
-        return TuneCallbacks(job.other_callbacks, job.ledger, p.storage, rows, dict(p.row_params["config"]))
+        return TuneCallbacks(
+            job.other_callbacks, job.ledger, p.storage, p.row_params["trial_id"], dict(p.row_params["config"])
+        )
 
-    def _v1_rows(self, p: V2Prepared, snapshot: LedgerSnapshot) -> list[dict[str, Any]] | None:
-        """Rank 0's V1 rows as the live logs wrote them (same maker, same rounds, same order),
-        with ``progress.csv`` rewritten with every key; None without V1's logs."""
+    def _logged(self, p: V2Prepared) -> v1_logs.LoggedRows | None:
+        """V1's rows as the run's logs hold them (the ledger made and wrote each as its round
+        completed), read back in one pass, with ``progress.csv`` rewritten with every key if a
+        key came after its first row; None without V1's logs."""
         if p.rows is None or p.storage is None:
             return None
         v1_logs.upload_staged(p.storage, p.staging_key)  # a ledger host lost for good left them
-        maker = v1_logs.V1Rows(**p.row_params)
-        # Each complete round's rank 0 record and directory, read one record at a time.
-        complete = completed_rounds(snapshot.iter_records(), snapshot.world_size)
-        rounds = sorted((key, ranks[0], round_dir_name(ranks)) for key, ranks in complete)
-        rows = [maker.row(rank0, dir_name) for _, rank0, dir_name in rounds]
-        if rows:
-            v1_logs.repair_progress_csv(p.storage)  # the live CSV has the first row's columns only
-        return rows
+        logged = v1_logs.read_logged(p.storage, skip=p.logged_before)
+        v1_logs.repair_progress_csv(p.storage, logged.columns)  # the live CSV has the first row's columns
+        return logged
+
+    def _logged_frame(self, p: V2Prepared, logged: v1_logs.LoggedRows) -> pd.DataFrame | None:
+        """V1's ``metrics_dataframe``: read back from ``progress.csv``, as V1 reads it (nested keys
+        flattened to ``a/b``, values as the CSV gives them); None when it holds no row."""
+        if p.storage is None or not logged.columns:
+            return None
+        with p.storage.filesystem.open_input_stream(p.storage.path(v1_logs.PROGRESS_CSV)) as f:
+            return pd.read_csv(f)
 
     def result_parts(
         self, job: TrainJob, raw: Any, snapshot: LedgerSnapshot, error: BaseException | None
     ) -> ResultParts:
         """V2's semantics: the kept checkpoints' metrics (V1's rows with ``keep_v1_logs``)."""
         p = prepared_of(job)
-        v1_rows = self._v1_rows(p, snapshot)
+        logged = self._logged(p)
+        v1_frame = self._logged_frame(p, logged) if logged is not None and logged.count else None
         rounds = snapshot.digest.checkpoint_rounds  # V2's semantics read the checkpoints' rounds only
         if raw is None:
-            outcome = V2Semantics().outcome(rounds, keep_v1_logs=v1_rows is not None)
-            frame_rows = v1_rows or outcome.dataframe_rows
-            frame = pd.DataFrame(frame_rows) if frame_rows else None
+            outcome = V2Semantics().outcome(rounds, keep_v1_logs=logged is not None)
+            frame = v1_frame
+            if frame is None and outcome.dataframe_rows:
+                frame = pd.DataFrame(outcome.dataframe_rows)
             return ResultParts(outcome.result_metrics, run_path(p), frame)
         best = list(raw.best_checkpoints or [])
         metrics, frame = raw.metrics, raw.metrics_dataframe
@@ -292,8 +310,8 @@ class V2Engine:
                 for ckpt, metrics in best
             ]
             revise = functools.partial(_with_validation, reported=reported)
-        if v1_rows is not None and (v1_rows or frame is None):
-            frame = pd.DataFrame(v1_rows) if v1_rows else None
+        if logged is not None and (logged.count or frame is None):
+            frame = v1_frame
         return ResultParts(metrics, raw.path, frame, best, reported, revise)
 
 

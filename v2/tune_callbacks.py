@@ -4,8 +4,9 @@ Raw V2 rejects ``RunConfig(callbacks=[<tune.Callback>])``, so experiment trackin
 W&B, Ray's CSV/JSON/TBX loggers, a custom ``on_trial_result``) silently ends the day a team
 flips. compat keeps them: a driver thread is fed complete rounds by the run ledger (a call
 that waits in the ledger for the next round) and calls each callback with one Tune
-``Trial`` standing for the run and rank 0's result with V1's auto-filled keys (the same
-rows as the V1 logs). Files the logger callbacks write go
+``Trial`` standing for the run and rank 0's result with V1's auto-filled keys: the row the
+ledger made for the round (the V1 logs' row, when they are kept). Files the logger callbacks
+write go
 to the trial's driver staging directory, as under V1, and are copied into the run
 directory, through its filesystem, when the run ends.
 """
@@ -20,7 +21,6 @@ from typing import Any
 
 from compat_core.releases import adapters
 from compat_core.run.ledger import CallbackFailure, LedgerClient
-from compat_core.semantics.v1_logs import V1Rows
 from compat_core.storage import RunStorage
 
 # The longest the callbacks' thread waits in the ledger for the next round (the run's end wakes
@@ -34,12 +34,12 @@ class TuneCallbacks:
     CONSUMER = "tune_callbacks"  # what it is called as a reader of the ledger's delivered rounds
 
     def __init__(
-        self, callbacks: list[Any], ledger: LedgerClient, storage: RunStorage, rows: V1Rows, config: dict[str, Any]
+        self, callbacks: list[Any], ledger: LedgerClient, storage: RunStorage, trial_id: str, config: dict[str, Any]
     ):
         self.callbacks = callbacks
         self.ledger = ledger
         self.storage = storage
-        self.rows = rows
+        self.trial_id = trial_id
         self.config = config
         self.failures: list[CallbackFailure] = []
         self._seen = 0
@@ -52,7 +52,7 @@ class TuneCallbacks:
 
         parent, name = os.path.split(self.storage.run_dir.rstrip("/"))
         context = adapters.v1_storage_context(parent, name, self.storage.filesystem)
-        self.trial = Trial("TorchTrainer", stub=True, config=self.config, trial_id=self.rows.trial_id, storage=context)
+        self.trial = Trial("TorchTrainer", stub=True, config=self.config, trial_id=self.trial_id, storage=context)
         os.makedirs(self.trial.local_path, exist_ok=True)
         self.trial.set_status(Trial.RUNNING)
         self._each("setup", stop=None, num_samples=1, total_num_samples=1)
@@ -89,7 +89,8 @@ class TuneCallbacks:
         except Exception:  # the run is ending; finish() asks once more
             return False
         for round_ in rounds:
-            result = self.rows.round_row(round_)
+            assert round_.row is not None, "the run's ledger makes rows for Tune callbacks (V2Engine.round_rows)"
+            result = dict(round_.row)  # a callback may change its result
             self.trial.run_metadata.last_result = result
             self._each("on_trial_result", self._seen, [self.trial], self.trial, result)
             self._seen += 1

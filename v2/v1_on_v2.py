@@ -13,7 +13,6 @@ remain are in docs/compatibility.md §28.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import posixpath
 import time
@@ -79,9 +78,11 @@ class V1OnV2Engine(V2Engine):
         config = {"train_loop_config": train_loop_config}
         row_params: dict[str, Any] = {"start_time": start_time, "config": config, "trial_id": trial_id}
         rows = v1_logs.V1Rows(**row_params)
-        first_index = 0
+        first_index = logged_before = 0
         if restoring is not None:  # the trial goes on: its logs and numbering too
-            rows.continue_after(trial_dir.read_text(v1_logs.RESULT_JSON) or "")
+            logged = trial_dir.read_text(v1_logs.RESULT_JSON) or ""
+            rows.continue_after(logged)
+            logged_before = v1_logs.count_rows(logged)
             first_index = _next_checkpoint_number(trial_dir)
         else:
             v1_logs.set_aside(trial_dir)
@@ -97,6 +98,7 @@ class V1OnV2Engine(V2Engine):
             storage=trial_dir,
             rows=rows,
             row_params=row_params,
+            logged_before=logged_before,
             sync_period_s=v1_logs.sync_period_s(run.sync_config),
         )
 
@@ -105,22 +107,29 @@ class V1OnV2Engine(V2Engine):
     ) -> ResultParts:
         """V1's semantics: every report of rank 0, as V1's engine gives them."""
         p = prepared_of(job)
-        rows = self._v1_rows(p, snapshot) or []
-        rounds = snapshot.digest.checkpoint_rounds  # what a checkpoint's validation changed
+        logged = self._logged(p)
+        assert logged is not None and p.rows is not None  # prepare() gave the run V1's logs
+        config = p.row_params["config"]
+        digest = snapshot.digest
+        rounds = digest.checkpoint_rounds  # what a checkpoint's validation changed
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
+        # The last row as the logs hold it, with rank 0's metrics as reported (when the logs
+        # have every round: a ledger host lost for good may have written fewer).
+        last_row = logged.last
+        if last_row is not None and digest.last_rank0 is not None and logged.count == digest.complete_rounds:
+            last_row = v1_logs.with_values(last_row, digest.last_rank0.metrics, config)
         # No report at all: V1's engine gives no dataframe for a failed run, an empty one for a
         # finished run (below, with its auto-filled keys as metrics).
-        frame = validated_dataframe(_progress_frame(p, rows), rounds) if rows else None
+        frame = self._logged_frame(p, logged) if logged.count else None
+        frame = validated_dataframe(frame, rounds) if frame is not None else None
         if raw is None:
-            return ResultParts(dict(rows[-1]) if rows else {}, run_path(p), frame)
-        row_of = {row["checkpoint_dir_name"]: row for row in rows if row.get("checkpoint_dir_name")}
+            return ResultParts(dict(last_row) if last_row else {}, run_path(p), frame)
         kept, statuses = ledger_validated(list(raw.best_checkpoints or []), rounds)
         # V1's kept checkpoints carry their report's row (auto-filled keys), validated.
-        best = [(c, {**row_of.get(checkpoint_dir_name(c), {}), **m}) for c, m in kept]
+        best = [(c, {**self._checkpoint_row(logged, by_dir, checkpoint_dir_name(c), config), **m}) for c, m in kept]
         reported = [ReportedCheckpoint(c, m, r.status) for (c, m), r in zip(best, statuses, strict=True)]
-        assert p.rows is not None  # made by prepare()
         # Tune's tag of the one trial; no report: V1's auto-filled keys alone.
-        last = {**rows[-1], "experiment_tag": "0"} if rows else p.rows.finished_without_reports(time.time())
+        last = {**last_row, "experiment_tag": "0"} if last_row else p.rows.finished_without_reports(time.time())
         last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
         return ResultParts(
             metrics=merge_validation(last, last_round.validation) if last and last_round else last,
@@ -129,6 +138,18 @@ class V1OnV2Engine(V2Engine):
             best_checkpoints=best,
             reported_checkpoints=reported,
         )
+
+    @staticmethod
+    def _checkpoint_row(
+        logged: v1_logs.LoggedRows, by_dir: dict[str, Any], name: str, config: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The row of the round that wrote checkpoint ``name``, as the logs hold it, with rank 0's
+        metrics as reported; none when the logs do not have it."""
+        row = logged.by_checkpoint.get(name)
+        if row is None:
+            return {}
+        round_ = by_dir.get(name)
+        return v1_logs.with_values(row, round_.rank0_metrics if round_ is not None else {}, config)
 
 
 class V1OnV2WorkerSide(V2WorkerSide):
@@ -149,13 +170,6 @@ class V1OnV2WorkerSide(V2WorkerSide):
 
     def _checkpoint_round_reached_ray(self) -> None:
         self.next_checkpoint_index += 1
-
-
-def _progress_frame(p: V2Prepared, rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The dataframe as V1 builds it: read back from ``progress.csv`` (nested keys flattened to
-    ``a/b``, values as the CSV gives them)."""
-    text = p.storage.read_text(v1_logs.PROGRESS_CSV) if p.storage is not None else None
-    return pd.read_csv(io.StringIO(text)) if text else pd.DataFrame(rows)
 
 
 def _v1_trial(

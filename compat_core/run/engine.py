@@ -161,8 +161,15 @@ class Engine(Protocol):
         trainer hands the result back in ``TrainJob.prepared``."""
         ...
 
-    def round_sink(self, prepared: PreparedRun) -> Callable[[dict[int, Any]], None] | None:
-        """Called by the ledger with each complete round, in order (e.g. live logs)."""
+    def round_sink(self, prepared: PreparedRun) -> Callable[[Any], None] | None:
+        """Called by the ledger with each complete round (``DeliveredRound``), in order (e.g.
+        live logs)."""
+        ...
+
+    def round_rows(self, prepared: PreparedRun, other_callbacks: list[Any]) -> Any:
+        """The maker of V1's row of each round (``v1_logs.V1Rows``) when the round sink or a
+        consumer on the driver needs them: the ledger makes each round's row with it, once, for
+        all of them. None: no rows."""
         ...
 
     def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list[Any]) -> tuple[str, ...]:

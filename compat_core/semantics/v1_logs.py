@@ -3,14 +3,16 @@
 Ray V1 (Tune's CSV logger) freezes the CSV columns at the first report, so a key first
 reported later is missing from every row. :func:`repair_progress_csv` rewrites the CSV
 from ``result.json`` with every key. :class:`LiveV1Logs` writes both files as each round
-completes, for compat's ``keep_v1_logs`` opt-in under v2, with the rows
-:class:`V1Rows` makes (V1's auto-filled keys).
+completes, for compat's ``keep_v1_logs`` opt-in under v2 and V1's semantics on V2's engine,
+with the rows :class:`V1Rows` makes (V1's auto-filled keys) in the run ledger, once per round;
+the driver reads them back (:func:`read_logged`), never makes them again.
 
 A target is a :class:`compat_core.storage.RunStorage` or a local directory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -21,14 +23,15 @@ import socket
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import pyarrow.fs as pafs
 
 from compat_core.run.channel import node_ip
-from compat_core.run.ledger import Record, round_dir_name
+from compat_core.run.ledger import DeliveredRound, Record, round_dir_name
 from compat_core.storage import RunStorage
 
 PROGRESS_CSV = "progress.csv"
@@ -88,28 +91,94 @@ def json_line(row: Mapping[str, Any]) -> str:
     return json.dumps(dict(row), default=_json_default) + "\n"
 
 
+def _out(target: Target | StagedLogs) -> RunStorage | StagedLogs:
+    return target if isinstance(target, StagedLogs) else storage_of(target)
+
+
+def iter_json_lines(target: Target | StagedLogs, name: str) -> Iterator[dict[str, Any]]:
+    """The rows of a file of :func:`json_line` lines, read as they come (none when it does not
+    exist); ``target`` may be :class:`StagedLogs` (the copy on this node)."""
+    for line in _out(target).read_lines(name):
+        if line.strip():
+            yield json.loads(line)
+
+
 def read_json_lines(target: Target | StagedLogs, name: str) -> list[dict[str, Any]]:
-    """The rows of a file of :func:`json_line` lines (none when it does not exist); ``target``
-    may be :class:`StagedLogs` (the copy on this node)."""
-    text = (target if isinstance(target, StagedLogs) else storage_of(target)).read_text(name)
-    return [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+    return list(iter_json_lines(target, name))
 
 
 def read_result_json(target: Target | StagedLogs) -> list[dict[str, Any]]:
     return read_json_lines(target, RESULT_JSON)
 
 
-def repair_progress_csv(target: Target) -> bool:
-    """Rewrite ``progress.csv`` from ``result.json`` with every key. True if it changed."""
-    storage = storage_of(target)
-    rows = read_result_json(storage)
-    if not rows:
+def repair_progress_csv(target: Target | StagedLogs, every: Sequence[str] | None = None) -> bool:
+    """Rewrite ``progress.csv`` from ``result.json`` with every key (``every``: the flattened
+    keys of every row, in order of first appearance, when the caller has them), unless its
+    header has them all already. True if it changed. Streamed: no row is held."""
+    out = _out(target)
+    every = list(every) if every is not None else columns(flatten(r) for r in iter_json_lines(out, RESULT_JSON))
+    if not every:
+        with contextlib.closing(iter_json_lines(out, RESULT_JSON)) as rows:
+            if next(rows, None) is None:
+                return False  # no row: no CSV
+    if csv_header(out) == every:
         return False
-    text = _csv_text(rows)
-    if storage.read_text(PROGRESS_CSV) == text:
-        return False
-    storage.write_text(PROGRESS_CSV, text)
+    out.write_lines(PROGRESS_CSV, _csv_lines(iter_json_lines(out, RESULT_JSON), every))
     return True
+
+
+def csv_header(target: Target | StagedLogs) -> list[str] | None:
+    """The columns ``progress.csv`` has (None when it does not exist or is empty)."""
+    with contextlib.closing(_out(target).read_lines(PROGRESS_CSV)) as lines:
+        first = next(lines, None)
+    return next(csv.reader([first])) if first else None
+
+
+def _csv_lines(rows: Iterable[Mapping[str, Any]], fieldnames: list[str]) -> Iterator[str]:
+    """The CSV of ``rows`` (header first), a batch of lines at a time."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fieldnames, restval="", extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(flatten(row))
+        if buffer.tell() > 1 << 16:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+@dataclass
+class LoggedRows:
+    """What the driver reads back of V1's rows from ``result.json`` (one pass; memory holds the
+    checkpoints' rows, not every row): the rows of this ``fit()`` (after the ``skip`` an earlier
+    ``fit()`` of a restored trial wrote), its last, and each checkpoint's by its directory's
+    name; and the flattened keys of every row in the file, for :func:`repair_progress_csv`."""
+
+    count: int = 0
+    last: dict[str, Any] | None = None
+    by_checkpoint: dict[str, dict[str, Any]] = field(default_factory=dict)
+    columns: list[str] = field(default_factory=list)
+
+
+def read_logged(target: Target | StagedLogs, skip: int = 0) -> LoggedRows:
+    logged = LoggedRows()
+    seen: dict[str, None] = {}
+    for position, row in enumerate(iter_json_lines(target, RESULT_JSON)):
+        seen.update(dict.fromkeys(flatten(row)))
+        if position < skip:
+            continue
+        logged.count += 1
+        logged.last = row
+        if row.get("checkpoint_dir_name"):
+            logged.by_checkpoint[str(row["checkpoint_dir_name"])] = row
+    logged.columns = list(seen)
+    return logged
+
+
+def count_rows(result_json: str | None) -> int:
+    """How many rows a ``result.json``'s text holds."""
+    return sum(1 for line in (result_json or "").splitlines() if line.strip())
 
 
 def set_aside(storage: RunStorage) -> None:
@@ -125,10 +194,27 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+# The keys :meth:`V1Rows.row` fills in over a metric of the same name (``should_checkpoint``
+# too, on a checkpoint's row).
+ROW_KEYS = AUTO_KEYS - {"experiment_tag", "should_checkpoint"}
+
+
+def with_values(logged: Mapping[str, Any], metrics: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """A row as ``result.json`` holds it, with rank 0's ``metrics`` and the run's ``config`` as
+    reported (JSON keeps neither a tuple nor an array, nor a key that is not a string): the row
+    :meth:`V1Rows.row` made, keys in its order."""
+    filled = ROW_KEYS | ({"should_checkpoint"} if logged.get("checkpoint_dir_name") is not None else set())
+    row = dict(metrics)
+    row.update((key, value) for key, value in logged.items() if key in filled)
+    row["config"] = dict(config)
+    return row
+
+
 class V1Rows:
     """Makes rank 0's rows with V1's auto-filled keys, one round at a time, as V1's session
     adds them. ``training_iteration`` and ``time_total_s`` run across attempts;
-    ``iterations_since_restore`` and ``time_since_restore`` start again at each attempt."""
+    ``iterations_since_restore`` and ``time_since_restore`` start again at each attempt.
+    The run ledger owns the one that numbers a run's rounds (``RunLedger(rows=...)``)."""
 
     def __init__(self, *, start_time: float, config: Mapping[str, Any], trial_id: str) -> None:
         self.start_time = start_time
@@ -248,9 +334,18 @@ class StagedLogs:
         with open(path) as f:
             return f.read()
 
+    def read_lines(self, name: str) -> Generator[str]:
+        path = self._copy(name)
+        if os.path.exists(path):
+            with open(path) as f:
+                yield from f
+
     def write_text(self, name: str, text: str) -> None:
+        self.write_lines(name, [text])
+
+    def write_lines(self, name: str, lines: Iterable[str]) -> None:
         with open(self._copy(name), "w") as f:
-            f.write(text)
+            f.writelines(lines)
         self._changed_now(name)
 
     def append_text(self, name: str, text: str) -> None:
@@ -289,16 +384,17 @@ def upload_staged(storage: RunStorage, key: str) -> None:
 
 
 class LiveV1Logs:
-    """The ledger's round sink under v2 with ``keep_v1_logs``: one row per complete round,
-    appended to ``result.json`` and ``progress.csv`` as it completes. The CSV's columns are
-    the first row's, as V1 writes it live; the engine's :func:`repair_progress_csv` rewrites it
-    with every key when the run ends. On a filesystem without appends (an object store) the
-    rows go to :class:`StagedLogs`, uploaded every ``sync_period_s`` and at the end
+    """The ledger's round sink under v2 with ``keep_v1_logs`` (and V1's semantics on V2's
+    engine): each complete round's row (made by the ledger, :class:`V1Rows`) appended to
+    ``result.json`` and ``progress.csv`` as it completes. The CSV's columns are the first row's,
+    as V1 writes it live; the engine's :func:`repair_progress_csv` rewrites it with every key
+    when the run ends, if a key came later (a restored trial's CSV goes on under the header it
+    has, as V1's CSV logger goes on). On a filesystem without appends (an object store)
+    the rows go to :class:`StagedLogs`, uploaded every ``sync_period_s`` and at the end
     (:meth:`finish`)."""
 
-    def __init__(self, storage: RunStorage, rows: V1Rows, sync_period_s: float = math.inf, key: str = "") -> None:
+    def __init__(self, storage: RunStorage, sync_period_s: float = math.inf, key: str = "") -> None:
         self.storage = storage
-        self.rows = rows
         # Where the rows go: the run's directory, or copies uploaded from time to time (``key``:
         # the run's, :func:`upload_staged` finds them by it).
         self.out: RunStorage | StagedLogs = (
@@ -308,12 +404,11 @@ class LiveV1Logs:
         self._events: Any = None
         self._written_through = 0  # a restarted ledger's: the last row the lost one had written
 
-    def replay(self, round_: Mapping[int, Record]) -> None:
-        """In a restarted ledger, a round the lost one had handed over: its row is made again
-        (to number on), not written."""
-        row = self.rows.round_row(round_)
+    def replay(self, round_: DeliveredRound) -> None:
+        """In a restarted ledger, a round the lost one had handed over: not written again (its
+        row, made again to number on, gives the CSV's columns)."""
         if self._csv_columns is None:
-            self._csv_columns = list(flatten(row))
+            self._csv_columns = csv_header(self.out) or list(flatten(_row_of(round_)))
 
     def resume(self) -> None:
         """Take up in a restarted ledger after the rounds the lost one had handed over
@@ -322,11 +417,13 @@ class LiveV1Logs:
         written = read_result_json(self.out)
         self._written_through = max((int(r.get("training_iteration", 0)) for r in written[-1:]), default=0)
 
-    def __call__(self, round_: Mapping[int, Record]) -> None:
-        row = self.rows.round_row(round_)
+    def __call__(self, round_: DeliveredRound) -> None:
+        row = _row_of(round_)
         if row["training_iteration"] <= self._written_through:
             return  # written by the lost ledger just before it died
         self.out.append_text(RESULT_JSON, json_line(row))
+        if self._csv_columns is None:
+            self._csv_columns = csv_header(self.out)  # a restored trial's: its rows go on under it
         if self._csv_columns is None:
             self._csv_columns = list(flatten(row))
             self.out.write_text(PROGRESS_CSV, _csv_text([row], self._csv_columns))
@@ -353,6 +450,12 @@ class LiveV1Logs:
                 continue
             self._events.add_scalar(f"ray/tune/{key}", value, global_step=step)
         self._events.flush()
+
+
+def _row_of(round_: DeliveredRound) -> dict[str, Any]:
+    if round_.row is None:
+        raise ValueError("LiveV1Logs needs each round's V1 row: open the run's ledger with rows=V1Rows(...)")
+    return round_.row
 
 
 def _event_writer(storage: RunStorage) -> Any:

@@ -104,6 +104,9 @@ class FakeEngine:
     def round_sink(self, prepared: PreparedRun) -> None:
         return None
 
+    def round_rows(self, prepared: PreparedRun, other_callbacks: list) -> None:
+        return None
+
     def ledger_consumers(self, prepared: PreparedRun, in_trial: bool, other_callbacks: list) -> tuple[str, ...]:
         return ()
 

@@ -244,7 +244,7 @@ def test_a_ledger_rebuilt_after_its_host_died_anywhere_ends_as_one_that_never_di
 
 
 def round_keys(round_) -> list:
-    return sorted((r.attempt, r.index, r.rank) for r in round_.values())
+    return sorted((r.attempt, r.index, r.rank) for r in round_.records.values())
 
 
 class Reader:

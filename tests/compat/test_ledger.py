@@ -249,7 +249,7 @@ def test_round_sink_sees_complete_rounds_in_order_and_its_failure_is_reported() 
     seen = []
 
     def sink(round_):
-        seen.append(round_[0].metrics["a"])
+        seen.append(round_.rank0.metrics["a"])
         if len(seen) == 2:
             raise OSError("disk full")
 
@@ -465,7 +465,7 @@ def test_the_drivers_last_poll_gets_every_complete_round_while_a_slow_sink_holds
     for index in range(3):
         ledger.record(rec(0, index, a=index))
     assert len(ledger.delivered_since("tune", 0)) < 3  # the sink is still busy with round 0
-    assert [r[0].metrics["a"] for r in ledger.delivered_since("tune", 0, flush=True)] == [0, 1, 2]
+    assert [r.rank0.metrics["a"] for r in ledger.delivered_since("tune", 0, flush=True)] == [0, 1, 2]
     ledger.close()
 
 
@@ -503,7 +503,7 @@ def test_a_consumer_is_fed_each_round_as_it_is_delivered_not_on_a_timer() -> Non
     assert waiting.is_alive()  # nothing delivered yet: it waits
     ledger.record(rec(0, 0, a=1))
     waiting.join(10)
-    assert not waiting.is_alive() and [r[0].metrics for r in fed["first"]] == [{"a": 1}]
+    assert not waiting.is_alive() and [r.rank0.metrics for r in fed["first"]] == [{"a": 1}]
     woken = threading.Thread(target=lambda: fed.update(second=ledger.delivered_since("tune", 1, False, 60.0)))
     woken.start()
     for _ in range(50):  # until it waits, then is woken
@@ -514,7 +514,7 @@ def test_a_consumer_is_fed_each_round_as_it_is_delivered_not_on_a_timer() -> Non
     assert not woken.is_alive() and fed["second"] == []
     ledger.record(rec(0, 1, a=2))
     delivered(ledger, 2)
-    assert [r[0].metrics for r in ledger.delivered_since("tune", 1)] == [{"a": 2}]  # without a wait: at once
+    assert [r.rank0.metrics for r in ledger.delivered_since("tune", 1)] == [{"a": 2}]  # without a wait: at once
 
 
 def test_delivered_rounds_stay_only_until_every_consumer_named_has_read_them() -> None:
@@ -534,10 +534,50 @@ def test_delivered_rounds_stay_only_until_every_consumer_named_has_read_them() -
     assert len(ledger.delivered_since("tune", 0)) == 10
     assert len(ledger.delivered_since("tune", 8)) == 2  # "tune" read 8: "tune_callbacks" has read none
     assert len(ledger._delivery.delivered._items) == 10
-    assert [r[0].metrics["a"] for r in ledger.delivered_since("tune_callbacks", 6)] == [6, 7, 8, 9]
+    assert [r.rank0.metrics["a"] for r in ledger.delivered_since("tune_callbacks", 6)] == [6, 7, 8, 9]
     assert len(ledger._delivery.delivered._items) == 4  # rounds 6-9: read by one consumer, not the other
-    assert [r[0].metrics["a"] for r in ledger.delivered_since("tune", 10)] == []
+    assert [r.rank0.metrics["a"] for r in ledger.delivered_since("tune", 10)] == []
     assert len(ledger._delivery.delivered._items) == 4
     ledger.delivered_since("tune_callbacks", 10)
     assert ledger._delivery.delivered._items == []
     ledger.close()
+
+
+def test_a_rounds_v1_row_is_made_once_by_the_ledger_for_the_sink_and_every_consumer() -> None:
+    """One maker of V1's rows per run, in the ledger: the live logs (the round sink) and Ray
+    Tune's callbacks on the driver (a consumer) get the same row, made once per round, and a
+    consumer reads the rows the sink wrote, numbered as they were."""
+    from compat_core.semantics.v1_logs import V1Rows
+
+    class CountingRows(V1Rows):
+        made = 0
+
+        def round_row(self, round_):
+            CountingRows.made += 1
+            return super().round_row(round_)
+
+    written = []
+    ledger = RunLedger(
+        2,
+        round_sink=lambda round_: written.append(round_.row),
+        rows=CountingRows(start_time=1.8e9 - 1, config={}, trial_id="t"),
+        consumers=("tune_callbacks",),
+    )
+    for index in range(5):
+        for rank in (1, 0):
+            ledger.record(Record(rank, index, {"a": index, "rank": rank}, False, False, 1.8e9 + index))
+    fed = ledger.delivered_since("tune_callbacks", 0, flush=True)
+    ledger.close()
+    assert CountingRows.made == 5  # one row per round, not one per reader
+    assert [r.row for r in fed] == written
+    assert [(row["a"], row["rank"], row["training_iteration"]) for row in written] == [(i, 0, i + 1) for i in range(5)]
+
+
+def test_without_a_maker_of_rows_a_round_carries_none_and_the_live_logs_say_what_is_missing(tmp_path) -> None:
+    from compat_core.semantics import v1_logs
+
+    ledger = RunLedger(1, round_sink=v1_logs.LiveV1Logs(v1_logs.storage_of(tmp_path)), consumers=("tune",))
+    ledger.record(rec(0, 0, a=1))
+    assert [r.row for r in ledger.delivered_since("tune", 0, flush=True)] == [None]
+    failures = ledger.close().callback_failures
+    assert [f.hook for f in failures] == ["__call__"] and "rows=V1Rows" in failures[0].error

@@ -18,6 +18,7 @@ without a cluster.
 from compat_core.run.ledger.host import LedgerClient, ledger_concurrency, open_ledger
 from compat_core.run.ledger.records import (
     CallbackFailure,
+    DeliveredRound,
     LedgerSnapshot,
     Record,
     RoundKey,
@@ -32,6 +33,7 @@ from compat_core.run.ledger.validating import ValidationRunner, ray_validation_r
 
 __all__ = [
     "CallbackFailure",
+    "DeliveredRound",
     "LedgerClient",
     "LedgerSnapshot",
     "Record",

@@ -1,6 +1,7 @@
-"""Complete rounds delivered in order, across attempts, to the round sink (V1's live logs)
-and the user's callbacks, as V2's controller calls them: ``after_report`` once per round,
-``after_exception`` once per failed attempt, after that attempt's rounds.
+"""Complete rounds delivered in order, across attempts, to the round sink (V1's live logs),
+the user's callbacks, as V2's controller calls them (``after_report`` once per round,
+``after_exception`` once per failed attempt, after that attempt's rounds), and the driver's
+consumers. A round's V1 row, when the run makes them, is made here, once, for all of them.
 
 Delivery's one lock orders everything handed to callbacks; what was delivered and the
 callbacks' failures are kept in small logs of their own, readable while a callback runs.
@@ -11,9 +12,23 @@ from __future__ import annotations
 import threading
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from compat_core.run.ledger.records import CallbackFailure, Record, RoundKey
+from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, Record, RoundKey
+
+
+class RowMaker(Protocol):
+    """Makes rank 0's V1 row of each round, in delivery order (``v1_logs.V1Rows``: its numbering
+    runs on from round to round, so each round goes through it exactly once)."""
+
+    def round_row(self, round_: dict[int, Record]) -> dict[str, Any]: ...
+
+
+class RoundSink(Protocol):
+    """Called with each delivered round (V1's live logs); it may also have ``replay(round_)``
+    (a restarted host's rounds the lost one had handed over), ``resume()`` and ``finish()``."""
+
+    def __call__(self, round_: DeliveredRound) -> None: ...
 
 
 class Log:
@@ -43,13 +58,13 @@ class Feed:
     def __init__(self, consumers: tuple[str, ...] = (), log: Callable[..., object] | None = None) -> None:
         self._read = dict.fromkeys(consumers, 0)  # consumer -> rounds it has read
         self._log = log  # journals each consumer's progress: a restarted host keeps what it has not read
-        self._items: list[Any] = []
+        self._items: list[DeliveredRound] = []
         self._first = 0  # the position of _items[0]: the rounds before it every consumer read
         self._count = 0  # rounds delivered
         self._changed = threading.Condition()
         self._wakes = 0  # wake() calls so far
 
-    def append(self, item: Any) -> None:
+    def append(self, item: DeliveredRound) -> None:
         with self._changed:
             self._count += 1
             if self._read:
@@ -64,7 +79,7 @@ class Feed:
     def has_consumers(self) -> bool:
         return bool(self._read)
 
-    def since(self, consumer: str, count: int, wait_s: float = 0.0) -> list[Any]:
+    def since(self, consumer: str, count: int, wait_s: float = 0.0) -> list[DeliveredRound]:
         """The rounds after the first ``count`` (``consumer`` has read those: they may go);
         when there are none yet, wait up to ``wait_s`` for one (or a :meth:`wake`)."""
         with self._changed:
@@ -119,18 +134,20 @@ class RoundDelivery:
         world_size: int,
         callbacks: list[Any],
         run_context: Any,
-        round_sink: Callable[[dict[int, Record]], None] | None,
+        round_sink: RoundSink | None,
         log: Callable[..., object] | None = None,
         consumers: tuple[str, ...] = (),
+        rows: RowMaker | None = None,
     ) -> None:
         self.world_size = world_size
         self.callbacks = callbacks
         self._run_context = run_context
         self._round_sink = round_sink
+        self._rows = rows
         # Journals each round handed over, and each attempt's after_exception, once the sink
         # and callbacks returned: a restarted host hands over only what follows.
         self._log = log
-        self.delivered = Feed(consumers, log)  # dict[int, Record] per round, in delivery order
+        self.delivered = Feed(consumers, log)  # DeliveredRound, in delivery order
         self.failures = Log()  # CallbackFailure, in the order they happened
         self._complete: dict[RoundKey, dict[int, Record]] = {}
         self._next: RoundKey = (0, 0)
@@ -174,11 +191,13 @@ class RoundDelivery:
 
     def replayed(self, key: RoundKey, round_: dict[int, Record]) -> None:
         """A round a lost host had handed over (from its journal, in order): delivered without
-        calling anyone again; the round sink, if it can, takes note (``replay``)."""
+        calling anyone again (its row made again, to number on); the round sink, if it can,
+        takes note (``replay``)."""
         with self._lock:
-            self.delivered.append(round_)
+            delivered = self._delivered(key, round_)
+            self.delivered.append(delivered)
             self._next = (key[0], key[1] + 1)
-            self._call_sink_hook("replay", round_)
+            self._call_sink_hook("replay", delivered)
 
     def restore(self, failed_attempts: set[int]) -> None:
         """After the lost host's rounds were :meth:`replayed`: the attempts it had called
@@ -243,10 +262,16 @@ class RoundDelivery:
                 return
             self._next = (min(later), 0)
 
+    def _delivered(self, key: RoundKey, round_: dict[int, Record]) -> DeliveredRound:
+        row = self._rows.round_row(round_) if self._rows is not None else None
+        return DeliveredRound(key, round_, row)
+
     def _deliver(self, key: RoundKey, round_: dict[int, Record]) -> None:
-        """The round to the sink and every callback, then to the log of delivered rounds."""
+        """The round (with its row, made once) to the sink and every callback, then to the
+        driver's consumers."""
+        delivered = self._delivered(key, round_)
         if self._round_sink is not None:
-            self._call(self._round_sink, "__call__", key[1], round_)
+            self._call(self._round_sink, "__call__", key[1], delivered)
         if self.callbacks:
             records = [round_[i] for i in range(self.world_size)]
             metrics = [dict(r.metrics) for r in records]
@@ -255,7 +280,7 @@ class RoundDelivery:
                 self._call(callback, "after_report", key[1], self._run_context, metrics, checkpoint)
         if self._log is not None and self.feeds_anyone():
             self._log("delivered", key)
-        self.delivered.append(round_)
+        self.delivered.append(delivered)
 
     def _call(self, callback: Any, hook: str, index: int | None, *args: Any) -> None:
         try:

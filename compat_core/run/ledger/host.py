@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from compat_core.releases import standins
 from compat_core.run.ledger import journal
-from compat_core.run.ledger.records import CallbackFailure, LedgerSnapshot, Record
+from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
 from compat_core.run.ledger.run import RunLedger, recover
 
 if TYPE_CHECKING:
@@ -256,8 +256,8 @@ class LedgerClient:
 
     def delivered_since(
         self, consumer: str, count: int, flush: bool = False, wait_s: float = 0.0
-    ) -> list[dict[int, Record]]:
-        return cast(list[dict[int, Record]], self._ask(RunLedger.delivered_since, consumer, count, flush, wait_s))
+    ) -> list[DeliveredRound]:
+        return cast(list[DeliveredRound], self._ask(RunLedger.delivered_since, consumer, count, flush, wait_s))
 
     def wake_consumers(self) -> None:
         """Without waiting."""

@@ -53,6 +53,27 @@ class Record:
         return (self.attempt, self.index)
 
 
+@dataclass(frozen=True)
+class DeliveredRound:
+    """A complete round as the ledger hands it on, in delivery order, to the round sink and the
+    driver's consumers: every rank's record and, when the run makes them, rank 0's V1 row (V1's
+    auto-filled keys), made once, by the ledger, for all of them."""
+
+    key: RoundKey
+    records: dict[int, Record]
+    row: dict[str, Any] | None = None
+
+    @property
+    def rank0(self) -> Record:
+        return self.records[min(self.records)]
+
+    @property
+    def checkpoint(self) -> Any:
+        """The round's checkpoint: the first rank's (in rank order) that passed one."""
+        ranked = (self.records[rank] for rank in sorted(self.records))
+        return next((r.checkpoint for r in ranked if r.checkpoint is not None), None)
+
+
 @dataclass
 class CallbackFailure:
     callback: str
@@ -163,6 +184,10 @@ class RecordDigest:
     non_finite: dict[str, tuple[int, tuple[int, int, int]]]
     # The checkpoint of the first record (as journaled) that carried one.
     first_checkpoint: Any
+    # Every complete round (as the ledger delivers them: a round after a gap too), how many,
+    # and rank 0's record of the last.
+    complete_rounds: int = 0
+    last_rank0: Record | None = None
 
 
 def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKey, ValidationOutcome]) -> RecordDigest:
@@ -174,6 +199,8 @@ def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKe
     key_sets: dict[tuple[int, tuple[str, ...]], int] = {}  # (attempt, rank 0's keys) -> first round
     non_finite: dict[str, tuple[int, tuple[int, int, int]]] = {}
     first_checkpoint = None
+    complete = 0
+    last: tuple[RoundKey, Record] | None = None
 
     def read(record: Record) -> None:
         nonlocal first_checkpoint
@@ -186,6 +213,9 @@ def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKe
             non_finite[key] = (count + 1, min(first, at))
 
     for (attempt, index), round_ in completed_rounds(records, world_size, read):
+        complete += 1
+        if last is None or (attempt, index) > last[0]:
+            last = ((attempt, index), round_[0])
         seen = (attempt, tuple(round_[0].metrics))
         key_sets[seen] = min(index, key_sets.get(seen, index))
         if any(r.has_checkpoint for r in round_.values()):
@@ -205,6 +235,8 @@ def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKe
         rank0_keys=frozenset(k for (attempt, keys), index in key_sets.items() if counted(attempt, index) for k in keys),
         non_finite=non_finite,
         first_checkpoint=first_checkpoint,
+        complete_rounds=complete,
+        last_rank0=last[1] if last is not None else None,
     )
 
 

@@ -10,16 +10,15 @@ plain code, tested without a cluster.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from compat_core import messages
 from compat_core.errors import WorkerLostError
 from compat_core.run import channel
 from compat_core.run.ledger import checkpoints, journal
-from compat_core.run.ledger.delivery import RoundDelivery
+from compat_core.run.ledger.delivery import RoundDelivery, RoundSink, RowMaker
 from compat_core.run.ledger.journal import Journal
-from compat_core.run.ledger.records import CallbackFailure, LedgerSnapshot, Record, RecordStore
+from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record, RecordStore
 from compat_core.run.ledger.validating import ValidationRunner, Validations
 from compat_core.run.ledger.votes import FreeRoundVote
 from compat_core.semantics.rounds import CheckpointStatus, Retention
@@ -68,8 +67,10 @@ class RunLedger:
     """Collects a run's reports; plays V2's controller for UserCallbacks and, where the
     engine has none, runs asynchronous validations.
 
-    ``round_sink`` (optional) is called with each complete round's records, in the order
-    ``after_report`` sees them: the live V1 logs are written from it.
+    ``round_sink`` (optional) is called with each complete round (a :class:`DeliveredRound`), in
+    the order ``after_report`` sees them: the live V1 logs are written from it. ``rows``
+    (optional) makes each delivered round's V1 row, once, for the sink and the driver's
+    ``consumers`` (Ray Tune callbacks under v2).
     """
 
     def __init__(
@@ -79,11 +80,12 @@ class RunLedger:
         callbacks: list[Any] | None = None,
         run_context: Any = None,
         validation_runner: ValidationRunner | None = None,
-        round_sink: Callable[[dict[int, Record]], None] | None = None,
+        round_sink: RoundSink | None = None,
         retention: Retention | None = None,
         first_checkpoint_index: int = 0,
         vote_timeout_s: float | None = None,
         consumers: tuple[str, ...] = (),
+        rows: RowMaker | None = None,
         journal_path: str | None = None,
     ) -> None:
         self.world_size = world_size
@@ -103,13 +105,16 @@ class RunLedger:
                 first_checkpoint_index=first_checkpoint_index,
                 vote_timeout_s=vote_timeout_s,
                 consumers=consumers,
+                rows=rows,
             ),
         )
         # V1's number of the run's first checkpoint (a restored trial's follows its stored ones).
         self._first_checkpoint_index = first_checkpoint_index
         self._retention = retention or Retention()
         self._store = RecordStore(world_size, self._log)
-        self._delivery = RoundDelivery(world_size, list(callbacks or []), run_context, round_sink, self._log, consumers)
+        self._delivery = RoundDelivery(
+            world_size, list(callbacks or []), run_context, round_sink, self._log, consumers, rows
+        )
         self._validations = Validations(self._store, validation_runner)
         self._vote = FreeRoundVote(world_size, vote_timeout_s, self._log)
         self._failures = Failures()
@@ -302,7 +307,7 @@ class RunLedger:
     # -- called by the driver ----------------------------------------------
     def delivered_since(
         self, consumer: str, count: int, flush: bool = False, wait_s: float = 0.0
-    ) -> list[dict[int, Record]]:
+    ) -> list[DeliveredRound]:
         """The complete rounds delivered after the first ``count``, in delivery order: what the
         driver's ``consumer`` (one named in ``consumers`` when the run opened: ``"tune"``,
         ``"tune_callbacks"``) feeds Ray Tune with as the run goes on; the ledger forgets the
@@ -313,8 +318,7 @@ class RunLedger:
         busy with a slow sink or callback: the last call must not miss those rounds)."""
         if flush:
             self._delivery.flush()
-        rounds: list[dict[int, Record]] = self._delivery.delivered.since(consumer, count, wait_s)
-        return rounds
+        return self._delivery.delivered.since(consumer, count, wait_s)
 
     def wake_consumers(self) -> None:
         """Consumers waiting in :meth:`delivered_since` return now (the run's engine ended)."""
