@@ -13,7 +13,10 @@ channel and as an actor call, timed in a Ray actor (wall and CPU), with the ledg
 ``--growth [ROUNDS ...]`` (default 2000 8000) measures memory against a run's length: 2 workers
 report ROUNDS free-floating rounds of 10 metrics, compat beside raw Ray, in each mode; the
 peak growth of the ledger host's RSS during the fit and the driver's RSS growth once ``fit()``
-returned (the result kept), per record, and the fit time per round. ``--compat-only``: compat's
+returned (the result kept), per record, and the fit time per round. ``--repeat N`` runs each
+length N times, raw and compat in turns (which goes first alternates): the time per round is
+each side's median and the ratio the median of each turn's pair (quartiles beside it), the
+memory the largest growth of any turn. ``--compat-only``: compat's
 fits alone, one after another on one host (``--growth 2000 6000 2000``: a host's first long
 run grows its process once; what follows shows whether a run's length does).
 
@@ -324,9 +327,9 @@ class PeakRSS:
         self.peak = max(self.peak, self.process.memory_info().rss)
 
 
-def growth(sizes: list[int], modes: list[str], kinds: tuple[str, ...] = ("raw", "compat")) -> None:
-    """Memory against a run's length, compat beside raw Ray; prints the table (each fit's line
-    only, without raw Ray's fits)."""
+def growth(sizes: list[int], modes: list[str], kinds: tuple[str, ...] = ("raw", "compat"), turns: int = 1) -> None:
+    """Memory against a run's length, compat beside raw Ray, ``turns`` times each; prints the
+    table (each fit's line only, without raw Ray's fits)."""
     import gc
 
     from compat_core.run.ledger import open_ledger
@@ -341,8 +344,8 @@ def growth(sizes: list[int], modes: list[str], kinds: tuple[str, ...] = ("raw", 
         for kind in kinds:  # a short fit first: imports and the host's start are not growth
             with tempfile.TemporaryDirectory() as storage:
                 fit_growth(kind, mode, 10, storage)
-        for rounds in sizes:
-            for kind in kinds:
+        for rounds, turn in ((rounds, turn) for rounds in sizes for turn in range(turns)):
+            for kind in kinds if turn % 2 == 0 else kinds[::-1]:
                 gc.collect()
                 with tempfile.TemporaryDirectory() as storage, PeakRSS(os.getpid()) as driver:
                     with PeakRSS(host_pid) as host:
@@ -354,8 +357,8 @@ def growth(sizes: list[int], modes: list[str], kinds: tuple[str, ...] = ("raw", 
                 records = 2 * rounds
                 rows.append((mode, rounds, kind, kept, host.peak - host.start if kind == "compat" else 0, seconds))
                 print(
-                    f"{mode} {rounds:>6} rounds {kind:<6} driver +{kept / 2**20:7.1f} MiB after fit() "
-                    f"({kept / records:7.0f} B/record)"
+                    f"{mode} {rounds:>6} rounds {kind:<6} (turn {turn + 1}) "
+                    f"driver +{kept / 2**20:7.1f} MiB after fit() ({kept / records:7.0f} B/record)"
                     + (f", host peak +{(host.peak - host.start) / 2**20:7.1f} MiB "
                        f"({(host.peak - host.start) / records:7.0f} B/record)" if kind == "compat" else "")
                     + f", {1000 * seconds / rounds:.2f} ms/round",
@@ -369,14 +372,22 @@ def growth(sizes: list[int], modes: list[str], kinds: tuple[str, ...] = ("raw", 
     print("| --- | --- | --- | --- | --- |")
     for mode in modes:
         for rounds in sizes:
-            raw = next(r for r in rows if r[:3] == (mode, rounds, "raw"))
-            ours = next(r for r in rows if r[:3] == (mode, rounds, "compat"))
+            raw = [r for r in rows if r[:3] == (mode, rounds, "raw")]
+            ours = [r for r in rows if r[:3] == (mode, rounds, "compat")]
             records = 2 * rounds
+            kept, raw_kept, host = max(r[3] for r in ours), max(r[3] for r in raw), max(r[4] for r in ours)
+            seconds, raw_seconds = statistics.median(r[5] for r in ours), statistics.median(r[5] for r in raw)
+            paired = [a[5] / b[5] for a, b in zip(ours, raw, strict=True)]
+            spread = ""
+            if len(paired) > 2:
+                q1, q2, q3 = statistics.quantiles(paired, n=4, method="inclusive")
+                spread = f"; paired {q2:.2f}x (quartiles {q1:.2f}x-{q3:.2f}x)"
             print(
-                f"| {mode} | {rounds} | {ours[3] / 2**20:.1f} MiB / {raw[3] / 2**20:.1f} MiB "
-                f"({ours[3] / records:.0f} / {raw[3] / records:.0f} B per record) | "
-                f"{ours[4] / 2**20:.1f} MiB ({ours[4] / records:.0f} B per record) | "
-                f"{1000 * ours[5] / rounds:.2f} ms / {1000 * raw[5] / rounds:.2f} ms = {ours[5] / raw[5]:.2f}x |"
+                f"| {mode} | {rounds} | {kept / 2**20:.1f} MiB / {raw_kept / 2**20:.1f} MiB "
+                f"({kept / records:.0f} / {raw_kept / records:.0f} B per record) | "
+                f"{host / 2**20:.1f} MiB ({host / records:.0f} B per record) | "
+                f"{1000 * seconds / rounds:.2f} ms / {1000 * raw_seconds / rounds:.2f} ms = "
+                f"{seconds / raw_seconds:.2f}x{spread} |"
             )
 
 
@@ -420,7 +431,7 @@ def frame_build(count: int, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reports", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=None, help="samples in turns (default 4; --growth: 1)")
     parser.add_argument("--engines", action="store_true", help="compare compat v1 on Ray's V1 and V2 engines")
     parser.add_argument("--records", action="store_true", help="compat's own work per report, socket vs actor")
     parser.add_argument("--modes", nargs="+", choices=("v1", "v2"), default=["v1", "v2"], help="modes to compare")
@@ -437,6 +448,8 @@ def main() -> None:
         help="time worker_metrics_dataframe from RECORDS reports of 10 metrics: built, stored, read (no Ray)",
     )  # fmt: skip
     args = parser.parse_args()
+    turns = args.repeat or 1  # --growth: each fit is long
+    args.repeat = args.repeat or 4
     if args.frame is not None:
         frame_build(args.frame, args.repeat)
         return
@@ -447,7 +460,8 @@ def main() -> None:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     if args.growth is not None:
         try:
-            growth(args.growth or [2000, 8000], args.modes, ("compat",) if args.compat_only else ("raw", "compat"))
+            kinds = ("compat",) if args.compat_only else ("raw", "compat")
+            growth(args.growth or [2000, 8000], args.modes, kinds, turns=turns)
         finally:
             ray.shutdown()
         return
