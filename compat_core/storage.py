@@ -56,7 +56,7 @@ class RunStorage:
         with self.filesystem.open_output_stream(self.path(name)) as f:
             f.write(text.encode())
 
-    def read_lines(self, name: str) -> Generator[str]:
+    def read_lines(self, name: str) -> Generator[str, None, None]:
         """The lines of ``name``, streamed (none when it does not exist)."""
         if not self.exists(name):
             return

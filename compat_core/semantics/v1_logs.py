@@ -95,7 +95,7 @@ def _out(target: Target | StagedLogs) -> RunStorage | StagedLogs:
     return target if isinstance(target, StagedLogs) else storage_of(target)
 
 
-def iter_json_lines(target: Target | StagedLogs, name: str) -> Generator[dict[str, Any]]:
+def iter_json_lines(target: Target | StagedLogs, name: str) -> Generator[dict[str, Any], None, None]:
     """The rows of a file of :func:`json_line` lines, read as they come (none when it does not
     exist); ``target`` may be :class:`StagedLogs` (the copy on this node)."""
     for line in _out(target).read_lines(name):
@@ -334,7 +334,7 @@ class StagedLogs:
         with open(path) as f:
             return f.read()
 
-    def read_lines(self, name: str) -> Generator[str]:
+    def read_lines(self, name: str) -> Generator[str, None, None]:
         path = self._copy(name)
         if os.path.exists(path):
             with open(path) as f:
