@@ -37,9 +37,21 @@ by job (docs/architecture.md)."""
 
 class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
-        return super().find_class(MOVED.get(module, module), name)
+        module = MOVED.get(module, module)
+        try:
+            return super().find_class(module, name)
+        except AttributeError:
+            if module != "ray.train":
+                raise
+            # V2's class, pickled as ``ray.train.<Name>`` by a process whose ``ray.train`` is V2's
+            # (the ledger's host runs with the cluster's setting), read where it is V1's.
+            from compat_core.releases.standins import expose_v2_names
+
+            expose_v2_names()
+            return super().find_class(module, name)
 
 
 def loads(data: bytes) -> Any:
-    """``cloudpickle.loads(data)``, finding a class of a moved module where it is now."""
+    """``cloudpickle.loads(data)``, finding a class of a moved module where it is now, and V2's
+    classes pickled as ``ray.train.<Name>`` where ``ray.train`` is V1's."""
     return _Unpickler(io.BytesIO(data)).load()

@@ -51,3 +51,37 @@ def test_a_journal_from_before_the_move_gives_back_its_records(tmp_path: Path, m
 
     assert list(journal.read(str(path))) == [("record", record)]
     assert all(old.startswith("compat_core.") and new != old for old, new in pickled.MOVED.items())
+
+
+def test_a_v1_driver_reads_a_journal_its_host_wrote_with_v2s_names(tmp_path: Path) -> None:
+    """The ledger's host runs with the cluster's setting, the driver with its own: a cluster
+    started without ``RAY_TRAIN_V2_ENABLED`` (V2 by default) journals a V1 fit's validation
+    config as ``ray.train.ValidationConfig`` (V2's ``ray.train`` gives its classes that module),
+    a name a driver with ``RAY_TRAIN_V2_ENABLED=0`` has not. Its fit must still read its records
+    back (it failed at the end of every fit with an ``AttributeError``)."""
+    import os
+    import subprocess
+
+    path = tmp_path / "host.journal"
+    write = f"""
+import ray.train
+from compat_core.releases.standins import ValidationConfig
+from compat_core.run.ledger.journal import Journal
+from compat_core.run.ledger.records import Record
+assert ValidationConfig.__module__ == "ray.train"
+j = Journal({str(path)!r})
+j.append("validation_config", ValidationConfig(fn=print))
+j.append("record", Record(0, 0, {{"loss": 0.5}}, False, False, 1.0))
+j.close()
+"""
+    read = f"""
+import ray.train
+assert not hasattr(ray.train, "ValidationConfig")  # V1's ray.train
+from compat_core.run.ledger.records import journaled_records
+print([r.metrics for r in journaled_records({str(path)!r})])
+"""
+    for setting, code in (("1", write), ("0", read)):
+        env = {**os.environ, "RAY_TRAIN_V2_ENABLED": setting}
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[{'loss': 0.5}]"
