@@ -114,7 +114,7 @@ class V1OnV2Engine(V2Engine):
         rounds = digest.checkpoint_rounds  # what a checkpoint's validation changed
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         # The last row as the logs hold it, with rank 0's metrics as reported (when the logs
-        # have every round: a ledger host lost for good may have written fewer).
+        # have every round: a round sink that failed may have written fewer).
         last_row = logged.last
         if last_row is not None and digest.last_rank0 is not None and logged.count == digest.complete_rounds:
             last_row = v1_logs.with_values(last_row, digest.last_rank0.metrics, config)

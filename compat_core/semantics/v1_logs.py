@@ -12,6 +12,7 @@ A target is a :class:`compat_core.storage.RunStorage` or a local directory.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import io
@@ -75,16 +76,6 @@ def columns(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def _csv_text(rows: Sequence[Mapping[str, Any]], fieldnames: list[str] | None = None, header: bool = True) -> str:
-    flat = [flatten(r) for r in rows]
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fieldnames or columns(flat), restval="", extrasaction="ignore")
-    if header:
-        writer.writeheader()
-    writer.writerows(flat)
-    return buffer.getvalue()
-
-
 def json_line(row: Mapping[str, Any]) -> str:
     """One row as a line of JSON, as V1's ``result.json`` holds it (a value JSON cannot
     hold: its ``tolist()``, else its ``str``)."""
@@ -134,11 +125,12 @@ def csv_header(target: Target | StagedLogs) -> list[str] | None:
     return next(csv.reader([first])) if first else None
 
 
-def _csv_lines(rows: Iterable[Mapping[str, Any]], fieldnames: list[str]) -> Iterator[str]:
-    """The CSV of ``rows`` (header first), a batch of lines at a time."""
+def _csv_lines(rows: Iterable[Mapping[str, Any]], fieldnames: list[str], header: bool = True) -> Iterator[str]:
+    """The CSV of ``rows`` (header first, unless ``header`` is false), a batch of lines at a time."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fieldnames, restval="", extrasaction="ignore")
-    writer.writeheader()
+    if header:
+        writer.writeheader()
     for row in rows:
         writer.writerow(flatten(row))
         if buffer.tell() > 1 << 16:
@@ -414,8 +406,8 @@ class LiveV1Logs:
         """Take up in a restarted ledger after the rounds the lost one had handed over
         (:meth:`replay`): a round handed over again because the lost ledger died while writing
         it is written only if its row is not in the file yet."""
-        written = read_result_json(self.out)
-        self._written_through = max((int(r.get("training_iteration", 0)) for r in written[-1:]), default=0)
+        last = collections.deque(iter_json_lines(self.out, RESULT_JSON), maxlen=1)  # streamed: memory for one row
+        self._written_through = int(last[0].get("training_iteration", 0)) if last else 0
 
     def __call__(self, round_: DeliveredRound) -> None:
         row = _row_of(round_)
@@ -426,9 +418,9 @@ class LiveV1Logs:
             self._csv_columns = csv_header(self.out)  # a restored trial's: its rows go on under it
         if self._csv_columns is None:
             self._csv_columns = list(flatten(row))
-            self.out.write_text(PROGRESS_CSV, _csv_text([row], self._csv_columns))
+            self.out.write_text(PROGRESS_CSV, "".join(_csv_lines([row], self._csv_columns)))
         else:
-            self.out.append_text(PROGRESS_CSV, _csv_text([row], self._csv_columns, header=False))
+            self.out.append_text(PROGRESS_CSV, "".join(_csv_lines([row], self._csv_columns, header=False)))
         self._tensorboard(row)
 
     def finish(self) -> None:

@@ -73,6 +73,31 @@ def test_live_logs_in_a_restarted_ledger_number_on_and_never_write_a_row_twice(t
     assert [r["a"] for r in read_csv(tmp_path / "progress.csv")] == ["0", "1", "2", "3"]
 
 
+def test_a_host_lost_for_good_leaves_no_complete_round_out_of_v1s_logs(tmp_path) -> None:
+    """The ledger's host handed rounds 0 and 1 to V1's logs, stored rounds 2 and 3 in its
+    journal and died before handing them over, and was not restarted: the driver, rebuilding
+    the run from the journal, writes them after the two already written, once each."""
+    from compat_core.run.ledger.journal import Journal
+    from compat_core.run.ledger.run import RunLedger, recover
+
+    path, run = str(tmp_path / "run.journal"), tmp_path / "run"
+    run.mkdir()
+    rows = v1_logs.V1Rows(start_time=99.0, config={}, trial_id="t")
+    ledger = RunLedger(1, round_sink=v1_logs.LiveV1Logs(v1_logs.storage_of(run)), rows=rows, journal_path=path)
+    for i in range(2):
+        ledger.record(Record(0, i, {"a": i}, False, False, 100.0 + i))
+    ledger._delivery.flush()
+    stored = Journal(path)  # the host's last acts before it died: two records stored
+    for i in (2, 3):
+        stored.append("record", Record(0, i, {"a": i}, False, False, 100.0 + i), None)
+    stored.close()
+    snapshot = recover(path, 1, "killed")
+    assert [r.index for r in snapshot.records] == [0, 1, 2, 3]
+    back = v1_logs.read_result_json(run)
+    assert [(r["a"], r["training_iteration"]) for r in back] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert [r["a"] for r in read_csv(run / "progress.csv")] == ["0", "1", "2", "3"]
+
+
 def test_an_earlier_runs_logs_are_set_aside_not_overwritten(tmp_path) -> None:
     (tmp_path / "result.json").write_text('{"a": 1}\n')
     (tmp_path / "result.json.1").write_text('{"a": 0}\n')

@@ -9,6 +9,7 @@ plain code, tested without a cluster.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -448,6 +449,15 @@ class _Replay:
         elif kind == "seed":
             ledger._validations.store_seed(*args)
 
+    def hand_to_sink(self) -> None:
+        """The driver's end of a run whose host is lost for good: the complete rounds not handed
+        over go to the round sink (the ledger has no callbacks), which then finishes."""
+        delivery = self.ledger._delivery
+        delivery.restore(self.after_exception)
+        for key in sorted(self.complete):
+            delivery.round_complete(key, self.complete[key])
+        delivery.finish()
+
     def resume(self) -> None:
         ledger = self.ledger
         ledger._vote.restore(self.decided)
@@ -463,10 +473,18 @@ class _Replay:
 def recover(journal_path: str, world_size: int, lost: str) -> LedgerSnapshot:
     """The snapshot of a run whose ledger's host died for good (``lost`` says how), rebuilt
     from its journal as a restarted host rebuilds it (:class:`_Replay`): every record,
-    validation outcome, worker's end and failure the ledger was told before it died. Nothing is
-    delivered again here: callbacks ran in the lost process."""
-    ledger = RunLedger(world_size)  # no callbacks, sink or journal: nothing runs but the replay
+    validation outcome, worker's end and failure the ledger was told before it died. The
+    rounds it completed and did not hand to the run's round sink (V1's logs) are handed to it
+    here, as a restarted host would; no callback runs again: they ran in the lost process
+    (and may be what killed it)."""
+    events = journal.read(journal_path)
+    first = next(events, None)
+    opened = first[2] if first is not None and first[0] == "opened" else {}
+    sink = opened.get("round_sink")
+    ledger = RunLedger(world_size, round_sink=sink, rows=opened.get("rows") if sink is not None else None)
     replay = _Replay(ledger)
-    for event in journal.read(journal_path):
+    for event in itertools.chain([first] if first is not None else [], events):
         replay.apply(event)
+    if sink is not None:
+        replay.hand_to_sink()
     return ledger._snapshot(host_lost=lost, journal_path=journal_path)
