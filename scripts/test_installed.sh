@@ -130,7 +130,8 @@ EOF
   venv=$work/runtime
   cp "$repo/scripts/smoke_fit.py" "$run/smoke_fit.py"
   cd "$run"
-  "$venv/bin/python" -m compat compare --json "$work/compare.json" --html "$work/compare.html" -- smoke_fit.py \
+  "$venv/bin/python" -m compat compare --json "$work/compare.json" --html "$work/compare.html" --workdir "$work/compare" \
+    -- smoke_fit.py \
     >"$work/compare.txt" 2>&1 || { cat "$work/compare.txt" >&2; echo "installed: compare failed" >&2; exit 1; }
   "$venv/bin/python" - "$work/compare.json" "$work/compare.html" <<'EOF'
 import json, sys

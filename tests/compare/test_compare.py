@@ -41,8 +41,9 @@ def test_every_difference_explained_a_sweeps_trials_paired_and_a_script_failing_
     validation), a Tuner sweep (its trials paired by sample, its concurrency explained), then a
     read of result.metrics that raises under V2 only; the JSON and a self-contained HTML report.
     One script: each compare run starts a cluster per setting."""
-    out_json, out_html = tmp_path / "cmp.json", tmp_path / "cmp.html"
-    run = compare("--json", str(out_json), "--html", str(out_html), "--", str(HERE / "sweep.py"), cwd=tmp_path)
+    out_json, out_html, work = tmp_path / "cmp.json", tmp_path / "cmp.html", tmp_path / "work"
+    args = ("--json", str(out_json), "--html", str(out_html), "--workdir", str(work))
+    run = compare(*args, "--", str(HERE / "sweep.py"), cwd=tmp_path)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     assert "fails under V2 only" in run.stdout
     assert "Ray" not in run.stdout.split("fit 1")[0].replace("RAY_TRAIN_V2_ENABLED", "")  # Ray's output is in the logs
@@ -50,6 +51,7 @@ def test_every_difference_explained_a_sweeps_trials_paired_and_a_script_failing_
     assert report["schema"] == "ray-train-compat/compare/1"
     assert report["runs"]["v1"]["exit_status"] == 0 and report["runs"]["v2"]["exit_status"] == 1
     assert "TypeError: 'NoneType' object is not subscriptable" in report["runs"]["v2"]["traceback_tail"][-1]
+    assert [r["log"] for r in report["runs"].values()] == [str(work / "v1.log"), str(work / "v2.log")]
     assert all(Path(r["log"]).exists() for r in report["runs"].values())
     first, second, last, sweep, *trials = report["fits"]  # fits outside Tune first, then each sweep and its trials
     assert {d["aspect"]: d["link"].split("#")[1] for d in first["differences"]} == {
