@@ -449,21 +449,23 @@ class _Replay:
         elif kind == "seed":
             ledger._validations.store_seed(*args)
 
-    def hand_to_sink(self) -> None:
-        """The driver's end of a run whose host is lost for good: the complete rounds not handed
-        over go to the round sink (the ledger has no callbacks), which then finishes."""
+    def _hand_over_complete(self) -> None:
+        """What the lost host had handed over restored, the complete rounds it had not go on."""
         delivery = self.ledger._delivery
         delivery.restore(self.after_exception)
         for key in sorted(self.complete):
             delivery.round_complete(key, self.complete[key])
-        delivery.finish()
+
+    def hand_to_sink(self) -> None:
+        """The driver's end of a run whose host is lost for good: the complete rounds not handed
+        over go to the round sink (the ledger has no callbacks), which then finishes."""
+        self._hand_over_complete()
+        self.ledger._delivery.finish()
 
     def resume(self) -> None:
         ledger = self.ledger
         ledger._vote.restore(self.decided)
-        ledger._delivery.restore(self.after_exception)
-        for key in sorted(self.complete):
-            ledger._delivery.round_complete(key, self.complete[key])
+        self._hand_over_complete()
         done = ledger._store.validations()
         for key, (checkpoint, request) in sorted(self.validate.items()):
             if key not in done:
