@@ -453,7 +453,7 @@ def _keep_worker_reports(
 def _read_stored_reports(run: RunStorage, name: str) -> Any:
     """This fit's stored reports as ``worker_metrics_dataframe`` (at the user's first read)."""
     try:
-        return worker_reports.read_file(run, name)
+        return worker_reports.read_file(run, name, trusted=True)  # this process wrote it
     except OSError as exc:
         raise FileNotFoundError(messages.worker_reports_gone(run.path(name), exc)) from exc
 

@@ -137,3 +137,8 @@ class CallbackError(CompatError, RuntimeError):
         super().__init__(message)
         self.result = result
         self.failures = failures
+
+
+class UnsafeStateDirectoryError(CompatError, PermissionError):
+    """compat's directory of run state on this node (journals, staged logs) could be written by
+    another user: compat refuses to use it (compat_core.private)."""

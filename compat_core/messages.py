@@ -280,3 +280,12 @@ def compat_shadowed(found: str, ours: str, directory: str, why: str) -> str:
         "(for example to compat_utils.py and its imports to match), or start the driver from "
         "another directory."
     )
+
+
+def unsafe_state_dir(path: str, problem: str, var: str) -> str:
+    return (
+        f"compat will not keep its run state (journals read back with pickle, staged logs) in "
+        f"{path}: {problem}, so another user could plant or replace files compat reads back. "
+        f"Remove it if it is not yours to keep (compat creates it again, mode 0700), make it yours "
+        f"and private (chown it to you; chmod 700), or set {var} to a directory only you can write."
+    )

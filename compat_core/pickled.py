@@ -55,3 +55,105 @@ def loads(data: bytes) -> Any:
     """``cloudpickle.loads(data)``, finding a class of a moved module where it is now, and V2's
     classes pickled as ``ray.train.<Name>`` where ``ray.train`` is V1's."""
     return _Unpickler(io.BytesIO(data)).load()
+
+
+# What a stored value may be rebuilt from without trusting the storage: builtin values and
+# containers, the standard library's plain value types, numpy's arrays, scalars and dtypes. Each
+# is harmless whatever arguments a crafted pickle gives it (none imports, executes, opens or
+# reaches an attribute by name), as torch.load(weights_only=True) allows its own list.
+SAFE_GLOBALS = frozenset(
+    {
+        ("builtins", "complex"),
+        ("builtins", "bytearray"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("builtins", "slice"),
+        ("builtins", "range"),
+        ("builtins", "list"),
+        ("builtins", "dict"),
+        ("builtins", "tuple"),
+        ("builtins", "int"),
+        ("builtins", "float"),
+        ("builtins", "bool"),
+        ("builtins", "str"),
+        ("builtins", "bytes"),
+        ("collections", "OrderedDict"),
+        ("datetime", "datetime"),
+        ("datetime", "date"),
+        ("datetime", "time"),
+        ("datetime", "timedelta"),
+        ("datetime", "timezone"),
+        ("decimal", "Decimal"),
+        ("fractions", "Fraction"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "scalar"),
+        ("numpy.core.numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"),
+        # and numpy.dtypes.<X>DType, numpy 2's dtype classes (below)
+    }
+)
+
+
+class RefusedGlobalError(pickle.UnpicklingError):
+    """A stored value needs a class or function that :func:`safe_loads` does not load:
+    ``.name`` is its ``module.name``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is not loaded from storage without trusting it")
+        self.name = name
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in SAFE_GLOBALS or (module == "numpy.dtypes" and name.endswith("DType")):
+            return super().find_class(module, name)
+        raise RefusedGlobalError(f"{module}.{name}")
+
+
+def safe_loads(data: bytes) -> Any:
+    """Unpickle ``data`` rebuilding only :data:`SAFE_GLOBALS` (values, containers, numpy
+    arrays): nothing it reads can run code. Any other class or function raises
+    :class:`RefusedGlobalError` naming it."""
+    return _SafeUnpickler(io.BytesIO(data)).load()
+
+
+class StoredValue:
+    """Stands, in what compat reads back from a run's storage, for a value whose class
+    :func:`safe_loads` does not load (``type_name``): loading it would run code the storage's
+    writers chose. ``Result.from_path(path, trust_stored_objects=True)`` loads it, trusting the
+    storage as ``Trainer.restore`` does."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return (
+            f"<StoredValue of {self.type_name}: not unpickled; "
+            "Result.from_path(..., trust_stored_objects=True) loads it>"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StoredValue) and other.type_name == self.type_name
+
+    def __hash__(self) -> int:
+        return hash(self.type_name)
+
+    def __reduce__(self) -> Any:
+        return (StoredValue, (self.type_name,))
+
+
+def load_stored(data: bytes, trusted: bool) -> Any:
+    """A value compat stored with a run: ``trusted``, as :func:`loads`; else by :func:`safe_loads`,
+    a :class:`StoredValue` naming the class it would have needed to load anything more."""
+    if trusted:
+        return loads(data)
+    try:
+        return safe_loads(data)
+    except RefusedGlobalError as refused:
+        return StoredValue(refused.name)

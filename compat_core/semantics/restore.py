@@ -26,6 +26,10 @@ from compat_core.semantics.v1_logs import PROGRESS_CSV, RESULT_JSON
 from compat_core.storage import V1_CHECKPOINT, RunStorage, at, split
 
 STATE_FILE = "compat_trainer.pkl"
+# The run's config (train_loop_config) apart from the trainer, each value pickled on its own, for
+# Result.from_path's ``config``: read without trusting the storage (pickled.safe_loads), where
+# STATE_FILE holds the training function and classes, code only a restore trusts itself to load.
+CONFIG_FILE = "compat_config.pkl"
 RAY_V1_STATE = "trainer.pkl"  # raw Ray V1's, for a run started before its imports moved to compat
 V2_SNAPSHOT = "checkpoint_manager_snapshot.json"
 
@@ -68,6 +72,10 @@ def save(experiment: RunStorage, state: TrainerState) -> None:
     experiment.filesystem.create_dir(experiment.run_dir, recursive=True)
     with experiment.filesystem.open_output_stream(experiment.path(STATE_FILE)) as f:
         f.write(data)
+    if "train_loop_config" in arguments:
+        config = {"train_loop_config": cloudpickle.dumps(arguments["train_loop_config"])}  # type: ignore[no-untyped-call]
+        with experiment.filesystem.open_output_stream(experiment.path(CONFIG_FILE)) as f:
+            f.write(cloudpickle.dumps(config))  # type: ignore[no-untyped-call]
 
 
 def can_restore(path: Any, filesystem: Any = None) -> bool:

@@ -119,13 +119,19 @@ class Result:
     config: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_path(cls, path: Any, storage_filesystem: Any = None) -> Result:
+    def from_path(cls, path: Any, storage_filesystem: Any = None, *, trust_stored_objects: bool = False) -> Result:
         """The result of the run whose directory is ``path`` (``result.path``: V1's trial
         directory or V2's run directory, of either engine), by the semantics selected now.
         ``worker_metrics_dataframe``: every report of every ``fit()`` compat ran there (None
-        for a run compat did not start); ``v1_usage`` is not stored with a run: []."""
+        for a run compat did not start); ``v1_usage`` is not stored with a run: [].
+
+        Nothing read runs code, as Ray's own ``from_path`` (JSON and CSV): a reported value
+        compat stored pickled comes back when it is plain (numbers, strings, containers, numpy
+        arrays), else as a ``StoredValue`` naming its class. ``trust_stored_objects=True``
+        loads every value, trusting whoever can write the storage as ``Trainer.restore`` does
+        (compat extension)."""
         mode = switch.mode()
-        run = stored.read_run(path, storage_filesystem, mode)
+        run = stored.read_run(path, storage_filesystem, mode, trusted=trust_stored_objects)
         return assemble(
             mode,
             ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints),

@@ -32,7 +32,7 @@ import pandas as pd
 from compat_core import messages, pickled, switch
 from compat_core.errors import ResultNotFoundError
 from compat_core.semantics import worker_reports
-from compat_core.semantics.restore import STATE_FILE, V2_SNAPSHOT, v1_trials
+from compat_core.semantics.restore import CONFIG_FILE, STATE_FILE, V2_SNAPSHOT, v1_trials
 from compat_core.semantics.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON
 from compat_core.storage import RunStorage, at
 
@@ -63,8 +63,12 @@ class StoredRun:
     worker_metrics_dataframe: pd.DataFrame | None
 
 
-def read_run(path: Any, storage_filesystem: Any = None, mode: switch.Mode | None = None) -> StoredRun:
-    """The result of the run directory at ``path`` by ``mode``'s semantics (the selected one)."""
+def read_run(
+    path: Any, storage_filesystem: Any = None, mode: switch.Mode | None = None, trusted: bool = False
+) -> StoredRun:
+    """The result of the run directory at ``path`` by ``mode``'s semantics (the selected one).
+    Values compat pickled there are loaded only when plain (values, containers, numpy) unless
+    ``trusted`` (:func:`compat_core.pickled.load_stored`): nothing read runs code otherwise."""
     mode = mode or switch.mode()
     run = at(path, storage_filesystem)
     has_logs = run.exists(RESULT_JSON) or run.exists(PROGRESS_CSV)
@@ -93,8 +97,8 @@ def read_run(path: Any, storage_filesystem: Any = None, mode: switch.Mode | None
         best_checkpoints=list(best or []),
         checkpoint=checkpoint,
         raw=v1 if v1 is not None else v2,
-        config=_config(run, v1),
-        worker_metrics_dataframe=worker_reports.read(run),
+        config=_config(run, v1, trusted),
+        worker_metrics_dataframe=worker_reports.read(run, trusted),
     )
 
 
@@ -114,13 +118,21 @@ def _user_metrics(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in AUTO_KEYS and not k.startswith("config/")}
 
 
-def _config(run: RunStorage, v1: Any) -> dict[str, Any]:
-    """V1's ``Result.config``: the ``config`` of its rows; for a V2 run, what the trainer's
-    ``fit()`` stored for ``restore()``."""
+def _config(run: RunStorage, v1: Any, trusted: bool) -> dict[str, Any]:
+    """V1's ``Result.config``: the ``config`` of its rows; for a V2 run, the config the trainer's
+    ``fit()`` stored beside its restore state (each value loaded as
+    :func:`compat_core.pickled.load_stored` does); a run of an earlier compat has only the
+    restore state, read when ``trusted``."""
     if v1 is not None:
         config = v1.metrics.get("config") if v1.metrics else None
         return dict(config) if isinstance(config, dict) else {}
-    if run.exists(STATE_FILE):
+    if run.exists(CONFIG_FILE):
+        with run.filesystem.open_input_stream(run.path(CONFIG_FILE)) as f:
+            stored = pickled.load_stored(f.read(), trusted=False)  # str -> bytes: plain whatever the storage
+        if not isinstance(stored, dict):
+            return {}
+        return {str(k): pickled.load_stored(v, trusted) for k, v in stored.items() if isinstance(v, bytes)}
+    if trusted and run.exists(STATE_FILE):
         with run.filesystem.open_input_stream(run.path(STATE_FILE)) as f:
             arguments = pickled.loads(f.read()).arguments
         if "train_loop_config" in arguments:

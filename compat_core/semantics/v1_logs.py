@@ -21,7 +21,6 @@ import math
 import os
 import shutil
 import socket
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from compat_core import private
 from compat_core.run.channel import node_ip
 from compat_core.run.ledger import DeliveredRound, Record, round_dir_name
 from compat_core.storage import RunStorage
@@ -288,7 +288,18 @@ def sync_period_s(sync_config: Any) -> float:
     return float(period)
 
 
-STAGING_DIR = os.path.join(tempfile.gettempdir(), "ray-train-compat", "staging")
+# Where the copies go: the user's private state directory's ``staging`` (compat_core.private);
+# set (tests): that directory, which must be private too.
+STAGING_DIR: str | None = None
+
+
+def staging_dir() -> str:
+    """:data:`STAGING_DIR`, else ``staging`` in the user's private state directory; another
+    user's or a shared one is refused (:class:`compat_core.errors.UnsafeStateDirectoryError`)."""
+    if STAGING_DIR is not None:
+        private.ensure_private(STAGING_DIR, configured=True)
+        return STAGING_DIR
+    return private.state_dir("staging")
 
 
 class StagedLogs:
@@ -298,13 +309,13 @@ class StagedLogs:
     ``SyncConfig.sync_period``) and when the run ends (:meth:`upload`). A row costs a local
     append, not an upload of the whole file; memory holds no row.
 
-    The copies are in ``STAGING_DIR/<key>`` (``key``: the run's, the same in a restarted ledger
+    The copies are in ``<staging_dir()>/<key>`` (``key``: the run's, the same in a restarted ledger
     host, which appends after the rows the lost one wrote); a file the run's directory already
     holds (a restored trial's) is downloaded first. They are removed once uploaded at the end."""
 
     def __init__(self, storage: RunStorage, key: str, period_s: float, clock: Callable[[], float] = time.monotonic):
         self.storage = storage
-        self.local = os.path.join(STAGING_DIR, key)
+        self.local = os.path.join(staging_dir(), key)
         self.period_s = period_s
         self._clock = clock
         self._uploaded_at = clock()
@@ -312,8 +323,8 @@ class StagedLogs:
 
     def _copy(self, name: str) -> str:
         path = os.path.join(self.local, name)
-        if not os.path.exists(path):
-            os.makedirs(self.local, exist_ok=True)
+        if not os.path.lexists(path):
+            private.ensure_private(self.local)
             if self.storage.exists(name):
                 pafs.copy_files(self.storage.path(name), path, source_filesystem=self.storage.filesystem,
                                 destination_filesystem=pafs.LocalFileSystem())  # fmt: skip
@@ -323,25 +334,25 @@ class StagedLogs:
         path = self._copy(name)
         if not os.path.exists(path):
             return None
-        with open(path) as f:
+        with private.open_file(path) as f:
             return f.read()
 
     def read_lines(self, name: str) -> Generator[str, None, None]:
         path = self._copy(name)
         if os.path.exists(path):
-            with open(path) as f:
+            with private.open_file(path) as f:
                 yield from f
 
     def write_text(self, name: str, text: str) -> None:
         self.write_lines(name, [text])
 
     def write_lines(self, name: str, lines: Iterable[str]) -> None:
-        with open(self._copy(name), "w") as f:
+        with private.open_file(self._copy(name), "w") as f:
             f.writelines(lines)
         self._changed_now(name)
 
     def append_text(self, name: str, text: str) -> None:
-        with open(self._copy(name), "a") as f:
+        with private.open_file(self._copy(name), "a") as f:
             f.write(text)
         self._changed_now(name)
 

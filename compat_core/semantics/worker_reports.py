@@ -14,7 +14,10 @@ The frame read back is the frame compat builds in memory from the same records
 index, rank), columns in the order their keys first appear, the same dtypes. A column whose
 values Arrow types as pandas would (whole numbers, numbers with holes, booleans, strings) is
 stored typed; any other (a mix, a list, a dict, an object) is stored pickled, value by value,
-and given back as the objects reported.
+and given back as the objects reported: by ``fit()``'s own result as they were; by
+``Result.from_path`` only when plain values, containers and numpy arrays (read without running
+code), others as a :class:`compat_core.pickled.StoredValue` unless the reader trusts the
+storage (``trust_stored_objects=True``).
 """
 
 from __future__ import annotations
@@ -170,26 +173,29 @@ def _stored_files(run: RunStorage) -> list[tuple[int, str]]:
     return sorted((int(m.group(1)), m.group(0)) for name in names if (m := _FILE.fullmatch(name)))
 
 
-def read_file(run: RunStorage, name: str) -> pd.DataFrame:
-    """The reports one fit stored (``name``, as :func:`write` returned it)."""
+def read_file(run: RunStorage, name: str, trusted: bool = False) -> pd.DataFrame:
+    """The reports one fit stored (``name``, as :func:`write` returned it). A pickled value is
+    rebuilt only from plain values, containers and numpy (:func:`compat_core.pickled.safe_loads`;
+    another class's value is a :class:`compat_core.pickled.StoredValue`) unless ``trusted``."""
     with run.filesystem.open_input_file(run.path(name)) as f:
         table = pa.ipc.open_file(f).read_all()
     table = table.sort_by([("attempt", "ascending"), ("report_index", "ascending"), ("world_rank", "ascending")])
     frame = table.to_pandas()
     for field in table.schema:
         if field.metadata == _PICKLED:
-            objects = [np.nan if b is None else pickled.loads(b) for b in frame[field.name]]
+            objects = [np.nan if b is None else pickled.load_stored(b, trusted) for b in frame[field.name]]
             frame[field.name] = pd.Series(objects, index=frame.index, dtype=object).infer_objects()
     return frame
 
 
-def read(run: RunStorage) -> pd.DataFrame | None:
-    """Every report stored with the run, each fit's after the earlier fits' (None: none)."""
+def read(run: RunStorage, trusted: bool = False) -> pd.DataFrame | None:
+    """Every report stored with the run, each fit's after the earlier fits' (None: none);
+    ``trusted``: as :func:`read_file`'s."""
     frames = []
     rows = read_json_lines(run, LEGACY)
     if rows:
         frames.append(pd.DataFrame(rows))
-    frames.extend(read_file(run, name) for _, name in _stored_files(run))
+    frames.extend(read_file(run, name, trusted) for _, name in _stored_files(run))
     if not frames:
         return None
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from compat_core import private
 from compat_core.releases import standins
 from compat_core.run.ledger import journal
 from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
@@ -40,8 +40,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Where runs' journals are written (journal.py): the driver's node's local disk.
-JOURNAL_DIR = os.path.join(tempfile.gettempdir(), "ray-train-compat", "journals")
+# Where runs' journals are written (journal.py): the driver's node's local disk, in the user's
+# private state directory (compat_core.private); None: that directory, checked at each fit.
+JOURNAL_DIR: str | None = None
 # A journal no process wrote for this long belongs to a driver that died: removed (journal.prune).
 JOURNAL_MAX_AGE_S = 7 * 86400.0
 # How often Ray restarts a host whose process died, by default: a host that keeps dying (a
@@ -88,7 +89,7 @@ class LedgerHost:
         self._index = index
         self._restarted = _reconstructed()
         if index is not None and os.path.exists(index):
-            with open(index, encoding="utf-8") as f:
+            with private.open_file(index) as f:
                 for line in f:
                     run_id, _, path = line.rstrip("\n").partition("\t")
                     if run_id and os.path.exists(path):
@@ -125,8 +126,8 @@ class LedgerHost:
                 return os.getpid()  # Ray retried the call on a restarted host
             path = options.get("journal_path")
             if path is not None and self._index is not None:
-                os.makedirs(os.path.dirname(self._index), exist_ok=True)
-                with open(self._index, "a", encoding="utf-8") as f:
+                private.ensure_private(os.path.dirname(self._index))
+                with private.open_file(self._index, "a") as f:
                     f.write(f"{run_id}\t{path}\n")
                 self._journals[run_id] = path
             self._runs[run_id] = RunLedger(world_size, **options)
@@ -310,6 +311,7 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
 
     needed = ledger_concurrency(world_size)
     restarts = max_restarts()
+    journals = journal_dir()  # checked before anything is written there
     with _host_lock:
         job = ray.get_runtime_context().get_job_id()
         if (
@@ -320,7 +322,7 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
             or not _reusable(_host.actor)
         ):
             threads = max(MIN_THREADS, needed)
-            index = os.path.join(JOURNAL_DIR, f"{uuid.uuid4().hex}.runs")  # the host is on this node
+            index = os.path.join(journals, f"{uuid.uuid4().hex}.runs")  # the host is on this node
             actor_class = ray.remote(num_cpus=0, max_restarts=restarts, max_task_retries=-1)(LedgerHost)
             options = {"max_concurrency": threads, "scheduling_strategy": _on_this_node()}
             _host.actor = actor_class.options(**options).remote(index)
@@ -329,11 +331,21 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
     run_id = uuid.uuid4().hex
     if not _host.pruned:  # once per driver process: journals of drivers that died long ago
         _host.pruned = True
-        journal.prune(JOURNAL_DIR, JOURNAL_MAX_AGE_S, time.time())
-    journal_path = os.path.join(JOURNAL_DIR, f"{run_id}{journal.JOURNAL_SUFFIX}")  # the host is on this node
+        journal.prune(journals, JOURNAL_MAX_AGE_S, time.time())
+    journal_path = os.path.join(journals, f"{run_id}{journal.JOURNAL_SUFFIX}")  # the host is on this node
     run_options = {**run_options, "journal_path": journal_path}
     pid = ray.get(actor.open_run.remote(run_id, world_size, run_options))  # before any worker calls it
     return LedgerClient(actor, run_id, pid, journal_path, world_size, restarts)
+
+
+def journal_dir() -> str:
+    """Where this process's runs keep their journals: :data:`JOURNAL_DIR` when set (tests), else
+    ``journals`` in the user's private state directory (refused when another user could write
+    to it: :class:`compat_core.errors.UnsafeStateDirectoryError`)."""
+    if JOURNAL_DIR is not None:
+        private.ensure_private(JOURNAL_DIR)
+        return JOURNAL_DIR
+    return private.state_dir("journals")
 
 
 def _on_this_node() -> Any:

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from compat_core import pickled
+from compat_core import pickled, private
 
 _LENGTH = struct.Struct(">I")
 JOURNAL_SUFFIX = ".journal"  # a run's, while its ledger has it
@@ -31,12 +31,13 @@ logger = logging.getLogger(__name__)
 
 
 class Journal:
-    """Appends events to ``path`` (created with its directory)."""
+    """Appends events to ``path`` (created with its directory, private to this user:
+    compat_core.private; a symlink at ``path`` is refused)."""
 
     def __init__(self, path: str) -> None:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        private.ensure_private(os.path.dirname(path) or ".")
         self.path = path
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._fd: int | None = private.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         self._lock = threading.Lock()
         self._failed: set[Any] = set()  # the kinds of event it could not keep (logged once)
 
@@ -126,16 +127,20 @@ def _alive(pid: int) -> bool:
 def cut_to_whole_frames(path: str) -> None:
     """Drop a last frame cut short (its writer died inside the write), so that frames appended
     from now on follow the last whole one."""
-    with open(path, "rb") as f:
+    with private.open_file(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         end = max((frame_end for _, frame_end in _whole_frames(f, size)), default=0)
     if end < size:
-        os.truncate(path, end)
+        fd = private.open_fd(path, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, end)
+        finally:
+            os.close(fd)
 
 
 def last(path: str) -> tuple[Any, ...] | None:
     """The journal's last whole event, reading only the frames' lengths before it."""
-    with open(path, "rb") as f:
+    with private.open_file(path, "rb") as f:
         frames = deque(_whole_frames(f, os.fstat(f.fileno()).st_size), maxlen=1)
         if not frames:
             return None
@@ -160,7 +165,7 @@ def _whole_frames(f: Any, size: int) -> Iterator[tuple[int, int]]:
 def read(path: str) -> Iterator[tuple[Any, ...]]:
     """The events of the journal at ``path``, in the order they were written, one frame in memory
     at a time; a last frame cut short is skipped."""
-    with open(path, "rb") as f:
+    with private.open_file(path, "rb") as f:
         while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
             (length,) = _LENGTH.unpack(header)
             data = f.read(length)

@@ -1,0 +1,96 @@
+"""compat's state on this node, private to the user who runs it.
+
+compat keeps a run's journal (which a restarted ledger host and the driver read back with
+cloudpickle) and the staged copies of V1's logs (uploaded to the run's storage) on the local disk
+of the driver's node. Under a shared temporary directory a fixed path would let another local
+user create it first, or plant a file or symlink in it, and have compat read, overwrite or upload
+what they put there (CWE-377, and CWE-502 through the journal). So that state lives in one
+directory per user, as tmux and ssh-agent keep theirs:
+
+- ``$COMPAT_STATE_DIR`` when set, else ``<tempdir>/ray-train-compat-<uid>``;
+- created with mode 0700 by one ``mkdir`` (atomic: it fails if anything is already there);
+- an existing one is used only when it is a real directory (not a symlink), owned by this user and
+  writable by nobody else; anything else is refused with :class:`UnsafeStateDirectoryError`,
+  which says what to do;
+- every file in it is opened without following a symlink (:func:`open_fd`).
+
+Nobody else can then create, replace or remove a name inside it, so nothing compat reads back
+from it was written by another user. docs/architecture.md "Threat model" says the whole contract.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from typing import IO, Any
+
+from compat_core import messages
+from compat_core.errors import UnsafeStateDirectoryError
+
+ENV_VAR = "COMPAT_STATE_DIR"
+
+
+def base_dir() -> str:
+    """The user's directory of compat state (not checked: :func:`state_dir` checks it)."""
+    configured = os.environ.get(ENV_VAR)
+    if configured:
+        return os.path.abspath(configured)
+    return os.path.join(tempfile.gettempdir(), f"ray-train-compat-{os.geteuid()}")
+
+
+def state_dir(kind: str) -> str:
+    """``<base>/<kind>`` (``journals``, ``staging``): created private if missing, checked if
+    there; :class:`UnsafeStateDirectoryError` when another user could write to it."""
+    base = base_dir()
+    ensure_private(base, configured=bool(os.environ.get(ENV_VAR)))
+    path = os.path.join(base, kind)
+    ensure_private(path, configured=False)
+    return path
+
+
+def ensure_private(path: str, *, configured: bool = False) -> None:
+    """Create the directory ``path`` with mode 0700, or check the one there: a directory, not a
+    symlink, owned by this user, writable by nobody else. ``configured``: the user named it
+    (``COMPAT_STATE_DIR``): its parents are theirs to create."""
+    if configured:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+        return  # ours, as created: mkdir makes nothing where a name exists, a symlink included
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    problem = _problem(info)
+    if problem is not None:
+        raise UnsafeStateDirectoryError(messages.unsafe_state_dir(path, problem, ENV_VAR))
+
+
+def _problem(info: os.stat_result) -> str | None:
+    """Why a directory with ``info`` (from ``lstat``) is not private to this user; None if it is."""
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a directory"
+    if info.st_uid != os.geteuid():
+        return f"it belongs to user id {info.st_uid}, not to you (user id {os.geteuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"other users can write to it (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def open_fd(path: str, flags: int, mode: int = 0o600) -> int:
+    """``os.open(path, flags)`` refusing a symlink at ``path`` (``OSError`` ``ELOOP``); files it
+    creates are readable by this user only."""
+    return os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+
+
+_FLAGS = {"r": os.O_RDONLY, "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}
+
+
+def open_file(path: str, mode: str = "r", encoding: str | None = None) -> IO[Any]:
+    """``open(path, mode)`` (``r``, ``w`` or ``a``, with ``b`` for bytes) without following a
+    symlink at ``path``; a file it creates is readable by this user only."""
+    if "b" not in mode and encoding is None:
+        encoding = "utf-8"
+    return os.fdopen(open_fd(path, _FLAGS[mode[0]]), mode, encoding=encoding)
