@@ -38,6 +38,7 @@ from compat_core.patch import scoped_env
 from compat_core.run import worker
 from compat_core.run.engine import Engine, PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journaled_records, open_ledger, ray_validation_runner
+from compat_core.run.ledger.host import journal_dir
 from compat_core.run.ledger.votes import vote_timeout_s
 from compat_core.semantics import reads, restore, result, worker_reports
 from compat_core.semantics.result import Result
@@ -468,9 +469,15 @@ def _earlier_journals(restoring: restore.RestoreSpec | None) -> Journals:
 
 def _journals_on_this_node(journals: Journals) -> list[str]:
     """Those still on this node's disk: a driver killed during its ``fit()`` left them (a
-    ``fit()`` that ended removed its own)."""
+    ``fit()`` that ended removed its own). Only journals in this user's private journal
+    directory: the restore state is read from storage, and these files are read, then removed."""
     host = socket.gethostname()
-    return [path for name, path in journals if name == host and os.path.exists(path)]
+    mine = journal_dir()
+    return [
+        path
+        for name, path in journals
+        if name == host and os.path.dirname(path) == mine and path.endswith(".journal") and os.path.exists(path)
+    ]
 
 
 def _keep_readiness_record(run: RunStorage | None, record: readiness.RunRecord) -> None:

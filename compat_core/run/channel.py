@@ -24,11 +24,14 @@ lose what it had not read yet.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
 import secrets
+import selectors
 import socket
+import struct
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -55,22 +58,27 @@ def wanted() -> bool:
 
 
 class Listener:
-    """In the ledger's process: accepts workers and hands each record to ``deliver``, in
-    the order each worker wrote them, on the thread that reads that worker's connection: one
-    thread wakes per record (a reading thread handing records to a storing one cost 20 us of
-    the ledger's CPU a record instead of 13-18 us, ``bench_runtime --records``). ``deliver`` is
-    called from several threads at once and must return quickly: the ledger stores the record
-    and leaves the callbacks to its delivery thread."""
+    """In the ledger's process: accepts workers and hands each record to ``deliver``, with the
+    bytes it came as, in the order each worker wrote them. One thread reads every worker's
+    connection (a selector loop: whatever the run's width, the listener holds two threads, this
+    one and one that answers new connections' key challenges), reading whatever each connection
+    has in one call and delivering the records it completes. ``deliver`` must return quickly: the ledger stores the
+    record and leaves the callbacks to its delivery thread."""
 
-    def __init__(self, host: str, deliver: Callable[[Any], None]) -> None:
+    def __init__(self, host: str, deliver: Callable[[Any, bytes], None]) -> None:
         self._key = secrets.token_bytes(32)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._server = socket.create_server((host, 0), family=family)
+        self._server = socket.create_server((host, 0), family=family, backlog=socket.SOMAXCONN)
         self._host = host
         self._deliver = deliver
         self._closed = False
-        self._busy = 0  # records being delivered now
-        self._idle = threading.Condition()
+        self._selector = selectors.DefaultSelector()
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        self._wake_reader.setblocking(False)
+        self._joining: deque[socket.socket] = deque()  # answered the challenge: for the loop to add
+        self._selector.register(self._wake_reader, selectors.EVENT_READ, None)
+        self._reader = threading.Thread(target=self._read_loop, name="compat-channel-read", daemon=True)
+        self._reader.start()
         threading.Thread(target=self._accept_loop, name="compat-channel-accept", daemon=True).start()
 
     @property
@@ -78,54 +86,136 @@ class Listener:
         return (self._host, self._server.getsockname()[1], self._key)
 
     def close(self) -> None:
-        """Stop accepting and delivering; returns once the records being delivered are."""
-        with self._idle:
-            self._closed = True
+        """Stop accepting and delivering; returns once the record being delivered is."""
+        self._closed = True
         try:
             self._server.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
         except OSError:
             pass
         self._server.close()
-        with self._idle:
-            self._idle.wait_for(lambda: self._busy == 0)
+        self._wake()
+        if threading.current_thread() is not self._reader:
+            self._reader.join()
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            self._wake_writer.send(b"\0")
 
     def _accept_loop(self) -> None:
+        """Accepts connections and has each prove it holds the run's key (a blocking exchange,
+        bounded by :data:`_CONNECT_TIMEOUT_S`), then hands it to the reading loop."""
         while not self._closed:
             try:
                 sock, _ = self._server.accept()
             except OSError:
                 return  # closed
-            threading.Thread(target=self._read_loop, args=(sock,), name="compat-channel-read", daemon=True).start()
+            try:
+                _challenge(sock, self._key)
+            except Exception as exc:  # a wrong key, a client that never answers, not our protocol
+                logger.warning("compat's record channel refused a connection: %s", exc)
+                sock.close()
+                continue
+            sock.setblocking(False)
+            self._joining.append(sock)
+            self._wake()
 
-    def _read_loop(self, sock: socket.socket) -> None:
-        connection = Connection(sock.detach())
+    def _read_loop(self) -> None:
+        buffers: dict[socket.socket, bytearray] = {}
         try:
-            deliver_challenge(connection, self._key)
-            answer_challenge(connection, self._key)
-            while self._process(connection.recv_bytes()):
-                pass
-        except (EOFError, OSError):
-            pass  # the worker finished (or died): everything it wrote was read
-        except Exception as exc:  # a wrong key, or not our protocol at all
-            logger.warning("compat's record channel refused a connection: %s", exc)
+            while not self._closed:
+                for key, _ in self._selector.select():
+                    sock = key.fileobj
+                    if sock is self._wake_reader:
+                        with contextlib.suppress(OSError):
+                            while self._wake_reader.recv(4096):
+                                pass
+                        while self._joining:
+                            joined = self._joining.popleft()
+                            buffers[joined] = bytearray()
+                            self._selector.register(joined, selectors.EVENT_READ, None)
+                        continue
+                    assert isinstance(sock, socket.socket)
+                    if not self._read(sock, buffers[sock]):
+                        self._selector.unregister(sock)
+                        del buffers[sock]
+                        sock.close()  # the worker finished (or died): everything it wrote was read
+                    if self._closed:
+                        return
         finally:
-            connection.close()
+            for sock in buffers:
+                sock.close()
+            self._selector.close()
+            self._wake_reader.close()
+            self._wake_writer.close()
 
-    def _process(self, data: bytes) -> bool:
-        """Deliver one record; False once the listener is closed (the run is over)."""
-        with self._idle:
+    def _read(self, sock: socket.socket, buffer: bytearray) -> bool:
+        """Read what ``sock`` has and deliver each record it completes; False once the worker
+        closed its end (or the connection broke)."""
+        try:
+            data = sock.recv(_READ_SIZE)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False
+        buffer += data
+        start = 0
+        while True:
+            frame = _frame(buffer, start)
+            if frame is None:
+                break
+            begin, end = frame
+            self._process(bytes(buffer[begin:end]))
+            start = end
             if self._closed:
                 return False
-            self._busy += 1
-        try:
-            self._deliver(pickle.loads(data))
-        except Exception:  # one bad record must not stop the others
-            logger.exception("compat's record channel could not store a record")
-        finally:
-            with self._idle:
-                self._busy -= 1
-                self._idle.notify_all()
+        del buffer[:start]
         return True
+
+    def _process(self, data: bytes) -> None:
+        """Deliver one record, with the bytes it came as (one bad record must not stop the
+        others)."""
+        try:
+            self._deliver(pickle.loads(data), data)
+        except Exception:
+            logger.exception("compat's record channel could not store a record")
+
+
+_READ_SIZE = 256 * 1024
+_SIZE = struct.Struct("!i")  # multiprocessing.connection's frame: a length, then the bytes
+_LONG_SIZE = struct.Struct("!Q")  # after a length of -1: a record over 2 GiB
+
+
+def _frame(buffer: bytearray, start: int) -> tuple[int, int] | None:
+    """Where the message that starts at ``start`` of ``buffer`` (as ``Connection.send_bytes``
+    frames them) begins and ends; None while it is not whole."""
+    if len(buffer) - start < _SIZE.size:
+        return None
+    (size,) = _SIZE.unpack_from(buffer, start)
+    begin = start + _SIZE.size
+    if size == -1:
+        if len(buffer) - begin < _LONG_SIZE.size:
+            return None
+        (size,) = _LONG_SIZE.unpack_from(buffer, begin)
+        begin += _LONG_SIZE.size
+    end = begin + size
+    return (begin, end) if len(buffer) >= end else None
+
+
+def _challenge(sock: socket.socket, key: bytes) -> None:
+    """Both sides prove they hold ``key`` (``multiprocessing.connection``'s HMAC exchange), on a
+    copy of the socket's descriptor; a peer that does not answer within
+    :data:`_CONNECT_TIMEOUT_S` fails it."""
+    timeout = struct.pack("ll", int(_CONNECT_TIMEOUT_S), 0)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeout)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeout)
+    connection = Connection(os.dup(sock.fileno()))
+    try:
+        deliver_challenge(connection, key)
+        answer_challenge(connection, key)
+    finally:
+        connection.close()
 
 
 class Sender:

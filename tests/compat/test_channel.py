@@ -227,7 +227,7 @@ def listening_host(stored: str, dies_after: int = 0) -> tuple[subprocess.Popen, 
         "import os, signal, threading\n"
         "from compat_core.run import channel\n"
         "count = 0\n"
-        "def deliver(message):\n"
+        "def deliver(message, sent):\n"
         "    global count\n"
         f"    with open({stored!r}, 'a') as f:\n"
         "        f.write(f'{message[0].index}\\n')\n"

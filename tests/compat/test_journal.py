@@ -5,6 +5,7 @@ ledger would have handed over; a frame cut short by the process dying is ignored
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -318,18 +319,18 @@ def test_a_restarted_host_reopens_its_open_runs_and_a_closed_one_only_when_asked
     index = str(tmp_path / "host.runs")
     host = LedgerHost(index)
     for run in ("open", "closed"):
-        host.open_run(run, 1, {"journal_path": str(tmp_path / f"{run}.journal")})
-        host.call(run, "record", Record(0, 0, {"run": run}, False, False, 0.0))
-    kept = host.close_run("closed")
-    assert host.open_run("open", 1, {"journal_path": str(tmp_path / "open.journal")}) > 0  # a retried call
+        asyncio.run(host.open_run(run, 1, {"journal_path": str(tmp_path / f"{run}.journal")}))
+        asyncio.run(host.call(run, "record", Record(0, 0, {"run": run}, False, False, 0.0)))
+    kept = asyncio.run(host.close_run("closed"))
+    assert asyncio.run(host.open_run("open", 1, {"journal_path": str(tmp_path / "open.journal")})) > 0  # a retried call
     die(host._runs["open"])
     again = LedgerHost(index)  # the process Ray restarted
     assert sorted(again._runs) == ["open"]
-    again.call("open", "record", Record(0, 1, {"run": "open"}, False, False, 0.0))
-    assert [r.index for r in again.close_run("open").records] == [0, 1]
-    assert plain(again.close_run("closed")) == plain(kept)  # the driver asks again: rebuilt, closed
+    asyncio.run(again.call("open", "record", Record(0, 1, {"run": "open"}, False, False, 0.0)))
+    assert [r.index for r in asyncio.run(again.close_run("open")).records] == [0, 1]
+    assert plain(asyncio.run(again.close_run("closed"))) == plain(kept)  # the driver asks again: rebuilt, closed
     with pytest.raises(KeyError, match="holds no run 'never'"):
-        again.call("never", "record", Record(0, 0, {}, False, False, 0.0))
+        asyncio.run(again.call("never", "record", Record(0, 0, {}, False, False, 0.0)))
 
 
 def test_a_bad_restart_limit_is_an_error_naming_the_variable(monkeypatch) -> None:

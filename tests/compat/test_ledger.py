@@ -1,5 +1,7 @@
 """The run ledger as plain code: rounds, callbacks in order, validation, failures."""
 
+import asyncio
+
 import pytest
 
 from compat.callbacks import UserCallback
@@ -482,12 +484,12 @@ def test_the_client_calls_only_the_ledgers_own_methods_by_their_names() -> None:
     assert sent and all(callable(getattr(RunLedger, name)) and not name.startswith("_") for name in sent)
     assert not hasattr(LedgerClient, "__getattr__")
     host = LedgerHost()
-    host.open_run("run", 1, {})
-    assert host.call("run", "next_checkpoint_index", 0) == 0
+    asyncio.run(host.open_run("run", 1, {}))
+    assert asyncio.run(host.call("run", "next_checkpoint_index", 0)) == 0
     for wrong in ("_end_unexplained", "no_such_call"):
         with pytest.raises(AttributeError, match="RunLedger has no call"):
-            host.call("run", wrong, 0)
-    host.close_run("run")
+            asyncio.run(host.call("run", wrong, 0))
+    asyncio.run(host.close_run("run"))
 
 
 def test_a_consumer_is_fed_each_round_as_it_is_delivered_not_on_a_timer() -> None:

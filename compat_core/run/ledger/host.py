@@ -3,7 +3,7 @@
 A driver process keeps one host across its fits: a fit opens a run in it (a round trip)
 instead of starting a Python process of its own, which cost every fit 0.6-2.2 s
 (docs/performance.md). The host is started at the first fit, and again when it is gone or the
-process connected to another Ray cluster; a fit that needs more threads than it has gets a
+process connected to another Ray cluster; a fit wider than its concurrency allows gets a
 larger one. It asks for no CPU.
 
 A host whose process dies (a user callback that takes it down, the OOM killer) is restarted by
@@ -19,12 +19,15 @@ method per call the run makes, each named and typed as :class:`RunLedger`'s meth
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from compat_core import private
@@ -49,15 +52,26 @@ JOURNAL_MAX_AGE_S = 7 * 86400.0
 # callback that ends its process each time) ends its runs after that many, naming itself.
 MAX_RESTARTS_ENV_VAR = "COMPAT_LEDGER_MAX_RESTARTS"
 MAX_RESTARTS = 3
-# Threads a host starts with: a run needs one per rank waiting in the free-round vote, next
-# to records, validations and the driver's calls (ledger_concurrency).
-MIN_THREADS = 32
+# The host is an asyncio Ray actor: a call is a coroutine on its event loop, not a thread. A rank
+# waiting in the free-round vote holds only a coroutine (FreeRoundVote.vote_async); every other
+# call runs on one of two bounded pools, so the host's threads do not grow with the run's width
+# (docs/architecture.md, "Width"). Calls that may wait for other calls (a worker's last records,
+# a validation, the next round, the other ranks of a failure) run on their own pool, so the
+# calls they wait for are never queued behind them.
+CALL_THREADS = 8
+WAIT_THREADS = 16
+WAITING_CALLS = frozenset(
+    {"stored_through", "reported_checkpoints", "delivered_since", "worker_done", "engine_failed", "actor_died"}
+)
+# Calls a host runs at once (coroutines; Ray's own default for an asyncio actor): a run needs
+# every rank's vote at once, next to records, validations and the driver's calls.
+MIN_CONCURRENCY = 1000
 
 
 def ledger_concurrency(world_size: int) -> int:
-    """Threads one run needs: every rank may wait in ``vote_free_round`` at once, next to
-    records, validations and the driver's calls."""
-    return world_size + 8
+    """Calls one run may have in the host at once: every rank may wait in ``vote_free_round``
+    while it sends records and asks what is stored, next to validations and the driver's calls."""
+    return max(MIN_CONCURRENCY, 2 * world_size + 16)
 
 
 def max_restarts() -> int:
@@ -86,6 +100,8 @@ class LedgerHost:
         self._runs: dict[str, RunLedger] = {}
         self._journals: dict[str, str] = {}  # run id -> its journal
         self._lock = threading.Lock()
+        self._calls = ThreadPoolExecutor(CALL_THREADS, thread_name_prefix="compat-ledger-call")
+        self._waits = ThreadPoolExecutor(WAIT_THREADS, thread_name_prefix="compat-ledger-wait")
         self._index = index
         self._restarted = _reconstructed()
         if index is not None and os.path.exists(index):
@@ -120,7 +136,10 @@ class LedgerHost:
             raise KeyError(f"compat's run ledger holds no run {run_id!r} (its journal could not be read back)")
         return ledger
 
-    def open_run(self, run_id: str, world_size: int, options: dict[str, Any]) -> int:
+    async def open_run(self, run_id: str, world_size: int, options: dict[str, Any]) -> int:
+        return await self._on(self._calls, self._open_run, run_id, world_size, options)
+
+    def _open_run(self, run_id: str, world_size: int, options: dict[str, Any]) -> int:
         with self._lock:
             if run_id in self._runs:
                 return os.getpid()  # Ray retried the call on a restarted host
@@ -133,21 +152,37 @@ class LedgerHost:
             self._runs[run_id] = RunLedger(world_size, **options)
         return os.getpid()
 
-    def call(self, run_id: str, method: str, *args: Any) -> Any:
-        """``RunLedger.<method>(*args)`` of the run: what :class:`LedgerClient` sends."""
+    async def call(self, run_id: str, method: str, *args: Any) -> Any:
+        """``RunLedger.<method>(*args)`` of the run: what :class:`LedgerClient` sends. The vote
+        waits on the event loop; other calls run on the host's pools (:data:`WAITING_CALLS` on
+        their own)."""
         if method.startswith("_") or not callable(getattr(RunLedger, method, None)):
             raise AttributeError(f"RunLedger has no call {method!r}")
-        return getattr(self._run(run_id), method)(*args)
+        with self._lock:
+            ledger = self._runs.get(run_id)
+        if ledger is None:  # rebuilt from its journal (reading files: not on the loop)
+            ledger = await self._on(self._calls, self._run, run_id)
+        if method == "vote_free_round":
+            return await ledger.vote_free_round_async(*args)
+        pool = self._waits if method in WAITING_CALLS else self._calls
+        return await self._on(pool, getattr(ledger, method), *args)
 
-    def close_run(self, run_id: str) -> LedgerSnapshot:
+    async def close_run(self, run_id: str) -> LedgerSnapshot:
         """The run's snapshot, once its pending validations finished (they may still call
         the run: a validation of the older form fetches its function from it); then the run
         leaves the host."""
+        return await self._on(self._waits, self._close_run, run_id)
+
+    def _close_run(self, run_id: str) -> LedgerSnapshot:
         ledger = self._run(run_id)
         snapshot = ledger.close()
         with self._lock:
             self._runs.pop(run_id, None)
         return snapshot
+
+    @staticmethod
+    async def _on(pool: ThreadPoolExecutor, function: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(function, *args))
 
     def alive(self) -> bool:
         return True
@@ -291,12 +326,12 @@ class LedgerClient:
 
 
 class _Host:
-    """This process's host: the actor, the Ray job it belongs to, and its threads."""
+    """This process's host: the actor, the Ray job it belongs to, and the calls it runs at once."""
 
     actor: Any = None
     max_restarts = MAX_RESTARTS
     job: str | None = None
-    threads = 0
+    concurrency = 0
     pruned = False
 
 
@@ -317,16 +352,15 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
         if (
             _host.actor is None
             or _host.job != job
-            or _host.threads < needed
+            or _host.concurrency < needed
             or _host.max_restarts != restarts
             or not _reusable(_host.actor)
         ):
-            threads = max(MIN_THREADS, needed)
             index = os.path.join(journals, f"{uuid.uuid4().hex}.runs")  # the host is on this node
             actor_class = ray.remote(num_cpus=0, max_restarts=restarts, max_task_retries=-1)(LedgerHost)
-            options = {"max_concurrency": threads, "scheduling_strategy": _on_this_node()}
+            options = {"max_concurrency": needed, "scheduling_strategy": _on_this_node()}  # coroutines
             _host.actor = actor_class.options(**options).remote(index)
-            _host.job, _host.threads, _host.max_restarts = job, threads, restarts
+            _host.job, _host.concurrency, _host.max_restarts = job, needed, restarts
         actor = _host.actor
     run_id = uuid.uuid4().hex
     if not _host.pruned:  # once per driver process: journals of drivers that died long ago
@@ -379,6 +413,8 @@ def _reconstructed() -> bool:
     try:
         import ray
 
+        if not ray.is_initialized():  # a host built in a plain process (tests): starting Ray is not its job
+            return False
         return bool(ray.get_runtime_context().was_current_actor_reconstructed)
     except Exception:
         return False

@@ -25,6 +25,9 @@ from typing import Any
 from compat_core import pickled, private
 
 _LENGTH = struct.Struct(">I")
+# A frame whose length has this bit is a record as its worker pickled it, ``(record, validation)``
+# (Journal.append_record): read back as the event ``("record", record, validation)``.
+_SENT = 0x80000000
 JOURNAL_SUFFIX = ".journal"  # a run's, while its ledger has it
 RESULT_SUFFIX = ".result"  # a closed run's, while its driver's snapshot has it
 logger = logging.getLogger(__name__)
@@ -49,7 +52,23 @@ class Journal:
 
         try:
             data = cloudpickle.dumps(event)  # type: ignore[no-untyped-call]
-            frame = _LENGTH.pack(len(data)) + data
+        except Exception as exc:
+            self._warn_once(event[0], exc)
+            return False
+        if len(data) >= _SENT:
+            self._warn_once(event[0], ValueError(f"an event of {len(data):,} bytes (2 GiB at most)"))
+            return False
+        return self._write(_LENGTH.pack(len(data)) + data, event[0])
+
+    def append_record(self, sent: bytes) -> bool:
+        """Write a record's event from the bytes its worker sent (``(record, validation)``,
+        pickled): what the channel received is kept as it is, not pickled again."""
+        if len(sent) >= _SENT:
+            return False  # over 2 GiB: the caller journals it the usual way
+        return self._write(_LENGTH.pack(len(sent) | _SENT) + sent, "record")
+
+    def _write(self, frame: bytes, kind: Any) -> bool:
+        try:
             with self._lock:
                 if self._fd is None:
                     return False  # closed: the run is over
@@ -58,11 +77,14 @@ class Journal:
                     written += os.write(self._fd, frame[written:])
             return True
         except Exception as exc:
-            if event[0] not in self._failed:
-                self._failed.add(event[0])
-                logger.warning("compat's run journal %s cannot keep a %r event (%s: %s)", self.path, event[0],
-                               type(exc).__name__, exc)  # fmt: skip
+            self._warn_once(kind, exc)
             return False
+
+    def _warn_once(self, kind: Any, exc: BaseException) -> None:
+        if kind not in self._failed:
+            self._failed.add(kind)
+            logger.warning("compat's run journal %s cannot keep a %r event (%s: %s)", self.path, kind,
+                           type(exc).__name__, exc)  # fmt: skip
 
     def close(self) -> None:
         with self._lock:
@@ -129,7 +151,7 @@ def cut_to_whole_frames(path: str) -> None:
     from now on follow the last whole one."""
     with private.open_file(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        end = max((frame_end for _, frame_end in _whole_frames(f, size)), default=0)
+        end = max((frame_end for _, frame_end, _ in _whole_frames(f, size)), default=0)
     if end < size:
         fd = private.open_fd(path, os.O_WRONLY)
         try:
@@ -144,22 +166,30 @@ def last(path: str) -> tuple[Any, ...] | None:
         frames = deque(_whole_frames(f, os.fstat(f.fileno()).st_size), maxlen=1)
         if not frames:
             return None
-        frame = frames[0]
-        f.seek(frame[0])
-        return tuple(pickled.loads(f.read(frame[1] - frame[0])))
+        start, end, sent = frames[0]
+        f.seek(start)
+        return _event(f.read(end - start), sent)
 
 
-def _whole_frames(f: Any, size: int) -> Iterator[tuple[int, int]]:
+def _whole_frames(f: Any, size: int) -> Iterator[tuple[int, int, bool]]:
     """Where each whole frame's event starts and ends in the journal ``f`` of ``size`` bytes,
-    reading the lengths only."""
+    and whether it is a record as sent, reading the lengths only."""
     end = 0
     while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
         (length,) = _LENGTH.unpack(header)
+        sent, length = bool(length & _SENT), length & ~_SENT
         if end + _LENGTH.size + length > size:
             return
         start, end = end + _LENGTH.size, end + _LENGTH.size + length
-        yield start, end
+        yield start, end, sent
         f.seek(end)
+
+
+def _event(data: bytes, sent: bool) -> tuple[Any, ...]:
+    """A frame's event: a record as its worker sent it is ``("record", record, validation)``."""
+    if sent:
+        return ("record", *pickled.loads(data))
+    return tuple(pickled.loads(data))
 
 
 def read(path: str) -> Iterator[tuple[Any, ...]]:
@@ -168,7 +198,7 @@ def read(path: str) -> Iterator[tuple[Any, ...]]:
     with private.open_file(path, "rb") as f:
         while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
             (length,) = _LENGTH.unpack(header)
-            data = f.read(length)
-            if len(data) < length:
+            data = f.read(length & ~_SENT)
+            if len(data) < length & ~_SENT:
                 return
-            yield pickled.loads(data)
+            yield _event(data, bool(length & _SENT))

@@ -139,7 +139,7 @@ class RunLedger:
             if self._listener is None:
                 host = host or channel.node_ip()
                 try:
-                    self._listener = channel.Listener(host, lambda message: self.record(*message))
+                    self._listener = channel.Listener(host, self._record_sent)
                 except OSError as exc:
                     channel.logger.warning("compat's run ledger cannot listen on %s (%s): actor calls", host, exc)
                     return None
@@ -191,7 +191,19 @@ class RunLedger:
         """Store one report; ``validation`` is ``(persisted checkpoint, request)`` when the
         ledger validates. A record already stored (sent again after the channel broke, or
         after the host was restarted) is ignored."""
-        journaled = self._log("record", record, validation)
+        self._store_record(record, validation, self._log("record", record, validation))
+
+    def _record_sent(self, message: tuple[Any, ...], sent: bytes) -> None:
+        """A record from the channel: ``message`` is ``(record, validation)``, ``sent`` the bytes
+        its worker wrote, journaled as they are (pickling the record again cost the host most of
+        a record's time: docs/performance.md, "Width")."""
+        record, validation = message
+        journaled = self._journal is not None and self._journal.append_record(sent)
+        if self._journal is not None and not journaled:
+            journaled = self._log("record", record, validation)
+        self._store_record(record, validation, journaled)
+
+    def _store_record(self, record: Record, validation: tuple[Any, Any] | None, journaled: bool) -> None:
         added, complete = self._store.add(record)
         if not added:
             return
@@ -215,6 +227,10 @@ class RunLedger:
         """Each rank says whether its report of round ``(attempt, index)`` carries nothing
         V2 keeps; see :class:`FreeRoundVote`."""
         return self._vote.vote((attempt, index), rank, free, wait)
+
+    async def vote_free_round_async(self, attempt: int, index: int, rank: int, free: bool, wait: bool) -> bool:
+        """:meth:`vote_free_round` on the host's event loop: a waiting rank holds no thread."""
+        return await self._vote.vote_async((attempt, index), rank, free, wait)
 
     def reported_checkpoints(
         self, attempt: int, rank: int, sent: int, validated: bool, timeout_s: float | None

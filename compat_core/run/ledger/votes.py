@@ -20,6 +20,8 @@ gives a rank that asks again (Ray retries the call) the decision the others alre
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -46,49 +48,117 @@ def vote_timeout_s() -> float:
     return value
 
 
+class _Round:
+    """One round's votes, its decision once made, which ranks have it, and the event its
+    waiting ranks sleep on (set once, when the round is decided)."""
+
+    __slots__ = ("answered", "decided", "free", "loop_decided", "votes")
+
+    def __init__(self) -> None:
+        self.votes: set[int] = set()  # ranks that voted (every vote so far free while undecided)
+        self.answered: set[int] = set()
+        self.decided = threading.Event()  # what ranks waiting on threads sleep on
+        # What ranks waiting as coroutines sleep on (vote_async: the ledger's host), and its loop.
+        self.loop_decided: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+        self.free = False
+
+    def wait_in(self, loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+        """The event a coroutine on ``loop`` waits on (one loop per vote: the host's)."""
+        if self.loop_decided is None:
+            self.loop_decided = (loop, asyncio.Event())
+        return self.loop_decided[1]
+
+
 class FreeRoundVote:
+    """The vote of a run of ``world_size`` ranks. Its cost is linear in the ranks: a vote is a
+    few set operations, and the ranks waiting for a round are woken once, when it is decided
+    (each sleeps on its round's event, not on one condition every vote notifies)."""
+
     def __init__(
         self, world_size: int, timeout_s: float | None = None, log: Callable[..., object] | None = None
     ) -> None:
         self.world_size = world_size
         self._log = log
         self.timeout_s = VOTE_TIMEOUT_S if timeout_s is None else timeout_s
-        self._votes: dict[RoundKey, dict[int, bool]] = {}
-        self._decided: dict[RoundKey, bool] = {}
-        self._answered: dict[RoundKey, set[int]] = {}
-        self._voted = threading.Condition()
+        self._rounds: dict[RoundKey, _Round] = {}
+        self._lock = threading.Lock()
 
     def vote(self, key: RoundKey, rank: int, free: bool, wait: bool) -> bool:
         """Rank ``rank`` says whether its report of round ``key`` is free; returns the round's
         decision: ``True`` when the whole round is free (the rank delivers it without Ray),
         ``False`` when it goes through Ray's report. A rank whose report is not free (``wait``
         false) learns nothing it needs: it goes through Ray whatever the others said."""
-        with self._voted:
-            votes = self._votes.setdefault(key, {})
-            votes[rank] = free
-            if key not in self._decided:
-                if not free:
-                    self._decide(key, False)
-                elif len(votes) >= self.world_size and all(votes.values()):
-                    self._decide(key, True)
-            self._voted.notify_all()
-            if wait and key not in self._decided:
-                self._voted.wait_for(lambda: key in self._decided, timeout=self.timeout_s)
-                if key not in self._decided:
-                    self._decide(key, False)  # waited long enough: the round goes through Ray
-            decision = self._decided.get(key, False)
-            self._answer(key, rank)
-            return decision
+        with self._lock:
+            round_ = self._cast(key, rank, free)
+            if not wait or round_.decided.is_set():
+                return self._answer(key, round_, rank)
+        round_.decided.wait(self.timeout_s)  # woken once, by the decision (or the timeout)
+        with self._lock:
+            if not round_.decided.is_set():
+                self._decide(key, round_, False)  # waited long enough: the round goes through Ray
+            return self._answer(key, round_, rank)
 
-    def _decide(self, key: RoundKey, free: bool) -> None:
+    def _cast(self, key: RoundKey, rank: int, free: bool) -> _Round:
+        """Count rank ``rank``'s vote in round ``key`` (under the lock), deciding the round when
+        the vote does: not free at once, free with the last rank's vote."""
+        round_ = self._rounds.get(key)
+        if round_ is None:
+            round_ = self._rounds[key] = _Round()
+        round_.votes.add(rank)
+        if not round_.decided.is_set():
+            if not free:
+                self._decide(key, round_, False)
+            elif len(round_.votes) >= self.world_size:  # undecided: every vote so far was free
+                self._decide(key, round_, True)
+        return round_
+
+    async def vote_async(self, key: RoundKey, rank: int, free: bool, wait: bool) -> bool:
+        """:meth:`vote` for a caller on an event loop (the ledger's host, an async Ray actor): a
+        rank waiting for the round's decision holds no thread, only a coroutine."""
+        with self._lock:
+            round_ = self._cast(key, rank, free)
+            if not wait or round_.decided.is_set():
+                return self._answer(key, round_, rank)
+            decided = round_.wait_in(asyncio.get_running_loop())
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(decided.wait(), self.timeout_s)
+        with self._lock:
+            if not round_.decided.is_set():
+                self._decide(key, round_, False)
+            return self._answer(key, round_, rank)
+
+    def _decide(self, key: RoundKey, round_: _Round, free: bool) -> None:
+        """Journaled first (a restarted host gives the same decision), then every waiting rank
+        of the round woken, once."""
         if self._log is not None:
             self._log("vote", key, free)
-        self._decided[key] = free
+        round_.free = free
+        round_.decided.set()
+        if round_.loop_decided is not None:
+            loop, decided = round_.loop_decided
+            try:
+                on_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                on_loop = False
+            if on_loop:
+                decided.set()
+            else:
+                loop.call_soon_threadsafe(decided.set)
+
+    def _answer(self, key: RoundKey, round_: _Round, rank: int) -> bool:
+        """Rank ``rank`` has the round's decision; once every rank has, the round leaves memory."""
+        round_.answered.add(rank)
+        if len(round_.answered) >= self.world_size:
+            self._rounds.pop(key, None)
+        return round_.free
 
     def restore(self, decided: dict[RoundKey, bool]) -> None:
         """A lost host's decisions (from its journal); only :meth:`recent` ones are kept."""
-        with self._voted:
-            self._decided.update(self.recent(decided))
+        with self._lock:
+            for key, free in self.recent(decided).items():
+                round_ = self._rounds.setdefault(key, _Round())
+                round_.free = free
+                round_.decided.set()
 
     @staticmethod
     def recent(decided: dict[RoundKey, bool]) -> dict[RoundKey, bool]:
@@ -100,15 +170,7 @@ class FreeRoundVote:
             last[attempt] = max(index, last.get(attempt, index))
         return {key: free for key, free in decided.items() if key[1] >= last[key[0]] - 2}
 
-    def _answer(self, key: RoundKey, rank: int) -> None:
-        """Every rank has its answer: the round's state leaves memory."""
-        answered = self._answered.setdefault(key, set())
-        answered.add(rank)
-        if len(answered) >= self.world_size:
-            for table in (self._votes, self._decided, self._answered):
-                table.pop(key, None)
-
     def pending(self) -> int:
-        """Rounds whose state is still held (some rank has not voted yet)."""
-        with self._voted:
-            return len(self._votes)
+        """Rounds whose state is still held (some rank voted, and not every rank has its answer)."""
+        with self._lock:
+            return sum(1 for round_ in self._rounds.values() if round_.votes)

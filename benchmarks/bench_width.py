@@ -1,0 +1,253 @@
+"""Width: compat's run ledger host with 64 to 4,096 simulated ranks, on real Ray.
+
+    python -m benchmarks.bench_width [--widths 64 256 1024 4096] [--rounds 20] [--records 200]
+
+The host is compat's own ``LedgerHost`` (an asyncio Ray actor, its record channel, its journal),
+started as a fit starts it, with one run of ``world_size`` = width. The ranks are simulated by
+lightweight clients: ``--clients`` async Ray actors (2 by default, one per core), each playing
+``width / clients`` ranks as coroutines that speak the workers' protocol: each rank has its own
+socket to the record channel (with its key challenge) and calls the host through Ray as a worker's
+``LedgerClient`` does. Measured per width:
+
+- **free round**: every rank writes its record of the round to its socket, then votes "free" and
+  waits for the decision (V2's free round, compatibility.md §13). *Vote latency* is taken in the
+  host (a subclass that only timestamps its ``call``): from the arrival of the round's last vote
+  to the last waiting rank's answer handed back to Ray, median over the rounds; *round* is the
+  same seen by the clients (from the last vote sent to the last answer received: Ray's transport
+  both ways and the clients' own loops, all on the same 2 cores);
+- **records/s**: every rank writes ``--records`` records to its socket as fast as it can; from
+  the first write to the host having stored every one (journaled, counted);
+- the host's **threads** (the most seen while the phases ran, ``/proc/<pid>/status``), its **CPU**
+  per round, and its **memory per rank** (RSS growth from before the run opened to after it
+  closed... while open: after the rounds, the run still open).
+
+All numbers come from one run of this command on one machine; docs/performance.md has them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import threading
+import time
+from typing import Any
+
+from compat_core.run.ledger.host import LedgerHost
+
+
+class TimedHost(LedgerHost):
+    """compat's host, timestamping the vote calls it is given (arrival, answer): nothing else
+    differs."""
+
+    def __init__(self, index: str | None = None) -> None:
+        super().__init__(index)
+        self._votes: dict[int, list[tuple[float, float]]] = {}
+
+    async def call(self, run_id: str, method: str, *args: Any) -> Any:
+        if method != "vote_free_round":
+            return await super().call(run_id, method, *args)
+        arrived = time.monotonic()
+        answer = await super().call(run_id, method, *args)
+        self._votes.setdefault(args[1], []).append((arrived, time.monotonic()))
+        return answer
+
+    def vote_times(self) -> dict[int, list[tuple[float, float]]]:
+        times, self._votes = self._votes, {}
+        return times
+
+
+class Ranks:
+    """Simulated ranks ``first`` .. ``first + count - 1`` of a run: coroutines on one event loop,
+    each with its own socket to the run's record channel."""
+
+    def __init__(self, ledger: Any, first: int, count: int) -> None:
+        self.ledger = ledger
+        self.ranks = range(first, first + count)
+        self.senders: dict[int, Any] = {}
+
+    async def connect(self) -> int:
+        from compat_core.run import channel
+
+        address = await self.ledger.actor.call.remote(self.ledger.run_id, "open_channel")
+        loop = asyncio.get_running_loop()
+        for rank in self.ranks:
+            self.senders[rank] = await loop.run_in_executor(None, channel.connect, address)
+        return sum(sender is not None for sender in self.senders.values())
+
+    async def free_rounds(self, first_index: int, rounds: int) -> list[tuple[float, float]]:
+        """Each round: every rank's record to its socket, then its vote; (last vote sent, last
+        answer received) per round."""
+        from compat_core.run.ledger import Record
+
+        timings = []
+        for index in range(first_index, first_index + rounds):
+            sent: list[float] = []
+            answered: list[float] = []
+
+            async def rank_round(rank: int, index: int = index, sent: list = sent, answered: list = answered) -> None:
+                record = Record(rank, index, {"loss": 1.0 / (index + 1), "step": index}, False, False, time.time())
+                self.senders[rank].send((record, None), index)
+                sent.append(time.monotonic())
+                call = self.ledger.actor.call.remote(self.ledger.run_id, "vote_free_round", 0, index, rank, True, True)
+                assert await call is True
+                answered.append(time.monotonic())
+
+            await asyncio.gather(*(rank_round(rank) for rank in self.ranks))
+            timings.append((max(sent), max(answered)))
+        return timings
+
+    async def flood(self, first_index: int, records: int) -> float:
+        """``records`` records of every rank, written as fast as the sockets take them; when the
+        first was written."""
+        from compat_core.run.ledger import Record
+
+        started = time.monotonic()
+        for index in range(first_index, first_index + records):
+            for rank in self.ranks:
+                record = Record(rank, index, {"loss": 0.5, "step": index}, False, False, time.time())
+                self.senders[rank].send((record, None), index)
+            if index % 16 == 0:
+                await asyncio.sleep(0)
+        return started
+
+    async def forget(self) -> None:
+        for sender in self.senders.values():
+            sender.stored_through(1 << 62)
+
+
+def _proc(pid: int, name: str) -> str:
+    with open(f"/proc/{pid}/{name}") as f:
+        return f.read()
+
+
+def threads_of(pid: int) -> int:
+    return int(next(line for line in _proc(pid, "status").splitlines() if line.startswith("Threads:")).split()[1])
+
+
+def rss_of(pid: int) -> int:
+    return int(next(line for line in _proc(pid, "status").splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024
+
+
+def cpu_of(pid: int) -> float:
+    fields = _proc(pid, "stat").rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class ThreadWatch:
+    """The most threads process ``pid`` had, sampled every 20 ms while watching."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.most, self._stop = pid, threads_of(pid), threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.02):
+            self.most = max(self.most, threads_of(self.pid))
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.most
+
+
+def measure(width: int, rounds: int, records: int, clients: int) -> dict[str, float]:
+    import ray
+
+    from compat_core.run.ledger import host as ledger_host
+    from compat_core.run.ledger.host import LedgerClient
+
+    actor_class = ray.remote(num_cpus=0, max_task_retries=-1)(TimedHost)
+    concurrency = ledger_host.ledger_concurrency(width)
+    host = actor_class.options(max_concurrency=concurrency).remote(None)
+    pid = ray.get(host.pid.remote())
+    rss_before = rss_of(pid)
+    run_id = f"width-{width}"
+    journal = os.path.join(ledger_host.journal_dir(), f"{run_id}-{os.getpid()}.journal")
+    ray.get(host.open_run.remote(run_id, width, {"journal_path": journal, "vote_timeout_s": 600.0}))
+    ledger = LedgerClient(host, run_id, pid, journal, width)
+    share = -(-width // clients)
+    client_class = ray.remote(num_cpus=0, max_concurrency=4)(Ranks)
+    players = [client_class.remote(ledger, first, min(share, width - first)) for first in range(0, width, share)]
+    connected = sum(ray.get([p.connect.remote() for p in players]))
+    assert connected == width, f"{connected} of {width} ranks reached the channel"
+    watch = ThreadWatch(pid)
+    ray.get([p.free_rounds.remote(0, 2) for p in players])  # warm-up: Ray's connections, the host's pools
+    ray.get(host.vote_times.remote())
+    cpu = cpu_of(pid)
+    seen = ray.get([p.free_rounds.remote(2, rounds) for p in players])
+    round_cpu = (cpu_of(pid) - cpu) / rounds
+    votes = ray.get(host.vote_times.remote())
+    host_latency = statistics.median(
+        max(answered for _, answered in times) - max(arrived for arrived, _ in times) for times in votes.values()
+    )
+    client_rounds = [max(s[i][1] for s in seen) - max(s[i][0] for s in seen) for i in range(rounds)]
+    ray.get([p.forget.remote() for p in players])
+    first = 2 + rounds
+    cpu = cpu_of(pid)
+    starts = ray.get([p.flood.remote(first, records) for p in players])
+    last = first + records
+    ray.get([host.call.remote(run_id, "stored_through", 0, rank, last, 600.0) for rank in range(width)])
+    flood_s = time.monotonic() - min(starts)
+    flood_cpu = cpu_of(pid) - cpu
+    rss_after = rss_of(pid)
+    threads = watch.stop()
+    for player in players:
+        ray.kill(player)
+    ray.get(host.close_run.remote(run_id))
+    ray.kill(host)
+    for path in (journal, journal.removesuffix(".journal") + ".result"):
+        if os.path.exists(path):
+            os.remove(path)
+    return {
+        "width": width,
+        "vote_ms": host_latency * 1000,
+        "round_ms": statistics.median(client_rounds) * 1000,
+        "round_cpu_ms": round_cpu * 1000,
+        "records_per_s": width * records / flood_s,
+        "record_cpu_us": flood_cpu / (width * records) * 1e6,
+        "threads": threads,
+        "kb_per_rank": (rss_after - rss_before) / width / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024, 4096])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--records", type=int, default=200, help="records per rank in the records/s phase")
+    parser.add_argument("--clients", type=int, default=2, help="client processes playing the ranks")
+    args = parser.parse_args()
+
+    import ray
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        header = (
+            "width | vote (host) | round (clients) | host CPU/round | records/s | host CPU/record | threads | KB/rank"
+        )
+        print(header)
+        print("|".join("---" for _ in header.split("|")))
+        for width in args.widths:
+            m = measure(width, args.rounds, args.records, args.clients)
+            cells = [
+                f"{m['width']:,}",
+                f"{m['vote_ms']:.1f} ms",
+                f"{m['round_ms']:.0f} ms",
+                f"{m['round_cpu_ms']:.0f} ms",
+                f"{m['records_per_s']:,.0f}",
+                f"{m['record_cpu_us']:.1f} us",
+                f"{m['threads']:.0f}",
+                f"{m['kb_per_rank']:.1f}",
+            ]
+            print(" | ".join(cells), flush=True)
+    finally:
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

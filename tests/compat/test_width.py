@@ -1,0 +1,74 @@
+"""compat's run ledger host at width: its threads do not grow with the number of workers.
+
+The host is driven in this process as Ray drives it (an asyncio actor: each call a coroutine on
+one event loop), by simulated ranks that each hold a socket to the record channel and wait in
+the free-round vote at once. Plain code, no Ray; ``benchmarks/bench_width.py`` measures the
+same on real Ray up to 4,096 ranks (docs/performance.md, "Width")."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from compat_core.run import channel
+from compat_core.run.ledger import Record
+from compat_core.run.ledger.host import CALL_THREADS, WAIT_THREADS, LedgerHost
+
+pytestmark = pytest.mark.one_pass  # no Ray, no mode
+
+
+async def _rounds(host: LedgerHost, run_id: str, width: int, rounds: int) -> int:
+    """``width`` ranks, each with its own socket, run ``rounds`` free rounds (record, then vote);
+    the most threads this process had while every rank waited in a vote."""
+    loop = asyncio.get_running_loop()
+    address = await host.call(run_id, "open_channel", "127.0.0.1")
+    senders = [await loop.run_in_executor(None, channel.connect, address) for _ in range(width)]
+    assert all(senders)
+    most = threading.active_count()
+    for index in range(rounds):
+
+        async def rank_round(rank: int, index: int = index) -> bool:
+            senders[rank].send((Record(rank, index, {"step": index}, False, False, time.time()), None), index)
+            return bool(await host.call(run_id, "vote_free_round", 0, index, rank, True, True))
+
+        voting = [asyncio.ensure_future(rank_round(rank)) for rank in range(width)]
+        await asyncio.sleep(0)
+        most = max(most, threading.active_count())
+        assert await asyncio.gather(*voting) == [True] * width  # every rank free: the round is free
+    stored = await asyncio.gather(
+        *(host.call(run_id, "stored_through", 0, rank, rounds, 30.0) for rank in range(width))
+    )
+    assert stored == [rounds] * width  # every record of every rank, through the one reading thread
+    most = max(most, threading.active_count())
+    for sender in senders:
+        sender.close()
+    return most
+
+
+def _threads_at(width: int, tmp_path) -> int:
+    host = LedgerHost()
+    run_id = f"run-{width}"
+    journal = str(tmp_path / f"{run_id}.journal")
+    asyncio.run(host.open_run(run_id, width, {"journal_path": journal, "vote_timeout_s": 60.0}))
+    try:
+        return asyncio.run(_rounds(host, run_id, width, rounds=3))
+    finally:
+        asyncio.run(host.close_run(run_id))
+
+
+def test_the_hosts_threads_do_not_grow_with_the_runs_width(tmp_path) -> None:
+    """Runs of 64 and of 640 ranks, every rank waiting in the vote at once and writing to its own
+    socket: the host holds no more threads for the wide run than its two pools, the channel's two
+    and the run's delivery (a rank used to hold a thread in the vote, and each socket one more:
+    over 1,200 threads at 640 ranks)."""
+    import ray
+
+    assert not ray.is_initialized()  # the threads counted are the host's (and asyncio's executor)
+    before = threading.active_count()
+    narrow = _threads_at(64, tmp_path) - before
+    wide = _threads_at(640, tmp_path) - before
+    fixed = CALL_THREADS + WAIT_THREADS + 4 + 6  # + channel (2), delivery, listener; asyncio's executor
+    assert narrow <= fixed and wide <= fixed, (narrow, wide, fixed)
