@@ -58,14 +58,15 @@ def wanted() -> bool:
 
 
 class Listener:
-    """In the ledger's process: accepts workers and hands each record to ``deliver``, with the
-    bytes it came as, in the order each worker wrote them. One thread reads every worker's
-    connection (a selector loop: whatever the run's width, the listener holds two threads, this
-    one and one that answers new connections' key challenges), reading whatever each connection
-    has in one call and delivering the records it completes. ``deliver`` must return quickly: the ledger stores the
-    record and leaves the callbacks to its delivery thread."""
+    """In the ledger's process: accepts workers and hands their records to ``deliver``, each
+    with the bytes it came as, in the order each worker wrote them. One thread reads every
+    worker's connection (a selector loop: whatever the run's width, the listener holds two
+    threads, this one and one that answers new connections' key challenges), reading whatever
+    each ready connection has in one call and delivering the records they complete as one batch
+    (the ledger journals a batch with one write). ``deliver`` must return quickly: the ledger
+    stores the records and leaves the callbacks to its delivery thread."""
 
-    def __init__(self, host: str, deliver: Callable[[Any, bytes], None]) -> None:
+    def __init__(self, host: str, deliver: Callable[[list[tuple[Any, bytes]]], None]) -> None:
         self._key = secrets.token_bytes(32)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._server = socket.create_server((host, 0), family=family, backlog=socket.SOMAXCONN)
@@ -86,7 +87,7 @@ class Listener:
         return (self._host, self._server.getsockname()[1], self._key)
 
     def close(self) -> None:
-        """Stop accepting and delivering; returns once the record being delivered is."""
+        """Stop accepting and delivering; returns once the batch being delivered is."""
         self._closed = True
         try:
             self._server.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
@@ -120,9 +121,11 @@ class Listener:
             self._wake()
 
     def _read_loop(self) -> None:
-        buffers: dict[socket.socket, bytearray] = {}
+        partial: dict[socket.socket, bytes] = {}  # a record cut by the last read, per connection
+        connections: set[socket.socket] = set()
         try:
             while not self._closed:
+                batch: list[tuple[Any, bytes]] = []
                 for key, _ in self._selector.select():
                     sock = key.fileobj
                     if sock is self._wake_reader:
@@ -131,26 +134,31 @@ class Listener:
                                 pass
                         while self._joining:
                             joined = self._joining.popleft()
-                            buffers[joined] = bytearray()
+                            connections.add(joined)
                             self._selector.register(joined, selectors.EVENT_READ, None)
                         continue
                     assert isinstance(sock, socket.socket)
-                    if not self._read(sock, buffers[sock]):
+                    if not self._read(sock, partial, batch):
                         self._selector.unregister(sock)
-                        del buffers[sock]
+                        connections.discard(sock)
+                        partial.pop(sock, None)
                         sock.close()  # the worker finished (or died): everything it wrote was read
-                    if self._closed:
-                        return
+                    if len(batch) >= _BATCH and not self._closed:
+                        self._deliver_batch(batch)  # memory: a batch, not every ready connection's reads
+                        batch = []
+                if batch and not self._closed:
+                    self._deliver_batch(batch)
         finally:
-            for sock in buffers:
+            for sock in connections:
                 sock.close()
             self._selector.close()
             self._wake_reader.close()
             self._wake_writer.close()
 
-    def _read(self, sock: socket.socket, buffer: bytearray) -> bool:
-        """Read what ``sock`` has and deliver each record it completes; False once the worker
-        closed its end (or the connection broke)."""
+    @staticmethod
+    def _read(sock: socket.socket, partial: dict[socket.socket, bytes], batch: list[tuple[Any, bytes]]) -> bool:
+        """Read what ``sock`` has, adding each record it completes to ``batch``; False once the
+        worker closed its end (or the connection broke)."""
         try:
             data = sock.recv(_READ_SIZE)
         except BlockingIOError:
@@ -159,35 +167,33 @@ class Listener:
             return False
         if not data:
             return False
-        buffer += data
+        data = partial.pop(sock, b"") + data
         start = 0
-        while True:
-            frame = _frame(buffer, start)
-            if frame is None:
-                break
-            begin, end = frame
-            self._process(bytes(buffer[begin:end]))
-            start = end
-            if self._closed:
-                return False
-        del buffer[:start]
+        while (frame := _frame(data, start)) is not None:
+            begin, start = frame
+            sent = data[begin:start]
+            try:
+                batch.append((pickle.loads(sent), sent))
+            except Exception:  # one bad record must not stop the others
+                logger.exception("compat's record channel could not read a record")
+        if start < len(data):
+            partial[sock] = data[start:]
         return True
 
-    def _process(self, data: bytes) -> None:
-        """Deliver one record, with the bytes it came as (one bad record must not stop the
-        others)."""
+    def _deliver_batch(self, batch: list[tuple[Any, bytes]]) -> None:
         try:
-            self._deliver(pickle.loads(data), data)
+            self._deliver(batch)
         except Exception:
-            logger.exception("compat's record channel could not store a record")
+            logger.exception("compat's record channel could not store %d records", len(batch))
 
 
-_READ_SIZE = 256 * 1024
+_READ_SIZE = 64 * 1024  # what one read takes of a connection at most
+_BATCH = 256  # records delivered (journaled with one write) at once, at most
 _SIZE = struct.Struct("!i")  # multiprocessing.connection's frame: a length, then the bytes
 _LONG_SIZE = struct.Struct("!Q")  # after a length of -1: a record over 2 GiB
 
 
-def _frame(buffer: bytearray, start: int) -> tuple[int, int] | None:
+def _frame(buffer: bytes | bytearray, start: int) -> tuple[int, int] | None:
     """Where the message that starts at ``start`` of ``buffer`` (as ``Connection.send_bytes``
     frames them) begins and ends; None while it is not whole."""
     if len(buffer) - start < _SIZE.size:

@@ -26,7 +26,7 @@ from compat_core import pickled, private
 
 _LENGTH = struct.Struct(">I")
 # A frame whose length has this bit is a record as its worker pickled it, ``(record, validation)``
-# (Journal.append_record): read back as the event ``("record", record, validation)``.
+# (Journal.append_records): read back as the event ``("record", record, validation)``.
 _SENT = 0x80000000
 JOURNAL_SUFFIX = ".journal"  # a run's, while its ledger has it
 RESULT_SUFFIX = ".result"  # a closed run's, while its driver's snapshot has it
@@ -60,12 +60,13 @@ class Journal:
             return False
         return self._write(_LENGTH.pack(len(data)) + data, event[0])
 
-    def append_record(self, sent: bytes) -> bool:
-        """Write a record's event from the bytes its worker sent (``(record, validation)``,
-        pickled): what the channel received is kept as it is, not pickled again."""
-        if len(sent) >= _SENT:
+    def append_records(self, sent: list[bytes]) -> bool:
+        """Write records' events from the bytes their workers sent (each ``(record,
+        validation)``, pickled), with one write: what the channel received is kept as it is,
+        not pickled again."""
+        if any(len(data) >= _SENT for data in sent):
             return False  # over 2 GiB: the caller journals it the usual way
-        return self._write(_LENGTH.pack(len(sent) | _SENT) + sent, "record")
+        return self._write(b"".join(_LENGTH.pack(len(data) | _SENT) + data for data in sent), "record")
 
     def _write(self, frame: bytes, kind: Any) -> bool:
         try:

@@ -363,6 +363,9 @@ class RecordStore:
         self._validations: dict[RoundKey, ValidationOutcome] = {}
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
+        # Waits on one worker's records (a worker at its end, the ledger at a worker's end): each
+        # woken by that worker's records only, not by every record of the run.
+        self._worker_waits: dict[tuple[int, int], list[tuple[Callable[[], bool], threading.Event]]] = {}
 
     def add(self, record: Record) -> tuple[bool, dict[int, Record] | None]:
         """Store ``record``, unless already stored (sent again after the channel broke or the
@@ -378,6 +381,9 @@ class RecordStore:
             number = v1_checkpoint_number(record.checkpoint_dir_name)
             if number is not None:
                 self._v1_numbers[record.attempt] = max(number, self._v1_numbers.get(record.attempt, number))
+            for ready, event in self._worker_waits.get(worker, ()):
+                if ready():
+                    event.set()
             self._changed.notify_all()
             round_ = self._pending.setdefault(record.key, {})
             round_[record.rank] = record
@@ -391,10 +397,30 @@ class RecordStore:
     def stored_through(self, attempt: int, rank: int, wanted: int = 0, timeout_s: float = 0.0) -> int:
         """The first index of ``rank``'s records in ``attempt`` not stored (every one before
         it is), once it reaches ``wanted`` or ``timeout_s`` passed."""
+        if timeout_s > 0:
+            self._wait_for_worker((attempt, rank), lambda: self._arrived.through(attempt, rank) >= wanted, timeout_s)
         with self._lock:
-            if timeout_s > 0:
-                self._changed.wait_for(lambda: self._arrived.through(attempt, rank) >= wanted, timeout=timeout_s)
             return self._arrived.through(attempt, rank)
+
+    def _wait_for_worker(self, worker: tuple[int, int], ready: Callable[[], bool], timeout: float | None) -> bool:
+        """Wait until ``ready()`` (called under the lock), checked each time a record of
+        ``worker`` (attempt, rank) is stored; whether it became ready."""
+        with self._lock:
+            if ready():
+                return True
+            entry = (ready, threading.Event())
+            self._worker_waits.setdefault(worker, []).append(entry)
+        try:
+            entry[1].wait(timeout)
+        finally:
+            with self._lock:
+                waits = self._worker_waits.get(worker, [])
+                if entry in waits:
+                    waits.remove(entry)
+                if not waits:
+                    self._worker_waits.pop(worker, None)
+        with self._lock:
+            return ready()
 
     def finish(self, attempt: int, rank: int) -> set[int]:
         """Rank ``rank`` of ``attempt`` ended (returned or failed); the ranks ended so far."""
@@ -422,7 +448,7 @@ class RecordStore:
 
     def wait_for_records(self, attempt: int, rank: int, sent: int, timeout: float | None) -> bool:
         """Wait until ``sent`` records of ``rank`` in ``attempt`` are stored."""
-        return self.wait(lambda: self.count_locked(attempt, rank) >= sent, timeout)
+        return self._wait_for_worker((attempt, rank), lambda: self.count_locked(attempt, rank) >= sent, timeout)
 
     def wait_for_rounds(self, attempt: int, sent: int, timeout: float | None) -> bool:
         """Wait until the first ``sent`` rounds of ``attempt`` have every rank's record, or

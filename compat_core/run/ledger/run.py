@@ -139,7 +139,7 @@ class RunLedger:
             if self._listener is None:
                 host = host or channel.node_ip()
                 try:
-                    self._listener = channel.Listener(host, self._record_sent)
+                    self._listener = channel.Listener(host, self._records_sent)
                 except OSError as exc:
                     channel.logger.warning("compat's run ledger cannot listen on %s (%s): actor calls", host, exc)
                     return None
@@ -193,15 +193,16 @@ class RunLedger:
         after the host was restarted) is ignored."""
         self._store_record(record, validation, self._log("record", record, validation))
 
-    def _record_sent(self, message: tuple[Any, ...], sent: bytes) -> None:
-        """A record from the channel: ``message`` is ``(record, validation)``, ``sent`` the bytes
-        its worker wrote, journaled as they are (pickling the record again cost the host most of
-        a record's time: docs/performance.md, "Width")."""
-        record, validation = message
-        journaled = self._journal is not None and self._journal.append_record(sent)
-        if self._journal is not None and not journaled:
-            journaled = self._log("record", record, validation)
-        self._store_record(record, validation, journaled)
+    def _records_sent(self, batch: list[tuple[tuple[Any, Any], bytes]]) -> None:
+        """Records from the channel: each ``((record, validation), sent)``, ``sent`` the bytes its
+        worker wrote, journaled as they are, the batch with one write (pickling each record
+        again cost the host most of a record's time: docs/performance.md, "Width")."""
+        journaled = self._journal is not None and self._journal.append_records([sent for _, sent in batch])
+        for (record, validation), _ in batch:
+            try:
+                self._store_record(record, validation, journaled or self._log("record", record, validation))
+            except Exception:  # one bad record must not stop the others
+                channel.logger.exception("compat's run ledger could not store a record")
 
     def _store_record(self, record: Record, validation: tuple[Any, Any] | None, journaled: bool) -> None:
         added, complete = self._store.add(record)
