@@ -1,6 +1,7 @@
 """Width: compat's run ledger host with 64 to 4,096 simulated ranks, on real Ray.
 
     python -m benchmarks.bench_width [--widths 64 256 1024 4096] [--rounds 20] [--records 200]
+    python -m benchmarks.bench_width --real 16 32 [--rounds 40] [--repeat 2]
 
 The host is compat's own ``LedgerHost`` (an asyncio Ray actor, its record channel, its journal),
 started as a fit starts it, with one run of ``world_size`` = width. The ranks are simulated by
@@ -20,6 +21,14 @@ socket to the record channel (with its key challenge) and calls the host through
 - the host's **threads** (the most seen while the phases ran, ``/proc/<pid>/status``), its **CPU**
   per round, and its **memory per rank** (RSS growth from before the run opened to after it
   closed... while open: after the rounds, the run still open).
+
+``--real W ...`` runs real fits instead: ``DataParallelTrainer`` with W light workers (each
+reports ``--rounds`` free-floating rounds and trains nothing; one logical CPU each, on a cluster
+of 2 cores that says it has 64), raw ``ray.train`` and compat in turns, in V1 semantics on V1's
+engine, V1 semantics on V2's engine (against raw V1: raw Ray has no such mode) and V2 semantics
+(raw V2 at compat's 0.05 s controller poll). Per round: rank 0's time from its first report to
+its last, divided by the rounds; median over ``--repeat`` turns; the ratio compat/raw. Each
+compat fit is checked to have kept every report of every worker.
 
 All numbers come from one run of this command on one machine; docs/performance.md has them.
 """
@@ -222,18 +231,113 @@ def measure(width: int, rounds: int, records: int, clients: int) -> dict[str, fl
     }
 
 
+def light_loop(config: dict[str, Any]) -> None:
+    """Reports, trains nothing; rank 0's time per round rides on its last report, which carries
+    a small checkpoint (kept by every semantics)."""
+    import tempfile
+
+    from ray.train import Checkpoint
+
+    report = config["report"]
+    start = time.perf_counter()
+    for step in range(config["rounds"]):
+        report({"step": step})
+    elapsed = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as directory:
+        report({"step": config["rounds"], "elapsed": elapsed}, checkpoint=Checkpoint.from_directory(directory))
+
+
+def real_fit(kind: str, semantics: str, workers: int, rounds: int, storage: str) -> float:
+    """One fit; rank 0's seconds per round. ``kind``: ``raw`` or ``compat``; ``semantics``:
+    ``v1``, ``v1-on-v2`` (raw: V1) or ``v2``."""
+    config: dict[str, Any] = {"rounds": rounds}
+    if kind == "compat":
+        import compat
+
+        os.environ["COMPAT_V1_ENGINE"] = "v2" if semantics == "v1-on-v2" else "v1"
+        os.environ["RAY_TRAIN_V2_ENABLED"] = "1" if semantics == "v2" else "0"
+        config["report"] = compat.report
+        quiet = {} if semantics == "v2" else {"verbose": 0}
+        result = compat.DataParallelTrainer(
+            light_loop,
+            train_loop_config=config,
+            scaling_config=compat.ScalingConfig(num_workers=workers),
+            run_config=compat.RunConfig(storage_path=storage, **quiet),
+        ).fit()
+        frame = result.worker_metrics_dataframe
+        assert len(frame) == workers * (rounds + 1), f"{len(frame)} of {workers * (rounds + 1)} reports kept"
+        return float(frame["elapsed"].dropna().iloc[0]) / rounds
+    if semantics == "v2":
+        from ray.train.v2.api.config import RunConfig, ScalingConfig
+        from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
+        from ray.train.v2.api.train_fn_utils import report
+
+        config["report"] = report
+        os.environ["RAY_TRAIN_HEALTH_CHECK_INTERVAL_S"] = "0.05"  # compat's poll: only compat's work differs
+        try:
+            result = DataParallelTrainer(
+                light_loop,
+                train_loop_config=config,
+                scaling_config=ScalingConfig(num_workers=workers),
+                run_config=RunConfig(storage_path=storage),
+            ).fit()
+        finally:
+            os.environ.pop("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", None)
+        return float(result.metrics["elapsed"]) / rounds
+    from ray.air.config import RunConfig as V1RunConfig
+    from ray.air.config import ScalingConfig as V1ScalingConfig
+    from ray.train._internal.session import report as v1_report
+    from ray.train.data_parallel_trainer import DataParallelTrainer as V1DataParallelTrainer
+
+    config["report"] = v1_report
+    result = V1DataParallelTrainer(
+        light_loop,
+        train_loop_config=config,
+        scaling_config=V1ScalingConfig(num_workers=workers),
+        run_config=V1RunConfig(storage_path=storage, verbose=0),
+    ).fit()
+    assert len(result.metrics_dataframe) == rounds + 1  # V1 keeps every report of rank 0
+    return float(result.metrics["elapsed"]) / rounds
+
+
+def real_width(widths: list[int], rounds: int, repeat: int) -> None:
+    import tempfile
+
+    print("workers | semantics (engine) | raw per round | compat per round | compat/raw")
+    print("---|---|---|---|---")
+    for workers in widths:
+        for semantics in ("v1", "v1-on-v2", "v2"):
+            samples: dict[str, list[float]] = {"raw": [], "compat": []}
+            for turn in range(repeat):
+                for kind in ("raw", "compat") if turn % 2 == 0 else ("compat", "raw"):
+                    with tempfile.TemporaryDirectory() as storage:
+                        samples[kind].append(real_fit(kind, semantics, workers, rounds, storage))
+            raw, ours = statistics.median(samples["raw"]), statistics.median(samples["compat"])
+            engine = {"v1": "V1 on V1's engine", "v1-on-v2": "V1 on V2's engine (raw: V1)", "v2": "V2"}[semantics]
+            print(f"{workers} | {engine} | {raw * 1000:.1f} ms | {ours * 1000:.1f} ms | {ours / raw:.2f}x", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024, 4096])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--records", type=int, default=200, help="records per rank in the records/s phase")
     parser.add_argument("--clients", type=int, default=2, help="client processes playing the ranks")
+    parser.add_argument("--real", type=int, nargs="+", help="real fits with these numbers of light workers")
+    parser.add_argument("--repeat", type=int, default=2, help="turns of raw and compat fits (--real)")
     args = parser.parse_args()
 
     import ray
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    if args.real:
+        ray.init(address="local", num_cpus=64, include_dashboard=False, log_to_driver=False)
+        try:
+            real_width(args.real, args.rounds if args.rounds != 20 else 40, args.repeat)
+        finally:
+            ray.shutdown()
+        return
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         header = (

@@ -387,3 +387,24 @@ def test_a_ledger_holds_memory_independent_of_the_runs_length_and_so_does_a_rebu
     records = 2 * (2000 - 500)
     assert (long[0] - short[0]) / records < 16, (short, long)  # before: about 2,500 bytes a record
     assert (long[1] - short[1]) / records < 16, (short, long)
+
+
+@pytest.mark.one_pass
+def test_a_host_asks_ray_whether_it_was_restarted_without_a_deprecation_warning(ray_cluster) -> None:
+    """Ray 2.60's ``was_current_actor_reconstructed`` reads its own deprecated ``actor_id``: the
+    host's question printed a RayDeprecationWarning in every run (raw Ray's runs print none)."""
+    import warnings
+
+    import ray
+
+    from compat_core.run.ledger import host
+
+    @ray.remote(num_cpus=0)
+    class Probe:
+        def restarted(self) -> tuple[bool, list[str]]:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                restarted = host._reconstructed()
+            return restarted, [f"{w.category.__name__}: {w.message}" for w in caught]
+
+    assert ray.get(Probe.remote().restarted.remote()) == (False, [])
