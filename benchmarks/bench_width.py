@@ -19,8 +19,12 @@ socket to the record channel (with its key challenge) and calls the host through
 - **records/s**: every rank writes ``--records`` records to its socket as fast as it can; from
   the first write to the host having stored every one (journaled, counted);
 - the host's **threads** (the most seen while the phases ran, ``/proc/<pid>/status``), its **CPU**
-  per round, and its **memory per rank** (RSS growth from before the run opened to after it
-  closed... while open: after the rounds, the run still open).
+  per round, and its **memory per rank**: RSS growth from before the run opened to after the
+  free rounds (the ranks in step, as training keeps them), and after the records phase (ranks
+  up to ``--records`` rounds apart: the host holds every incomplete round);
+- **Ray's floor** at the same width: a bare asyncio actor given the same vote calls by the same
+  clients (nothing journaled, no channel, no ledger): its round as the clients see it and its
+  RSS growth per rank. What compat adds is the difference.
 
 ``--real W ...`` runs real fits instead: ``DataParallelTrainer`` with W light workers (each
 reports ``--rounds`` free-floating rounds and trains nothing; one logical CPU each, on a cluster
@@ -65,6 +69,69 @@ class TimedHost(LedgerHost):
     def vote_times(self) -> dict[int, list[tuple[float, float]]]:
         times, self._votes = self._votes, {}
         return times
+
+
+class Floor:
+    """Ray's own cost of the same calls: a bare asyncio actor whose ``vote`` waits until every
+    rank of the round called it (nothing journaled, no channel, no ledger)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.rounds: dict[int, tuple[int, asyncio.Event]] = {}
+
+    async def vote(self, index: int) -> bool:
+        count, decided = self.rounds.get(index) or (0, asyncio.Event())
+        self.rounds[index] = (count + 1, decided)
+        if count + 1 == self.width:
+            del self.rounds[index]
+            decided.set()
+        else:
+            await decided.wait()
+        return True
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class FloorRanks:
+    """Ranks of :class:`Floor`'s calls: coroutines on one event loop, as :class:`Ranks`'."""
+
+    def __init__(self, floor: Any, count: int) -> None:
+        self.floor, self.count = floor, count
+
+    async def rounds(self, first_index: int, rounds: int) -> list[tuple[float, float]]:
+        timings = []
+        for index in range(first_index, first_index + rounds):
+            sent: list[float] = []
+            answered: list[float] = []
+
+            async def one(index: int = index, sent: list = sent, answered: list = answered) -> None:
+                call = self.floor.vote.remote(index)
+                sent.append(time.monotonic())
+                await call
+                answered.append(time.monotonic())
+
+            await asyncio.gather(*(one() for _ in range(self.count)))
+            timings.append((max(sent), max(answered)))
+        return timings
+
+
+def floor(width: int, rounds: int, clients: int) -> tuple[float, float]:
+    """Ray's floor at ``width``: (median round seen by the clients, RSS growth per rank)."""
+    import ray
+
+    actor = ray.remote(num_cpus=0)(Floor).options(max_concurrency=2 * width + 16).remote(width)
+    pid = ray.get(actor.pid.remote())
+    before = rss_of(pid)
+    share = -(-width // clients)
+    client_class = ray.remote(num_cpus=0, max_concurrency=4)(FloorRanks)
+    players = [client_class.remote(actor, min(share, width - first)) for first in range(0, width, share)]
+    ray.get([p.rounds.remote(0, 2) for p in players])
+    seen = ray.get([p.rounds.remote(2, rounds) for p in players])
+    per_rank = (rss_of(pid) - before) / width
+    for handle in (*players, actor):
+        ray.kill(handle)
+    return statistics.median(max(s[i][1] for s in seen) - max(s[i][0] for s in seen) for i in range(rounds)), per_rank
 
 
 class Ranks:
@@ -197,6 +264,7 @@ def measure(width: int, rounds: int, records: int, clients: int) -> dict[str, fl
     cpu = cpu_of(pid)
     seen = ray.get([p.free_rounds.remote(2, rounds) for p in players])
     round_cpu = (cpu_of(pid) - cpu) / rounds
+    rss_rounds = rss_of(pid)  # the ranks in step, as training keeps them
     votes = ray.get(host.vote_times.remote())
     host_latency = statistics.median(
         max(answered for _, answered in times) - max(arrived for arrived, _ in times) for times in votes.values()
@@ -210,7 +278,7 @@ def measure(width: int, rounds: int, records: int, clients: int) -> dict[str, fl
     ray.get([host.call.remote(run_id, "stored_through", 0, rank, last, 600.0) for rank in range(width)])
     flood_s = time.monotonic() - min(starts)
     flood_cpu = cpu_of(pid) - cpu
-    rss_after = rss_of(pid)
+    rss_flood = rss_of(pid)
     threads = watch.stop()
     for player in players:
         ray.kill(player)
@@ -227,7 +295,8 @@ def measure(width: int, rounds: int, records: int, clients: int) -> dict[str, fl
         "records_per_s": width * records / flood_s,
         "record_cpu_us": flood_cpu / (width * records) * 1e6,
         "threads": threads,
-        "kb_per_rank": (rss_after - rss_before) / width / 1024,
+        "kb_per_rank": (rss_rounds - rss_before) / width / 1024,
+        "kb_per_rank_flood": (rss_flood - rss_before) / width / 1024,
     }
 
 
@@ -341,21 +410,26 @@ def main() -> None:
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         header = (
-            "width | vote (host) | round (clients) | host CPU/round | records/s | host CPU/record | threads | KB/rank"
+            "width | vote (host) | round (clients) | Ray's floor: round | host CPU/round | records/s | "
+            "host CPU/record | threads | KB/rank | Ray's floor: KB/rank | KB/rank after the flood"
         )
         print(header)
         print("|".join("---" for _ in header.split("|")))
         for width in args.widths:
             m = measure(width, args.rounds, args.records, args.clients)
+            floor_round, floor_per_rank = floor(width, args.rounds, args.clients)
             cells = [
                 f"{m['width']:,}",
                 f"{m['vote_ms']:.1f} ms",
                 f"{m['round_ms']:.0f} ms",
+                f"{floor_round * 1000:.0f} ms",
                 f"{m['round_cpu_ms']:.0f} ms",
                 f"{m['records_per_s']:,.0f}",
                 f"{m['record_cpu_us']:.1f} us",
                 f"{m['threads']:.0f}",
                 f"{m['kb_per_rank']:.1f}",
+                f"{floor_per_rank / 1024:.1f}",
+                f"{m['kb_per_rank_flood']:.1f}",
             ]
             print(" | ".join(cells), flush=True)
     finally:
