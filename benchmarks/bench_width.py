@@ -320,11 +320,11 @@ def real_fit(kind: str, semantics: str, workers: int, rounds: int, storage: str)
     """One fit; rank 0's seconds per round. ``kind``: ``raw`` or ``compat``; ``semantics``:
     ``v1``, ``v1-on-v2`` (raw: V1) or ``v2``."""
     config: dict[str, Any] = {"rounds": rounds}
+    os.environ["RAY_TRAIN_V2_ENABLED"] = "1" if semantics == "v2" else "0"
     if kind == "compat":
         import compat
 
         os.environ["COMPAT_V1_ENGINE"] = "v2" if semantics == "v1-on-v2" else "v1"
-        os.environ["RAY_TRAIN_V2_ENABLED"] = "1" if semantics == "v2" else "0"
         config["report"] = compat.report
         quiet = {} if semantics == "v2" else {"verbose": 0}
         result = compat.DataParallelTrainer(
