@@ -27,7 +27,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   step "upgrading pip" python -m pip install -q --upgrade pip
   # torch first and pinned: the CPU build. Anything that depends on torch must find it installed.
   step "installing torch 2.13.0, CPU build (first run: about a minute)" python -m pip install -q "torch==2.13.0"
-  # The project accepts any Ray from 2.60 on; the tests run on the newest tested release.
+  # The project accepts Ray from 2.44 on (pyproject.toml); the tests run on the newest tested release.
   step "installing ray[train] 2.60, lightning and the project (first run: a few minutes)" \
     python -m pip install -q "ray[train]==2.60.0" -e ".[test]"
   touch "$stamp"
