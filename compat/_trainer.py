@@ -37,7 +37,14 @@ from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
 from compat_core.patch import scoped_env
 from compat_core.run import worker
 from compat_core.run.engine import Engine, PreparedRun, TrainJob
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journaled_records, open_ledger, ray_validation_runner
+from compat_core.run.ledger import (
+    LedgerClient,
+    LedgerSnapshot,
+    journal,
+    journaled_records,
+    open_ledger,
+    ray_validation_runner,
+)
 from compat_core.run.ledger.host import journal_dir
 from compat_core.run.ledger.votes import vote_timeout_s
 from compat_core.semantics import reads, restore, result, worker_reports
@@ -476,7 +483,10 @@ def _journals_on_this_node(journals: Journals) -> list[str]:
     return [
         path
         for name, path in journals
-        if name == host and os.path.dirname(path) == mine and path.endswith(".journal") and os.path.exists(path)
+        if name == host
+        and os.path.dirname(path) == mine
+        and path.endswith(journal.JOURNAL_SUFFIX)
+        and os.path.exists(path)
     ]
 
 

@@ -31,21 +31,22 @@ from compat_core.errors import UnsafeStateDirectoryError
 ENV_VAR = "COMPAT_STATE_DIR"
 
 
-def base_dir() -> str:
-    """The user's directory of compat state (not checked: :func:`state_dir` checks it)."""
+def state_dir(kind: str, override: str | None = None) -> str:
+    """``<base>/<kind>`` (``journals``, ``staging``), the base ``$COMPAT_STATE_DIR`` or
+    ``<tempdir>/ray-train-compat-<uid>``; ``override`` (a module's setting for tests): that
+    directory instead. Created private if missing, checked if there:
+    :class:`UnsafeStateDirectoryError` when another user could write to it."""
+    if override is not None:
+        ensure_private(override, configured=True)
+        return override
     configured = os.environ.get(ENV_VAR)
     if configured:
-        return os.path.abspath(configured)
-    return os.path.join(tempfile.gettempdir(), f"ray-train-compat-{os.geteuid()}")
-
-
-def state_dir(kind: str) -> str:
-    """``<base>/<kind>`` (``journals``, ``staging``): created private if missing, checked if
-    there; :class:`UnsafeStateDirectoryError` when another user could write to it."""
-    base = base_dir()
-    ensure_private(base, configured=bool(os.environ.get(ENV_VAR)))
+        base = os.path.abspath(configured)
+    else:
+        base = os.path.join(tempfile.gettempdir(), f"ray-train-compat-{os.geteuid()}")
+    ensure_private(base, configured=bool(configured))
     path = os.path.join(base, kind)
-    ensure_private(path, configured=False)
+    ensure_private(path)
     return path
 
 

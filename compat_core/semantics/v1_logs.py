@@ -296,10 +296,7 @@ STAGING_DIR: str | None = None
 def staging_dir() -> str:
     """:data:`STAGING_DIR`, else ``staging`` in the user's private state directory; another
     user's or a shared one is refused (:class:`compat_core.errors.UnsafeStateDirectoryError`)."""
-    if STAGING_DIR is not None:
-        private.ensure_private(STAGING_DIR, configured=True)
-        return STAGING_DIR
-    return private.state_dir("staging")
+    return private.state_dir("staging", STAGING_DIR)
 
 
 class StagedLogs:

@@ -377,10 +377,7 @@ def journal_dir() -> str:
     """Where this process's runs keep their journals: :data:`JOURNAL_DIR` when set (tests), else
     ``journals`` in the user's private state directory (refused when another user could write
     to it: :class:`compat_core.errors.UnsafeStateDirectoryError`)."""
-    if JOURNAL_DIR is not None:
-        private.ensure_private(JOURNAL_DIR)
-        return JOURNAL_DIR
-    return private.state_dir("journals")
+    return private.state_dir("journals", JOURNAL_DIR)
 
 
 def _on_this_node() -> Any:

@@ -177,13 +177,18 @@ def _whole_frames(f: Any, size: int) -> Iterator[tuple[int, int, bool]]:
     and whether it is a record as sent, reading the lengths only."""
     end = 0
     while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
-        (length,) = _LENGTH.unpack(header)
-        sent, length = bool(length & _SENT), length & ~_SENT
+        length, sent = _unpack(header)
         if end + _LENGTH.size + length > size:
             return
         start, end = end + _LENGTH.size, end + _LENGTH.size + length
         yield start, end, sent
         f.seek(end)
+
+
+def _unpack(header: bytes) -> tuple[int, bool]:
+    """A frame's header: the length of its event, and whether it is a record as sent."""
+    (value,) = _LENGTH.unpack(header)
+    return value & ~_SENT, bool(value & _SENT)
 
 
 def _event(data: bytes, sent: bool) -> tuple[Any, ...]:
@@ -198,8 +203,8 @@ def read(path: str) -> Iterator[tuple[Any, ...]]:
     at a time; a last frame cut short is skipped."""
     with private.open_file(path, "rb") as f:
         while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
-            (length,) = _LENGTH.unpack(header)
-            data = f.read(length & ~_SENT)
-            if len(data) < length & ~_SENT:
+            length, sent = _unpack(header)
+            data = f.read(length)
+            if len(data) < length:
                 return
-            yield _event(data, bool(length & _SENT))
+            yield _event(data, sent)

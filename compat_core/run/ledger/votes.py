@@ -93,10 +93,7 @@ class FreeRoundVote:
             if not wait or round_.decided.is_set():
                 return self._answer(key, round_, rank)
         round_.decided.wait(self.timeout_s)  # woken once, by the decision (or the timeout)
-        with self._lock:
-            if not round_.decided.is_set():
-                self._decide(key, round_, False)  # waited long enough: the round goes through Ray
-            return self._answer(key, round_, rank)
+        return self._after_waiting(key, round_, rank)
 
     def _cast(self, key: RoundKey, rank: int, free: bool) -> _Round:
         """Count rank ``rank``'s vote in round ``key`` (under the lock), deciding the round when
@@ -122,6 +119,11 @@ class FreeRoundVote:
             decided = round_.wait_in(asyncio.get_running_loop())
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(decided.wait(), self.timeout_s)
+        return self._after_waiting(key, round_, rank)
+
+    def _after_waiting(self, key: RoundKey, round_: _Round, rank: int) -> bool:
+        """The decision a rank that waited is given: the round's, or, when it waited the whole
+        timeout, not free (the round goes through Ray), decided for every rank."""
         with self._lock:
             if not round_.decided.is_set():
                 self._decide(key, round_, False)
