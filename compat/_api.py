@@ -36,6 +36,8 @@ def report(
     validation: bool | ValidationTaskConfig = False,
     validate_fn: Callable[..., dict[str, Any]] | None = None,
     validate_config: dict[str, Any] | None = None,
+    delete_local_checkpoint_after_upload: bool | None = None,
+    checkpoint_upload_fn: Callable[[Checkpoint, str], Checkpoint] | None = None,
 ) -> None:
     """Report metrics and optionally a checkpoint; a barrier: every worker must call it.
 
@@ -48,6 +50,12 @@ def report(
     ``validate_fn=fn, validate_config={...}``. ``checkpoint_dir_name`` and
     ``checkpoint_upload_mode`` are V2 features; under v1 checkpoints upload synchronously
     into V1's ``checkpoint_00000N`` directories.
+
+    A custom upload (V2's): ``checkpoint_upload_fn(checkpoint, checkpoint_dir_name)`` returns
+    the persisted checkpoint; ``delete_local_checkpoint_after_upload`` removes the local
+    directory once persisted. Passed to V2's engine (under v2 and V1 semantics on V2's
+    engine); on V1's engine the deletion works and a custom upload function raises
+    (docs/compatibility.md §31).
     """
     session = _session("report")
     if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
@@ -60,6 +68,11 @@ def report(
         has_checkpoint=checkpoint is not None,
         has_trainer_config=session.settings.has_validation_config,
     )
+    if checkpoint_upload_fn is not None and not callable(checkpoint_upload_fn):
+        raise TypeError(
+            "report(checkpoint_upload_fn=...) takes a function (checkpoint, checkpoint_dir_name) -> "
+            f"Checkpoint, got {type(checkpoint_upload_fn).__name__}."
+        )
     if checkpoint_upload_mode is not None and not isinstance(checkpoint_upload_mode, CheckpointUploadMode):
         raise TypeError(
             f"report(checkpoint_upload_mode=...) takes a compat.CheckpointUploadMode, got {checkpoint_upload_mode!r}."
@@ -79,6 +92,8 @@ def report(
             checkpoint_dir_name=checkpoint_dir_name,
             upload_mode=checkpoint_upload_mode,
             validation=False if ledger_runs_it else request,
+            upload_fn=checkpoint_upload_fn,
+            delete_local=delete_local_checkpoint_after_upload,
         )
     finally:
         session.compat_call = None

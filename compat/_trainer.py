@@ -32,7 +32,7 @@ from compat.readiness import _record as readiness
 from compat.session import route_air_session
 from compat_core import messages, switch, tune, usage, where
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
-from compat_core.errors import CallbackError, RestoreError, training_failed
+from compat_core.errors import CallbackError, CompatError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
 from compat_core.patch import scoped_env
 from compat_core.run import worker
@@ -161,6 +161,11 @@ class DataParallelTrainer:
         self._consumed_options: frozenset[str] = frozenset()
         if self.validation_config is not None:
             trainer_config(self.validation_config)  # type check now, not at fit()
+        overridden = [
+            m for m in ("setup", "training_loop") if getattr(type(self), m) is not getattr(DataParallelTrainer, m)
+        ]
+        if overridden:
+            raise CompatError(messages.custom_trainer_loop(kind, overridden))
 
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
@@ -235,12 +240,75 @@ class DataParallelTrainer:
         usage.relied_on("restore", "can_restore()", mode=switch.mode())
         return restore.can_restore(path, storage_filesystem)
 
+    # -- the rest of Ray's trainer API (V1's BaseTrainer, V2's DataParallelTrainer) ------
+    def as_trainable(self) -> Any:
+        """A Ray Tune trainable that runs this trainer (V1's ``BaseTrainer.as_trainable``): the
+        trainer itself, a function trainable (``tune.Tuner(trainer.as_trainable(), ...)`` and
+        ``tune.Tuner(trainer, ...)`` run the same trials)."""
+        return self
+
+    def setup(self) -> None:
+        """V1's hook, called before training in a trainer that overrides it. compat's trainers
+        run Ray's own training loop: a subclass overriding ``setup`` or ``training_loop`` is
+        refused when made (docs/compatibility.md §31)."""
+
+    def training_loop(self) -> None:
+        """V1's loop Ray Tune calls inside a trial (``BaseTrainer.training_loop``): here, one
+        trial of this trainer with no ``param_space`` sample. Outside a trial, call ``fit()``."""
+        import ray.tune
+
+        try:
+            in_trial = ray.tune.get_context().get_trial_id() is not None
+        except Exception:
+            in_trial = False
+        if not in_trial:
+            raise RuntimeError(
+                f"{type(self).__name__}.training_loop() runs inside a Ray Tune trial, as Ray's; "
+                "outside one, call fit() (or pass the trainer to tune.Tuner)."
+            )
+        self({})
+
+    def preprocess_datasets(self) -> None:
+        """Deprecated in Ray (trainers take no preprocessor): raises as Ray's does."""
+        from ray.train.base_trainer import PREPROCESSOR_DEPRECATION_MESSAGE
+
+        raise DeprecationWarning(
+            "`preprocess_datasets` is no longer used, since preprocessors "
+            f"are no longer accepted by Trainers.\n{PREPROCESSOR_DEPRECATION_MESSAGE}"
+        )
+
+    def get_dataset_config(self) -> Any:
+        """The ``ray.train.DataConfig`` the workers' dataset shards are made with (V1's)."""
+        return self.data_config
+
+    @property
+    def data_config(self) -> Any:
+        """``dataset_config=`` as given, else Ray's default ``DataConfig()`` (V2's attribute)."""
+        if self.dataset_config is not None:
+            return self.dataset_config
+        from ray.train import DataConfig
+
+        return DataConfig()
+
+    @property
+    def starting_checkpoint(self) -> Any:
+        """``resume_from_checkpoint=`` (V1's attribute name)."""
+        return self.resume_from_checkpoint
+
+    @property
+    def running_in_local_mode(self) -> bool:
+        """V2 runs ``ScalingConfig(num_workers=0)`` in the driver's process; compat always
+        starts workers (``num_workers`` >= 1): False."""
+        return False
+
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""
         return self._fit(_engines.engine_for(switch.mode()), in_trial=False)
 
     def _fit(self, engine: Engine, *, in_trial: bool) -> Result:
         call_site = where.user_call_site()
+        if self.scaling_config.elasticity_enabled:
+            raise CompatError(messages.ELASTIC_NOT_YET)
         if not in_trial:  # before anything starts: Ray's processes would import another compat
             _shadowing.check()
         ensure_ray()
@@ -342,7 +410,7 @@ class DataParallelTrainer:
             first_checkpoint = self.resume_from_checkpoint
         validation_env = mode.outside_training_env[switch.ENV_VAR]
         ledger = open_ledger(
-            scaling.num_workers,
+            scaling.max_workers,
             # The ledger plays V2's controller for UserCallbacks (after_report, after_exception):
             # one process sees every round in order, whichever way each round travelled.
             callbacks=user_callbacks,

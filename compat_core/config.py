@@ -13,6 +13,39 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from compat_core import switch, usage
+from compat_core.releases import standins
+
+# V2's ScalingConfig fields only V2's engine has a use for, with their "not set" value (Ray's default).
+V2_ENGINE_SCALING: dict[str, Any] = {
+    "label_selector": None,
+    "use_tpu": False,
+    "topology": None,
+    "elastic_resize_monitor_interval_s": 60.0,
+}
+# V2's FailureConfig fields only V2's engine has a use for (controller retries, preemption).
+V2_ENGINE_FAILURE: dict[str, Any] = {
+    "controller_failure_limit": -1,
+    "max_preemption_failures": -1,
+    "relax_collectives_on_preemption": False,
+    "preemption_grace_s": 0.0,
+}
+
+
+def _v2_engine_options(config: Any, defaults: dict[str, Any], cls: str) -> list[str]:
+    return [f"{cls}({name}=...)" for name, unset in defaults.items() if getattr(config, name) != unset]
+
+
+def _check_engine(features: list[str]) -> None:
+    """A V2 engine feature set where V1's engine runs V1 semantics fails when the config is
+    made (docs/compatibility.md §31); under v2, or V1 semantics on V2's engine, it works."""
+    if not features:
+        return
+    mode = switch.mode()
+    if mode.semantics is switch.V1 and mode.engine is switch.V1:
+        from compat_core import messages
+        from compat_core.errors import CompatError
+
+        raise CompatError(messages.needs_v2_engine(", ".join(features), "it"))
 
 
 @dataclass
@@ -21,18 +54,102 @@ class ScalingConfig:
 
     Under v1, an unset ``trainer_resources`` becomes ``{"CPU": 0}`` (V2's controller
     reserves no CPU either), so ``num_workers=2`` runs on a 2-core machine.
+
+    V2's own (Ray 2.60): ``num_workers=(min, max)`` (elastic training),
+    ``elastic_resize_monitor_interval_s``, ``label_selector``, ``use_tpu``, ``topology``:
+    passed to V2's engine (under v2, and V1 semantics on V2's engine); with V1 semantics on
+    V1's engine, a ``CompatError`` when the config is made (V1's engine has none of them).
+    The computed attributes (``total_resources``, ``num_cpus_per_worker``, ...) are those of
+    Ray's ``ScalingConfig`` compat gives the engine of the mode selected now.
     """
 
-    num_workers: int = 1
+    num_workers: int | tuple[int, int] = 1
     use_gpu: bool = False
     resources_per_worker: dict[str, float] | None = None
     placement_strategy: str = "PACK"
     accelerator_type: str | None = None
     trainer_resources: dict[str, float] | None = None
+    label_selector: dict[str, str] | list[dict[str, str]] | None = None
+    use_tpu: bool = False
+    topology: str | None = None
+    elastic_resize_monitor_interval_s: float = 60.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.num_workers, int) or self.num_workers < 1:
-            raise ValueError(f"ScalingConfig(num_workers={self.num_workers!r}): num_workers must be an int >= 1.")
+        workers = self.num_workers
+        fixed = isinstance(workers, int) and not isinstance(workers, bool)
+        elastic = isinstance(workers, tuple) and len(workers) == 2
+        if not fixed and not (
+            isinstance(workers, tuple)
+            and elastic
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in workers)
+        ):
+            raise ValueError("ScalingConfig(num_workers) must be an int or a tuple of two ints.")
+        if isinstance(workers, tuple) and workers[0] > workers[1]:
+            raise ValueError(
+                f"Invalid ScalingConfig(num_workers={workers}): "
+                f"min_workers={workers[0]} must be <= max_workers={workers[1]}."
+            )
+        if self.min_workers < 1:
+            raise ValueError(
+                f"ScalingConfig(num_workers={workers!r}): num_workers must be an int >= 1 (compat always "
+                "starts workers: V2's local mode, num_workers=0, is not supported)."
+            )
+        if self.elastic_resize_monitor_interval_s < 0:
+            raise ValueError("ScalingConfig(elastic_resize_monitor_interval_s) must be non-negative.")
+        if isinstance(self.label_selector, list) and len(self.label_selector) != self.max_workers:
+            raise ValueError(
+                "If `label_selector` is a list, it must be the same length as "
+                "`max_workers` (or `num_workers` when fixed)."
+            )
+        features = _v2_engine_options(self, V2_ENGINE_SCALING, "ScalingConfig")
+        _check_engine(["ScalingConfig(num_workers=(min, max))"] * self.elasticity_enabled + features)
+
+    @property
+    def elasticity_enabled(self) -> bool:
+        return isinstance(self.num_workers, tuple)
+
+    @property
+    def min_workers(self) -> int:
+        return self.num_workers[0] if isinstance(self.num_workers, tuple) else self.num_workers
+
+    @property
+    def max_workers(self) -> int:
+        return self.num_workers[1] if isinstance(self.num_workers, tuple) else self.num_workers
+
+    def ray(self) -> Any:
+        """Ray's ``ScalingConfig`` for the engine of the mode selected now, as ``fit()`` gives it."""
+        return ray_scaling_config(self, v2_engine=switch.mode().engine is switch.V2)
+
+    @property
+    def total_resources(self) -> dict[str, float]:
+        return dict(self.ray().total_resources)
+
+    @property
+    def num_cpus_per_worker(self) -> float:
+        return self.ray().num_cpus_per_worker
+
+    @property
+    def num_gpus_per_worker(self) -> float:
+        return self.ray().num_gpus_per_worker
+
+    @property
+    def num_tpus_per_worker(self) -> float:
+        return self.resources_per_worker.get("TPU", 0) if self.resources_per_worker else int(self.use_tpu)
+
+    @property
+    def additional_resources_per_worker(self) -> dict[str, float]:
+        return dict(self.ray().additional_resources_per_worker)
+
+    def as_placement_group_factory(self) -> Any:
+        """Ray Tune's ``PlacementGroupFactory`` for these resources (Ray's, of the engine selected now)."""
+        return self.ray().as_placement_group_factory()
+
+    @classmethod
+    def from_placement_group_factory(cls, pgf: Any) -> ScalingConfig:
+        """The config whose resources are ``pgf``'s (Ray Tune's ``PlacementGroupFactory``), as V1's."""
+        from ray.air.config import ScalingConfig as V1ScalingConfig
+
+        return coerce(cls, V1ScalingConfig.from_placement_group_factory(pgf), "pgf")
 
 
 @dataclass
@@ -44,8 +161,28 @@ class CheckpointConfig:
     checkpoint_score_order: Literal["max", "min"] = "max"
     checkpoint_frequency: int | None = None
     checkpoint_at_end: bool | None = None
+    # V1's experimental options, deprecated in Ray: setting one raises as Ray's does.
+    _checkpoint_keep_all_ranks: bool | None = None
+    _checkpoint_upload_from_workers: bool | None = None
 
     def __post_init__(self) -> None:
+        if self._checkpoint_keep_all_ranks is not None:
+            raise DeprecationWarning(
+                "The experimental `_checkpoint_keep_all_ranks` config is deprecated. "
+                "This behavior is now controlled by reporting `checkpoint=None` "
+                "in the workers that shouldn't persist a checkpoint. "
+                "For example, if you only want the rank 0 worker to persist a "
+                "checkpoint (e.g., in standard data parallel training), "
+                "then you should save and report a checkpoint if "
+                "`ray.train.get_context().get_world_rank() == 0` "
+                "and `None` otherwise."
+            )
+        if self._checkpoint_upload_from_workers is not None:
+            raise DeprecationWarning(
+                "The experimental `_checkpoint_upload_from_workers` config is "
+                "deprecated. Uploading checkpoint directly from the worker is "
+                "now the default behavior."
+            )
         if self.checkpoint_score_order not in ("max", "min"):
             raise ValueError(
                 f"CheckpointConfig(checkpoint_score_order={self.checkpoint_score_order!r}): use 'max' or 'min'."
@@ -56,10 +193,22 @@ class CheckpointConfig:
 
 @dataclass
 class FailureConfig:
-    """How many worker-group failures to retry. ``fail_fast`` is V1-only."""
+    """How many worker-group failures to retry. ``fail_fast`` is V1-only.
+
+    V2's controller and preemption options (Ray 2.58+: ``controller_failure_limit``,
+    ``max_preemption_failures``, ``relax_collectives_on_preemption``, ``preemption_grace_s``)
+    are passed to V2's engine; with V1 semantics on V1's engine, a ``CompatError`` when the
+    config is made (V1's engine has no controller to retry and no preemption notice)."""
 
     max_failures: int = 0
     fail_fast: bool | None = None
+    controller_failure_limit: int = -1
+    max_preemption_failures: int = -1
+    relax_collectives_on_preemption: bool = False
+    preemption_grace_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_engine(_v2_engine_options(self, V2_ENGINE_FAILURE, "FailureConfig"))
 
 
 @dataclass
@@ -91,8 +240,16 @@ class RunConfig:
     stop: Any = None
     progress_reporter: Any = None
     log_to_file: Any = None
+    local_dir: str | None = None  # deprecated in Ray: setting it raises as Ray's V1 does
 
     def __post_init__(self) -> None:
+        if self.local_dir is not None:
+            raise DeprecationWarning(
+                "The `RunConfig(local_dir)` argument is deprecated. "
+                "You should set the `RunConfig(storage_path)` instead."
+                "See the docs: https://docs.ray.io/en/latest/train/user-guides/"
+                "persistent-storage.html#setting-the-local-staging-directory"
+            )
         self.failure_config = self.failure_config or FailureConfig()
         self.checkpoint_config = self.checkpoint_config or CheckpointConfig()
         if self.callbacks is None:
@@ -167,3 +324,49 @@ def record_v1_only_options(
         usage.relied_on(kind, detail, mode=mode)
         if mode.emulates_v1_engine:
             usage.dropped_by_v2_engine(kind, detail)
+
+
+def require_parameter(function: Any, feature: str, name: str) -> None:
+    """Raise :class:`CompatError` saying to upgrade Ray when the installed Ray's ``function``
+    (a callable or class) has no parameter ``name`` (Ray added it in a later release)."""
+    import inspect
+
+    if name not in inspect.signature(function).parameters:
+        from compat_core import messages
+        from compat_core.errors import CompatError
+
+        raise CompatError(messages.not_in_this_ray(feature))
+
+
+def ray_scaling_config(scaling: Any, *, v2_engine: bool) -> Any:
+    """Ray's ``ScalingConfig`` for compat's ``scaling`` on V1's or V2's engine. V2's own
+    options go to V2's engine when set (``CompatError`` if this Ray lacks one)."""
+    common = {
+        "num_workers": scaling.num_workers,
+        "use_gpu": scaling.use_gpu,
+        "resources_per_worker": scaling.resources_per_worker,
+        "placement_strategy": scaling.placement_strategy,
+        "accelerator_type": scaling.accelerator_type,
+    }
+    if not v2_engine:
+        if scaling.trainer_resources is None:
+            return standins.NoTrainerCPU(**common)
+        from ray.air.config import ScalingConfig as V1ScalingConfig
+
+        return V1ScalingConfig(**common, trainer_resources=scaling.trainer_resources)
+    V2ScalingConfig = standins.v2_config_classes()[3]
+    given = {k: getattr(scaling, k) for k, unset in V2_ENGINE_SCALING.items() if getattr(scaling, k) != unset}
+    if scaling.elasticity_enabled:
+        require_parameter(V2ScalingConfig, "ScalingConfig(num_workers=(min, max))", "elastic_resize_monitor_interval_s")
+    for name in given:
+        require_parameter(V2ScalingConfig, f"ScalingConfig({name}=...)", name)
+    return V2ScalingConfig(**common, **given)
+
+
+def ray_v2_failure_config(failure: Any) -> Any:
+    """V2's ``FailureConfig`` for compat's ``failure`` (its V2 engine options when set)."""
+    V2FailureConfig = standins.v2_config_classes()[1]
+    given = {k: getattr(failure, k) for k, unset in V2_ENGINE_FAILURE.items() if getattr(failure, k) != unset}
+    for name in given:
+        require_parameter(V2FailureConfig, f"FailureConfig({name}=...)", name)
+    return V2FailureConfig(max_failures=failure.max_failures, **given)

@@ -85,13 +85,13 @@ class TrainingFailedError(CompatError, *_FAILED_BASES):  # type: ignore[misc]  #
     """Training failed (either backend). ``.result`` holds every metric reported before.
 
     ``.worker_failures`` maps world rank to the exception each failed worker raised (last
-    attempt); ``.cause`` is the error Ray raised.
+    attempt); ``.cause`` is the error Ray raised. Built by a user as Ray's are (a message).
     """
 
     def __init__(
         self,
-        message: str,
-        result: Any,
+        message: str = "",
+        result: Any = None,
         worker_failures: dict[int, BaseException] | None = None,
         cause: BaseException | None = None,
     ) -> None:
@@ -107,15 +107,44 @@ class TrainingFailedError(CompatError, *_FAILED_BASES):  # type: ignore[misc]  #
         return str(self.args[0]) if self.args else ""
 
     def __reduce__(self) -> Any:
-        return (type(self), (str(self), self.result, self.worker_failures, self.cause))
+        return (_rebuilt, (type(self), str(self), self.result, self.worker_failures, self.cause))
+
+
+def _rebuilt(
+    cls: type[TrainingFailedError],
+    message: str,
+    result: Any,
+    worker_failures: dict[int, BaseException] | None,
+    cause: BaseException | None,
+) -> TrainingFailedError:
+    """A failure of a ``fit()`` (or one unpickled): every field as compat gives it, whatever
+    the constructor a user calls takes (``WorkerGroupError(error_message, worker_failures)``
+    and ``ControllerError(controller_failure)`` take Ray's arguments)."""
+    error = cls.__new__(cls)
+    TrainingFailedError.__init__(error, message, result, worker_failures, cause)
+    return error
 
 
 class WorkerGroupFailedError(TrainingFailedError, _WORKER_GROUP_ERROR):  # type: ignore[misc, valid-type]
-    """Training failed in the worker group: also a ``ray.train.WorkerGroupError``."""
+    """Training failed in the worker group: also a ``ray.train.WorkerGroupError``.
+
+    Built by a user as Ray's: ``WorkerGroupError(error_message, worker_failures)``, its
+    message Ray's (``"Training failed due to worker errors:\n" + error_message``)."""
+
+    def __init__(self, error_message: str, worker_failures: dict[int, BaseException] | None = None) -> None:
+        super().__init__("Training failed due to worker errors:\n" + error_message, None, worker_failures)
+        self._error_message = error_message
 
 
 class ControllerFailedError(TrainingFailedError, _CONTROLLER_ERROR):  # type: ignore[misc, valid-type]
-    """V2's controller failed: also a ``ray.train.ControllerError``."""
+    """V2's controller failed: also a ``ray.train.ControllerError``.
+
+    Built by a user as Ray's: ``ControllerError(controller_failure)``."""
+
+    def __init__(self, controller_failure: BaseException) -> None:
+        super().__init__("Training failed due to controller error:\n" + str(controller_failure), None, None)
+        self.controller_failure = self.cause = controller_failure
+        self.with_traceback(controller_failure.__traceback__)
 
 
 def training_failed(
@@ -127,7 +156,7 @@ def training_failed(
         cls = ControllerFailedError
     elif worker_failures or (isinstance(cause, _WORKER_GROUP_ERROR) and _WORKER_GROUP_ERROR is not RuntimeError):
         cls = WorkerGroupFailedError
-    return cls(message, result, worker_failures, cause)
+    return _rebuilt(cls, message, result, worker_failures, cause)
 
 
 class CallbackError(CompatError, RuntimeError):

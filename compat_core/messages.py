@@ -177,6 +177,42 @@ UNKNOWN_REPORT_CHECKPOINT_POSITION = (
 )
 
 
+ELASTIC_NOT_YET = (
+    "ScalingConfig(num_workers=(min, max)): elastic training is not supported by compat yet: "
+    "compat's run ledger counts every round over a fixed number of workers, and V2 restarts the "
+    "worker group at another size when it resizes (docs/compatibility.md §31). Give a fixed "
+    "num_workers, or run this job on raw ray.train under V2."
+)
+
+
+def custom_trainer_loop(trainer: str, methods: list[str]) -> str:
+    names = " and ".join(f"{m}()" for m in methods)
+    return (
+        f"{trainer} overrides {names}: compat's trainers run Ray's own training loop, which "
+        "would not call it. Move that code into the training function (train_loop_per_worker), "
+        "or subclass Ray's V1 ray.train.trainer.BaseTrainer directly (V1 only; V2 has no "
+        "custom trainers) (docs/compatibility.md §31)."
+    )
+
+
+def not_in_this_ray(feature: str) -> str:
+    from compat_core.releases.facts import VERSION
+
+    return (
+        f"{feature} is not in Ray {VERSION}, the installed Ray: a later release added it. "
+        "Upgrade Ray (pip install -U 'ray[train]'), or leave it out."
+    )
+
+
+def needs_v2_engine(feature: str, what: str) -> str:
+    """A V2 feature used with V1 semantics on Ray's V1 engine (docs/compatibility.md §31)."""
+    return (
+        f"{feature}: {what} is a feature of Ray's V2 engine, and Ray's V1 engine runs this "
+        "run (RAY_TRAIN_V2_ENABLED=0). To keep V1 semantics and use it, run them on V2's engine "
+        "(COMPAT_V1_ENGINE=v2); or flip the run to V2 (RAY_TRAIN_V2_ENABLED=1); or leave it out."
+    )
+
+
 def needs_newer_ray(feature: str, release: str) -> str:
     from compat_core.releases.facts import VERSION
 

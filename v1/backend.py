@@ -10,11 +10,10 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from ray.air.config import ScalingConfig as RayScalingConfig
 from ray.exceptions import RayActorError, RayTaskError
 from ray.tune import Callback
 
-from compat_core import storage, usage
+from compat_core import config, storage, usage
 from compat_core.config import RunConfig
 from compat_core.releases import adapters, facts
 from compat_core.run.engine import PreparedRun, TrainJob
@@ -161,26 +160,8 @@ class V1Engine:
         )
 
 
-class NoTrainerCPU(RayScalingConfig):
-    """Ray's V1 ``ScalingConfig`` whose trainer actor reserves no CPU (V1 reserves one: 2
-    workers would wait forever on 2 cores; V2's controller reserves none, and compat does the
-    same by default), without setting ``trainer_resources``: Ray's deprecation warning about
-    that option, in the driver and in the trial's actor, is for users who set it."""
-
-    @property
-    def _trainer_resources_not_none(self) -> dict[str, float]:
-        return {}
-
-
 def _ray_scaling(s: Any) -> Any:
-    return (RayScalingConfig if s.trainer_resources is not None else NoTrainerCPU)(
-        num_workers=s.num_workers,
-        use_gpu=s.use_gpu,
-        resources_per_worker=s.resources_per_worker,
-        placement_strategy=s.placement_strategy,
-        accelerator_type=s.accelerator_type,
-        trainer_resources=s.trainer_resources,
-    )
+    return config.ray_scaling_config(s, v2_engine=False)
 
 
 def ray_trainer_args(job: TrainJob) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compat_core import messages
+from compat_core.errors import CompatError
 from compat_core.patch import override_method, rebind, undo_all
 from compat_core.releases import adapters
 from compat_core.run.engine import EngineReport, ReportSink
@@ -87,10 +89,22 @@ class V1WorkerSide:
         checkpoint_dir_name: str | None,
         upload_mode: Any,
         validation: Any,
+        upload_fn: Any = None,
+        delete_local: bool | None = None,
     ) -> None:
         # V1 names its own checkpoint directories and uploads synchronously; validation
         # runs in compat's ledger (see compat_core.run.worker).
-        adapters.v1_session().report(dict(metrics), checkpoint=checkpoint)
+        if upload_fn is not None:
+            feature = "report(checkpoint_upload_fn=...)"
+            raise CompatError(messages.needs_v2_engine(feature, "a custom checkpoint upload"))
+        sessions = adapters.v1_session()
+        sessions.report(dict(metrics), checkpoint=checkpoint)
+        if delete_local and checkpoint is not None:
+            # As V2's: the local directory goes once the checkpoint is persisted (V1's report
+            # copied it into the trial directory before returning).
+            persisted = sessions.get_session().loaded_checkpoint
+            if persisted is None or persisted.path != checkpoint.path:
+                checkpoint.filesystem.delete_dir(checkpoint.path)
 
     def context(self) -> Any:
         from ray.train.context import get_context

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 from ray.train.v2.api.callback import UserCallback
 
-from compat_core import messages, storage, tune, usage
+from compat_core import config, messages, storage, tune, usage
 from compat_core.config import RunConfig
 from compat_core.errors import CompatError
 from compat_core.patch import scoped_env
@@ -178,7 +178,7 @@ class V2Engine:
             name=p.run_name or r.name,
             storage_path=p.storage_path if p.run_name else r.storage_path,
             storage_filesystem=p.storage_filesystem if p.run_name else r.storage_filesystem,
-            failure_config=FailureConfig(max_failures=f.max_failures),
+            failure_config=config.ray_v2_failure_config(f),
             checkpoint_config=CheckpointConfig(
                 num_to_keep=c.num_to_keep,
                 checkpoint_score_attribute=c.checkpoint_score_attribute,
@@ -195,13 +195,7 @@ class V2Engine:
             job.train_fn,
             train_loop_config=job.train_loop_config,
             **{job.framework.config_arg: backend_config},
-            scaling_config=ScalingConfig(
-                num_workers=s.num_workers,
-                use_gpu=s.use_gpu,
-                resources_per_worker=s.resources_per_worker,
-                placement_strategy=s.placement_strategy,
-                accelerator_type=s.accelerator_type,
-            ),
+            scaling_config=config.ray_scaling_config(s, v2_engine=True),
             run_config=run,
             datasets=job.datasets,
             dataset_config=job.dataset_config,

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from compat_core import config
 from compat_core.patch import override_method, rebind, undo_all
 from compat_core.releases import adapters, facts, standins
 from compat_core.run.engine import EngineReport, ReportSink
@@ -120,14 +121,22 @@ class V2WorkerSide:
         checkpoint_dir_name: str | None,
         upload_mode: Any,
         validation: Any,
+        upload_fn: Any = None,
+        delete_local: bool | None = None,
     ) -> None:
         from ray.train.v2.api.train_fn_utils import report as v2_report
 
+        for name, value in (
+            ("checkpoint_upload_fn", upload_fn),
+            ("delete_local_checkpoint_after_upload", delete_local),
+        ):
+            if value is not None:
+                config.require_parameter(v2_report, f"report({name}=...)", name)
         v2_report(
             dict(metrics),
             checkpoint=checkpoint,
             checkpoint_dir_name=checkpoint_dir_name,
-            **standins.v2_report_keywords(upload_mode, validation),
+            **standins.v2_report_keywords(upload_mode, validation, upload_fn, delete_local),
         )
 
     def context(self) -> Any:

@@ -21,6 +21,13 @@ def v2_report_owner() -> Any:
     return v2_train_context()
 
 
+def unflattened_lookup(flat_key: str, lookup: dict[str, Any], default: Any = None) -> Any:
+    """Ray's lookup of a metric by a ``"a/b"`` key in nested metrics (``Result.get_best_checkpoint``)."""
+    from ray._private.dict import unflattened_lookup as lookup_of
+
+    return lookup_of(flat_key, lookup, default=default)
+
+
 def v2_train_context() -> Any:
     """The V2 worker's internal ``TrainContext`` (storage, the persisted checkpoint)."""
     from ray.train.v2._internal.execution.context import get_train_context

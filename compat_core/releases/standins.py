@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from packaging.version import Version
+from ray.air.config import ScalingConfig as _V1ScalingConfig
 
 from compat_core.releases.facts import (
     FAILURE_FAMILIES,
@@ -163,15 +164,32 @@ def v2_failure_classes() -> tuple[type[BaseException] | None, type[BaseException
     return failed, exceptions.WorkerGroupError, exceptions.ControllerError
 
 
-def v2_report_keywords(upload_mode: Any, validation: Any) -> dict[str, Any]:
+def v2_report_keywords(
+    upload_mode: Any, validation: Any, upload_fn: Any = None, delete_local: bool | None = None
+) -> dict[str, Any]:
     """The keywords of V2's ``ray.train.report`` this Ray takes, for compat's own report.
-    Before 2.56 compat validates in its ledger and passes no validation to Ray."""
+    Before 2.56 compat validates in its ledger and passes no validation to Ray. A custom
+    upload (``checkpoint_upload_fn``, ``delete_local_checkpoint_after_upload``) is passed
+    when given (the caller checked this Ray's report takes it: ``config.require_parameter``)."""
     keywords: dict[str, Any] = {}
     if REPORTED_CHECKPOINTS:
         keywords["checkpoint_upload_mode"] = upload_mode or CheckpointUploadMode.SYNC
     if VALIDATION:
         keywords["validation"] = validation
+    given = {"checkpoint_upload_fn": upload_fn, "delete_local_checkpoint_after_upload": delete_local}
+    keywords.update({name: value for name, value in given.items() if value is not None})
     return keywords
+
+
+class NoTrainerCPU(_V1ScalingConfig):
+    """Ray's V1 ``ScalingConfig`` whose trainer actor reserves no CPU (V1 reserves one: 2
+    workers would wait forever on 2 cores; V2's controller reserves none, and compat does the
+    same by default), without setting ``trainer_resources``: Ray's deprecation warning about
+    that option, in the driver and in the trial's actor, is for users who set it."""
+
+    @property
+    def _trainer_resources_not_none(self) -> dict[str, float]:
+        return {}
 
 
 def v2_torch_utils() -> Any:

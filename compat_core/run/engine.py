@@ -113,8 +113,11 @@ class WorkerSide(Protocol):
         checkpoint_dir_name: str | None,
         upload_mode: Any,
         validation: Any,
+        upload_fn: Any = None,
+        delete_local: bool | None = None,
     ) -> None:
-        """Report through the engine (the installed hook records it)."""
+        """Report through the engine (the installed hook records it). ``upload_fn`` and
+        ``delete_local``: V2's ``checkpoint_upload_fn`` and ``delete_local_checkpoint_after_upload``."""
         ...
 
     def context(self) -> Any: ...

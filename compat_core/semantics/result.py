@@ -99,24 +99,39 @@ class Result:
     whether a checkpoint was attached and the validation outcome (see ``compat.testing``).
     """
 
-    backend: str
+    # Ray's fields, in Ray's order: ``Result(metrics=, checkpoint=, error=, path=)`` builds one as Ray's does.
     metrics: dict[str, Any] | None
     checkpoint: Checkpoint | None
+    error: BaseException | None
     path: str
-    error: BaseException | None = None
     # Watched: under V1 semantics the user's first read of a frame V2 would build otherwise is
     # recorded as a V1-only behaviour (compat_core.semantics.reads).
     metrics_dataframe: pd.DataFrame | None = Watched()
     best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
-    reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
+    _storage_filesystem: Any = field(default=None, repr=False)
     return_value: Any = None
+    # compat's own.
+    backend: str = field(default_factory=lambda: switch.mode().backend)
+    reported_checkpoints: list[ReportedCheckpoint] = field(default_factory=list)
     # Deferred: made when first read (from the run's stored reports after a fit()).
     worker_metrics_dataframe: pd.DataFrame | None = Deferred()
     v1_usage: list[Usage] = field(default_factory=list)
     # Deferred: made when first read (from the run's journal after a fit()).
     report_rounds: list[ReportRound] = Deferred(empty=list)  # type: ignore[assignment]
     raw: Any = field(default=None, repr=False)
-    config: dict[str, Any] = field(default_factory=dict)
+    # None: a Result a user built, whose config is its metrics' "config", as Ray's V1 gives it.
+    config: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.config is None:
+            self.config = (self.metrics or {}).get("config")
+
+    @property
+    def filesystem(self) -> Any:
+        """The ``pyarrow.fs.FileSystem`` that reaches ``path`` (local when none was given), as Ray's."""
+        import pyarrow.fs
+
+        return self._storage_filesystem or pyarrow.fs.LocalFileSystem()
 
     @classmethod
     def from_path(cls, path: Any, storage_filesystem: Any = None, *, trust_stored_objects: bool = False) -> Result:
@@ -141,6 +156,7 @@ class Result:
             worker_metrics_dataframe=run.worker_metrics_dataframe,
             rounds=[],
             config=run.config,
+            filesystem=getattr(run.raw, "_storage_filesystem", None) or storage_filesystem,
         )
 
     def __repr__(self) -> str:
@@ -165,19 +181,24 @@ class Result:
         self.__dict__["_reads"] = watch
 
     def get_best_checkpoint(self, metric: str, mode: str) -> Checkpoint | None:
-        """The checkpoint whose ``metric`` is best (``mode`` is ``"max"`` or ``"min"``)."""
-        if mode not in ("max", "min"):
-            raise ValueError(f"get_best_checkpoint(mode={mode!r}): use 'max' or 'min'.")
-        scored = [(m[metric], c) for c, m in self.best_checkpoints if metric in m]
+        """The checkpoint whose ``metric`` (``"a/b"`` reaches a nested value) is best; ``mode`` is
+        ``"max"`` or ``"min"``. Raises as Ray's: ``RuntimeError`` without checkpoints or when
+        none has ``metric``, ``ValueError`` for another ``mode``."""
+        from compat_core.releases.adapters import unflattened_lookup
+
+        if not self.best_checkpoints:
+            raise RuntimeError("No checkpoint exists in the trial directory!")
+        if mode not in ["max", "min"]:
+            raise ValueError(f'Unsupported mode: {mode}. Please choose from ["min", "max"]!')
+        scored = [(c, m) for c, m in self.best_checkpoints if unflattened_lookup(metric, m, default=None) is not None]
         if not scored:
-            if self.best_checkpoints:
-                raise KeyError(
-                    f"No checkpoint has the metric {metric!r}; checkpoint metrics have "
-                    f"{sorted(self.best_checkpoints[-1][1])}."
-                )
-            return None
+            raise RuntimeError(
+                f"Invalid metric name {metric}! You may choose from the following metrics: "
+                f"{(self.metrics or {}).keys()}.\nThe kept checkpoints' metrics are "
+                f"{sorted(self.best_checkpoints[-1][1])}."
+            )
         pick = max if mode == "max" else min
-        return pick(scored, key=lambda pair: pair[0])[1]
+        return pick(scored, key=lambda pair: unflattened_lookup(metric, pair[1]))[0]
 
     def migration_report(self) -> str:
         """A readable list of the V1-only behaviours the run relied on, and of what it gives
@@ -297,6 +318,7 @@ def build(
         rounds=[],
         return_value=snapshot.return_value,  # rank 0's, as V1 and V2 (2.5x) give; older V2 has none
         config=config,
+        filesystem=getattr(raw, "_storage_filesystem", None),
     )
     revise = parts.revise_rounds
     result.read_later("report_rounds", lambda: revise(snapshot.rounds()) if revise else snapshot.rounds())
@@ -315,6 +337,7 @@ def assemble(
     rounds: list[ReportRound],
     return_value: Any = None,
     config: dict[str, Any] | None = None,
+    filesystem: Any = None,
 ) -> Result:
     """The one place a :class:`Result` is made, for a ``fit()`` (:func:`build`) and for a run
     read back from its directory (:meth:`Result.from_path`)."""
@@ -332,6 +355,7 @@ def assemble(
         report_rounds=rounds,
         raw=raw,
         config=dict(config or {}),
+        _storage_filesystem=filesystem,
     )
 
 

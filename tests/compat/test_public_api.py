@@ -98,47 +98,6 @@ def test_every_name_imports_and_constructs(setting: str, monkeypatch: pytest.Mon
     assert module.backend() == ("v2" if setting == "1" else "v1")
 
 
-# ray.train's public modules under each setting, and compat's drop-in for each.
-DROP_INS = [
-    ("ray.train", "compat"),
-    ("ray.train.torch", "compat.torch"),
-    ("ray.train.xgboost", "compat.xgboost"),
-    ("ray.train.lightgbm", "compat.lightgbm"),
-    ("ray.train.lightning", "compat.lightning"),
-    ("ray.train.huggingface.transformers", "compat.huggingface.transformers"),
-]
-
-
-@pytest.mark.parametrize("setting", ["0", "1"])
-def test_every_name_ray_train_exports_is_exported_by_compat(setting: str) -> None:
-    """``import compat as train`` is a drop-in: no name of ``ray.train`` (or of its
-    framework modules) under either setting is missing. Checked in a fresh interpreter,
-    because Ray picks its exports when ``ray.train`` is first imported."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    code = (
-        "import importlib, json\n"
-        f"pairs = {DROP_INS!r}\n"
-        "missing = {}\n"
-        "for ray_name, ours in pairs:\n"
-        "    try:\n"
-        "        ray_module = importlib.import_module(ray_name)\n"
-        "    except ImportError:\n"
-        "        continue  # the framework is not installed here\n"
-        "    mine = importlib.import_module(ours)\n"
-        "    missing[ours] = sorted(set(ray_module.__all__) - set(dir(mine)))\n"
-        "print(json.dumps(missing))\n"
-    )
-    env = {**os.environ, "RAY_TRAIN_V2_ENABLED": setting}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    missing = json.loads(out.stdout.strip().splitlines()[-1])
-    assert "compat.torch" in missing and "compat.xgboost" in missing
-    assert missing == {name: [] for name in missing}
-
-
 def test_ray_configs_are_accepted_in_place_of_compat_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     from ray.air.config import RunConfig as V1Run
     from ray.air.config import ScalingConfig as V1Scaling

@@ -24,8 +24,8 @@ pytestmark = pytest.mark.one_pass  # plain objects: no Ray cluster, no mode
 def v1_result(tmp_path, rows: int = 5, kept: int = 2, frame: pd.DataFrame | None = None) -> Result:
     frame = frame if frame is not None else pd.DataFrame({"loss": [1.0 / (i + 1) for i in range(rows)]})
     checkpoints = [(Checkpoint(str(tmp_path / f"checkpoint_{i}")), {"loss": 0.1}) for i in range(kept)]
-    return Result(backend="v1", metrics={"loss": 0.2}, checkpoint=None, path=str(tmp_path), metrics_dataframe=frame,
-                  best_checkpoints=checkpoints)  # fmt: skip
+    return Result(backend="v1", metrics={"loss": 0.2}, checkpoint=None, error=None, path=str(tmp_path),
+                  metrics_dataframe=frame, best_checkpoints=checkpoints)  # fmt: skip
 
 
 def test_the_users_first_read_of_a_frame_v2_would_shorten_is_recorded_once(tmp_path) -> None:

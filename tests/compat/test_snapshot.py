@@ -132,7 +132,7 @@ def test_report_rounds_is_read_with_the_engines_revision_and_a_result_prints_wit
     assert isinstance(outcome.__dict__["_report_rounds_value"], result.Load)  # printing it did not read it
     assert [r.validation for r in outcome.report_rounds if r.has_checkpoint] == [done, None, None, None, None]
     # A result that is not made by fit() has no rounds, as before.
-    assert result.Result(backend="v1", metrics=None, checkpoint=None, path="").report_rounds == []
+    assert result.Result(backend="v1", metrics=None, checkpoint=None, error=None, path="").report_rounds == []
 
 
 def test_the_snapshot_owns_its_journal_until_it_goes(tmp_path) -> None:

@@ -28,7 +28,9 @@ def test_the_report_lists_the_worst_first_with_its_rule() -> None:
         Usage("rerun-same-name", 1, "job.py:20"),
         Usage("trial-api", 1, "job.py:9"),
     ]
-    report = Result(backend="v1", metrics=None, checkpoint=None, path="/runs/x", v1_usage=usage).migration_report()
+    report = Result(
+        backend="v1", metrics=None, checkpoint=None, error=None, path="/runs/x", v1_usage=usage
+    ).migration_report()
     lines = report.splitlines()
     assert lines[0].endswith("worst first:")
     assert lines[1] == "  trial-api [breaks]: 1x, first at job.py:9; python -m migrate: RTM111"

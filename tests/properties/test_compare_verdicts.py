@@ -50,7 +50,7 @@ def mutate(draw, original: list[dict]) -> list[dict]:
 
 def fit_record(frame: pd.DataFrame, backend: str) -> dict:
     """The record compare reads, made by compat's own capture from a result with this frame."""
-    result = Result(backend=backend, metrics=None, checkpoint=None, path="", metrics_dataframe=frame)
+    result = Result(backend=backend, metrics=None, checkpoint=None, error=None, path="", metrics_dataframe=frame)
     record = capture.fit_record(result, 1.0, None)
     record["run_files"] = []
     return record
