@@ -11,8 +11,9 @@ from ray.train import Checkpoint
 
 from compat import _checks as checks
 from compat._context import TrainContext
-from compat_core import messages
+from compat_core import messages, switch, usage
 from compat_core.errors import NotInTrainingFunctionError
+from compat_core.releases import adapters
 from compat_core.releases.standins import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
 from compat_core.run import worker
 from compat_core.semantics.result import ReportedCheckpoint
@@ -25,6 +26,20 @@ def _session(name: str) -> worker.WorkerSession:
     if session is None:
         raise NotInTrainingFunctionError(messages.NOT_IN_TRAINING_FUNCTION.format(name=name))
     return session
+
+
+def _tune_function_session(name: str) -> Any:
+    """In a Ray Tune function trainable (outside compat's workers), ``ray.train``'s functions as
+    raw Ray has them in the same mode: under V1, Ray's V1 session module, whose functions report
+    to Tune (recorded as the V1-only ``tune-trainable-train-api``); under V2, raw V2's
+    ``DeprecationWarning`` (a ``V1OnlyWarning``, Ray's message first). None anywhere else:
+    compat's worker session answers, or the call is a mistake."""
+    if worker.current() is not None or not adapters.in_tune_function():
+        return None
+    if not switch.mode().keeps_every_report:
+        raise usage.V1OnlyWarning(messages.train_api_in_tune(name))
+    usage.relied_on("tune-trainable-train-api", f"compat.{name}() in a Tune function trainable")
+    return adapters.v1_session()
 
 
 def report(
@@ -57,6 +72,10 @@ def report(
     engine); on V1's engine the deletion works and a custom upload function raises
     (docs/compatibility.md §31).
     """
+    tune_session = _tune_function_session("report")
+    if tune_session is not None:
+        tune_session.report(metrics, checkpoint=checkpoint)
+        return
     session = _session("report")
     if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
         raise checks.ReportError(messages.bad_checkpoint(checkpoint))
@@ -101,12 +120,19 @@ def report(
 
 def get_context() -> TrainContext:
     """The worker's context (rank, world size, experiment name, storage)."""
+    if _tune_function_session("get_context") is not None:
+        from ray.train.context import get_context as v1_context
+
+        return TrainContext(v1_context(), switch.mode())
     session = _session("get_context")
     return TrainContext(session.side.context(), session.mode)
 
 
 def get_checkpoint() -> Checkpoint | None:
     """The checkpoint to resume from, or None."""
+    tune_session = _tune_function_session("get_checkpoint")
+    if tune_session is not None:
+        return tune_session.get_checkpoint()
     return _session("get_checkpoint").side.get_checkpoint()
 
 

@@ -48,6 +48,28 @@ def _check_engine(features: list[str]) -> None:
         raise CompatError(messages.needs_v2_engine(", ".join(features), "it"))
 
 
+def _strict_v2(which: int, fields: dict[str, tuple[Any, str, str]]) -> None:
+    """``COMPAT_STRICT=1`` under v2: a V1-only field set when the config is made raises there,
+    as raw V2's class raises (a ``DeprecationWarning``: compat's ``V1OnlyWarning``, Ray's message
+    as its first line when this Ray's class raises one, then compat's advice).
+
+    ``which``: the index of the V2 class in ``standins.v2_config_classes()``; ``fields``:
+    name -> (value, V1-only kind, detail), for the fields set."""
+    if not fields or not usage.strict_enabled() or not switch.mode().warns_v1_only:
+        return
+    name, (value, kind, detail) = next(iter(fields.items()))
+    try:
+        standins.v2_config_classes()[which](**{name: value})
+        theirs = ""
+    except DeprecationWarning as error:
+        theirs = f"{str(error).splitlines()[0]}\n"
+    except Exception:  # this Ray's V2 class has no such field, or fails otherwise: compat's words only
+        theirs = ""
+    from compat_core import v1_only
+
+    raise usage.V1OnlyWarning(f"{theirs}{v1_only.message(kind, detail)} (strict mode: {usage.STRICT_ENV_VAR}=1)")
+
+
 @dataclass
 class ScalingConfig:
     """How many workers and what each needs. ``trainer_resources`` is V1-only.
@@ -101,6 +123,8 @@ class ScalingConfig:
                 "If `label_selector` is a list, it must be the same length as "
                 "`max_workers` (or `num_workers` when fixed)."
             )
+        if self.trainer_resources is not None:
+            _strict_v2(3, {"trainer_resources": (self.trainer_resources, "trainer-resources", "")})
         features = _v2_engine_options(self, V2_ENGINE_SCALING, "ScalingConfig")
         _check_engine(["ScalingConfig(num_workers=(min, max))"] * self.elasticity_enabled + features)
 
@@ -189,6 +213,10 @@ class CheckpointConfig:
             )
         if self.num_to_keep is not None and self.num_to_keep < 1:
             raise ValueError(f"CheckpointConfig(num_to_keep={self.num_to_keep!r}): use None (keep all) or >= 1.")
+        given = {"checkpoint_frequency": self.checkpoint_frequency} if self.checkpoint_frequency else {}
+        if self.checkpoint_at_end is not None:
+            given["checkpoint_at_end"] = self.checkpoint_at_end
+        _strict_v2(0, {n: (v, "checkpoint-frequency", "") for n, v in given.items()})
 
 
 @dataclass
@@ -208,6 +236,8 @@ class FailureConfig:
     preemption_grace_s: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.fail_fast is not None:
+            _strict_v2(1, {"fail_fast": (self.fail_fast, "fail-fast", "")})
         _check_engine(_v2_engine_options(self, V2_ENGINE_FAILURE, "FailureConfig"))
 
 
@@ -257,6 +287,14 @@ class RunConfig:
         if not isinstance(self.callbacks, (list, tuple)):
             raise TypeError(f"RunConfig(callbacks=...) takes a list of callbacks, got {type(self.callbacks).__name__}.")
         self.callbacks = list(self.callbacks)
+        given: dict[str, tuple[Any, str, str]] = {}
+        if self.sync_config is not None:
+            given["sync_config"] = (self.sync_config, "sync-config", "")
+        for name in ("verbose", "stop", "progress_reporter", "log_to_file"):
+            value = getattr(self, name)
+            if value is not None and not (name == "log_to_file" and value is False):
+                given[name] = (value, "tune-run-option", f"RunConfig({name}=...)")
+        _strict_v2(2, given)
 
 
 _Config = TypeVar("_Config", ScalingConfig, CheckpointConfig, FailureConfig, RunConfig)

@@ -40,7 +40,10 @@ def validation_failed(error: str, *, device_needs_worker: bool) -> str:
     return error
 
 
-NOT_IN_TRAINING_FUNCTION = (
+NOT_IN_TRAINING_FUNCTION = (  # raw V2's words first
+    "`{name}` cannot be used outside of a Ray Train training function. You are calling this API from "
+    "the driver or another non-training process. These utilities are only available within a function "
+    "launched by `trainer.fit()`.\n"
     "{name}() was called outside a training function. Call it inside the function "
     "you pass to compat.torch.TorchTrainer(...), which runs on every worker."
 )
@@ -87,7 +90,8 @@ def bad_checkpoint(got: object) -> str:
     )
 
 
-VALIDATION_NEEDS_CHECKPOINT = (
+VALIDATION_NEEDS_CHECKPOINT = (  # Ray's message first, as raw V2 raises it
+    "Validation requires a checkpoint to be provided.\n"
     "report(..., {form}) asks for validation but no checkpoint was given: validation runs "
     "on a checkpoint. Pass checkpoint=compat.Checkpoint.from_directory(path)."
 )
@@ -98,7 +102,8 @@ BOTH_VALIDATION_FORMS = (
     "or validate_fn=fn with validate_config={{...}}."
 )
 
-VALIDATION_WITHOUT_CONFIG = (
+VALIDATION_WITHOUT_CONFIG = (  # Ray's message first, as raw V2 raises it
+    "`validation_config` was not set on the trainer, but a validation was requested.\n"
     "report(validation=...) was called but the trainer has no validation function. "
     "Pass TorchTrainer(..., validation_config=compat.ValidationConfig(fn)), or use "
     "report(..., validate_fn=fn, validate_config={...})."
@@ -183,6 +188,17 @@ ELASTIC_NOT_YET = (
     "worker group at another size when it resizes (docs/compatibility.md §31). Give a fixed "
     "num_workers, or run this job on raw ray.train under V2."
 )
+
+
+def train_api_in_tune(name: str) -> str:
+    """Raw V2's error for ``ray.train.<name>`` in a Tune function trainable, then compat's words."""
+    from compat_core import v1_only
+
+    return (
+        f"`ray.train.{name}` is deprecated when running in a function passed to Ray Tune. Please use the "
+        "equivalent `ray.tune` API instead. See this issue for more context: "
+        "https://github.com/ray-project/ray/issues/49454\n" + v1_only.message("tune-trainable-train-api")
+    )
 
 
 def custom_trainer_loop(trainer: str, methods: list[str]) -> str:

@@ -121,6 +121,13 @@ def safe_loads(data: bytes) -> Any:
     return _SafeUnpickler(io.BytesIO(data)).load()
 
 
+class StoredError(RuntimeError):
+    """A failed run's error as ``Result.from_path`` gives it without unpickling the run's
+    ``error.pkl`` (loading it would run code the storage's writers chose): its message is the
+    run's ``error.txt``. ``Result.from_path(path, trust_stored_objects=True)`` loads the error
+    itself, as raw Ray's ``from_path`` does."""
+
+
 class StoredValue:
     """Stands, in what compat reads back from a run's storage, for a value whose class
     :func:`safe_loads` does not load (``type_name``): loading it would run code the storage's

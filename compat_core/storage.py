@@ -15,6 +15,7 @@ import re
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import pyarrow.fs as pafs
 
@@ -138,14 +139,36 @@ def resolve(storage_path: str | os.PathLike[str] | None, storage_filesystem: Any
     path = root(storage_path, storage_filesystem)
     if storage_filesystem is not None:
         return RunStorage(storage_filesystem, posixpath.join(path, name))
-    filesystem, base = pafs.FileSystem.from_uri(path)
+    filesystem, base = pafs.FileSystem.from_uri(path)  # a URI's query configures the filesystem
     return RunStorage(filesystem, posixpath.join(base, name))
+
+
+def _uri(path: str) -> SplitResult | None:
+    """``path``'s parts when it is a URI (``scheme://...``), its query kept apart from its path
+    (``s3://bucket/dir?region=x&endpoint_override=http://host:port``); None for a plain path."""
+    if "://" not in path.split("?", 1)[0]:
+        return None
+    return urlsplit(path)
+
+
+def join(base: str, *names: str) -> str:
+    """``base/names...``; for a URI, joined to its path, its query (and fragment) kept at the end."""
+    parts = _uri(base)
+    if parts is None:
+        return posixpath.join(base, *names)
+    return urlunsplit(parts._replace(path=posixpath.join(parts.path or "/", *names)))
 
 
 def split(path: str | os.PathLike[str], filesystem: Any = None) -> tuple[str, str]:
     """A directory's path as ``(storage_path, name)``, as ``RunConfig`` names it; a local path
-    made absolute, as Ray makes it (a path on ``filesystem`` is taken as given)."""
-    parent, name = posixpath.split(os.fspath(path).rstrip("/"))
+    made absolute, as Ray makes it (a path on ``filesystem`` is taken as given); a URI split in
+    its path, its query kept with the storage path."""
+    text = os.fspath(path)
+    parts = _uri(text) if filesystem is None else None
+    if parts is not None:
+        parent, name = posixpath.split(parts.path.rstrip("/"))
+        return urlunsplit(parts._replace(path=parent.rstrip("/"))), name
+    parent, name = posixpath.split(text.rstrip("/"))
     return root(parent or ".", filesystem), name
 
 

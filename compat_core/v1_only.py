@@ -150,6 +150,15 @@ _KINDS = [
         severity="breaks",
         rule="RTM124",
     ),
+    Kind(
+        "tune-trainable-train-api",
+        "compat.report / get_checkpoint / get_context inside a Ray Tune function trainable "
+        "(not a trainer's training function): raw V2's ray.train functions raise there",
+        "call ray.tune.report / ray.tune.get_checkpoint / ray.tune.get_context in a Tune function "
+        "trainable (`python -m migrate` rewrites ray.train's: RTM005)",
+        severity="breaks",
+        rule="RTM005",
+    ),
 ]
 KINDS: dict[str, Kind] = {k.code: k for k in _KINDS}
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import posixpath
 import time
+import traceback
 import uuid
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
+from ray.exceptions import RayTaskError
 
 from compat_core import storage, usage
 from compat_core.config import RunConfig
@@ -70,6 +71,8 @@ class V1OnV2Engine(V2Engine):
         experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
         run_name, trial_dir = named(run)
         start = None
+        if restoring is not None and trial_dir.exists(KEPT_SNAPSHOT):  # V2's engine resumes from it
+            trial_dir.filesystem.move(trial_dir.path(KEPT_SNAPSHOT), trial_dir.path(SNAPSHOT_FILE))
         if restoring is not None and not trial_dir.exists(SNAPSHOT_FILE):
             # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the trial
             # goes on from its latest checkpoint.
@@ -107,6 +110,7 @@ class V1OnV2Engine(V2Engine):
     ) -> ResultParts:
         """V1's semantics: every report of rank 0, as V1's engine gives them."""
         p = prepared_of(job)
+        _as_v1_leaves_it(p.storage, error if raw is None else None)
         logged = self._logged(p)
         assert logged is not None and p.rows is not None  # prepare() gave the run V1's logs
         config = p.row_params["config"]
@@ -183,8 +187,42 @@ def _v1_trial(
     trial_id = restored.get("id") or f"{uuid.uuid4().hex[:5]}_00000"
     name = restored.get("name") or f"{trainer_name}_{trial_id}_0_{stamp}"
     root = storage.root(run.storage_path, run.storage_filesystem)
-    trial = dataclasses.replace(run, name=name, storage_path=posixpath.join(root, experiment))
+    trial = dataclasses.replace(run, name=name, storage_path=storage.join(root, experiment))
     return storage.resolve(run.storage_path, run.storage_filesystem, experiment), trial, trial_id
+
+
+# V2's engine keeps its checkpoint manager's state beside the checkpoints, where V1's trial
+# directory has only ``checkpoint_NNNNNN`` (V1-era code finds them by ``checkpoint_*``): between
+# runs it is kept under this name, and put back for V2's engine to resume a restored run.
+KEPT_SNAPSHOT = ".compat_" + SNAPSHOT_FILE
+
+
+def _as_v1_leaves_it(trial: RunStorage | None, error: BaseException | None) -> None:
+    """The trial directory after a run as V1's engine leaves it: V2's snapshot under
+    :data:`KEPT_SNAPSHOT`; after a failure, V1's ``error.pkl`` (the failed worker's error, as
+    V1 stores it) and ``error.txt``, which ``Result.from_path`` reads back."""
+    if trial is None:
+        return
+    if trial.exists(SNAPSHOT_FILE):
+        trial.filesystem.move(trial.path(SNAPSHOT_FILE), trial.path(KEPT_SNAPSHOT))
+    if error is None:
+        return
+    import ray.cloudpickle
+
+    dumps: Any = ray.cloudpickle.dumps  # untyped
+    failures = getattr(error, "worker_failures", None) or {}
+    failure = failures[min(failures)] if failures else error
+    if failures and not isinstance(failure, RayTaskError):  # V1 stores the worker task's error
+        trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
+        failure = RayTaskError("train_fn", trace, failure).as_instanceof_cause()  # type: ignore[no-untyped-call]
+    try:
+        pickled = dumps(failure)
+    except Exception:  # an error that does not pickle: its text, as V1 stores an unpicklable one
+        pickled = dumps(RuntimeError(str(failure)))
+    trial.filesystem.create_dir(trial.run_dir, recursive=True)
+    with trial.filesystem.open_output_stream(trial.path("error.pkl")) as f:
+        f.write(pickled)
+    trial.write_text("error.txt", str(failure))
 
 
 def _next_checkpoint_number(trial: RunStorage) -> int:

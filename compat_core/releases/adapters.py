@@ -50,6 +50,13 @@ def worker_group_placement_group(worker_group: Any) -> Any:
     return getattr(state, "placement_group", None)
 
 
+def in_tune_function() -> bool:
+    """Whether this process runs a Ray Tune function trainable now (Ray's V1 session of a Tune
+    trial, which has no world rank; a Train worker's has one)."""
+    session = v1_session().get_session()
+    return session is not None and getattr(session, "world_rank", 0) is None
+
+
 def v1_session() -> Any:
     """V1's worker session module (``ray.train._internal.session``): ``get_session``,
     ``report``, ``get_checkpoint``, ``get_dataset_shard``, the functions V1's public ones call."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import pyarrow.fs as pafs
 
 from compat_core import messages, pickled, switch
 from compat_core.errors import ResultNotFoundError
@@ -74,8 +75,8 @@ def read_run(
     has_logs = run.exists(RESULT_JSON) or run.exists(PROGRESS_CSV)
     has_snapshot = run.exists(V2_SNAPSHOT)
     if not has_logs and not has_snapshot:
-        raise ResultNotFoundError(messages.no_result_at(str(path), _found(run)))
-    v1 = _v1_result(run) if has_logs else None
+        raise ResultNotFoundError(f"{_rays_words(run, mode)}\n{messages.no_result_at(str(path), _found(run))}")
+    v1 = _v1_result(run, trusted) if has_logs else None
     v2 = _v2_result(run) if has_snapshot else None
     metrics: dict[str, Any] | None
     if mode.keeps_every_report and v1 is not None:
@@ -102,10 +103,68 @@ def read_run(
     )
 
 
-def _v1_result(run: RunStorage) -> Any:
-    from ray.air.result import Result as V1Result
+ERROR_PICKLE, ERROR_TEXT = "error.pkl", "error.txt"  # V1's trial directory, after a failure
 
-    return V1Result.from_path(run.run_dir, storage_filesystem=run.filesystem)
+
+def _v1_result(run: RunStorage, trusted: bool) -> Any:
+    """Ray's V1 ``Result.from_path`` of ``run``; without ``trusted``, through a view of the
+    filesystem without the run's ``error.pkl`` (Ray would unpickle it), its ``error`` then a
+    :class:`compat_core.pickled.StoredError` holding ``error.txt``."""
+    from ray.air.result import Result as V1Result
+    from ray.train import Checkpoint
+
+    if trusted or not run.exists(ERROR_PICKLE):
+        return V1Result.from_path(run.run_dir, storage_filesystem=run.filesystem)
+    view = pafs.PyFileSystem(_Without(run.filesystem, run.path(ERROR_PICKLE)))
+    result = V1Result.from_path(run.run_dir, storage_filesystem=view)
+    real = run.filesystem
+    if result.checkpoint is not None:
+        result.checkpoint = Checkpoint(result.checkpoint.path, filesystem=real)
+    result.best_checkpoints = [(Checkpoint(c.path, filesystem=real), m) for c, m in result.best_checkpoints or []]
+    result._storage_filesystem = real
+    result.error = pickled.StoredError(run.read_text(ERROR_TEXT) or f"(the run's {ERROR_PICKLE}, not unpickled)")
+    return result
+
+
+class _Without(pafs.FileSystemHandler):  # type: ignore[misc]  # pyarrow is untyped
+    """A ``pyarrow`` filesystem as ``base`` is, but for one file it says is not there."""
+
+    def __init__(self, base: Any, hidden: str) -> None:
+        self.base, self.hidden = base, hidden
+
+    def _info(self, info: Any) -> Any:
+        return pafs.FileInfo(info.path, pafs.FileType.NotFound) if info.path == self.hidden else info
+
+    def get_type_name(self) -> str:
+        return f"compat-view-of-{self.base.type_name}"
+
+    def get_file_info(self, paths: Any) -> Any:
+        return [self._info(i) for i in self.base.get_file_info(paths)]
+
+    def get_file_info_selector(self, selector: Any) -> Any:
+        return [i for i in self.base.get_file_info(selector) if i.path != self.hidden]
+
+    def open_input_stream(self, path: str) -> Any:
+        if path == self.hidden:
+            raise FileNotFoundError(path)
+        return self.base.open_input_stream(path)
+
+    def open_input_file(self, path: str) -> Any:
+        if path == self.hidden:
+            raise FileNotFoundError(path)
+        return self.base.open_input_file(path)
+
+    def normalize_path(self, path: str) -> str:
+        return str(self.base.normalize_path(path))
+
+    def equals(self, other: Any) -> bool:
+        return self is other
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise OSError("compat reads a run through this view; it writes nothing")
+
+    create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = delete_file = _read_only
+    move = copy_file = open_output_stream = open_append_stream = _read_only
 
 
 def _v2_result(run: RunStorage) -> Any:
@@ -138,6 +197,22 @@ def _config(run: RunStorage, v1: Any, trusted: bool) -> dict[str, Any]:
         if "train_loop_config" in arguments:
             return {"train_loop_config": arguments["train_loop_config"]}
     return {}
+
+
+def _rays_words(run: RunStorage, mode: switch.Mode) -> str:
+    """The first line of raw Ray's own error for the same path, in the same mode."""
+    if mode.keeps_every_report:
+        if not run.exists():
+            return f"Trial folder {run.run_dir} doesn't exist!"
+        return (
+            f"Failed to restore the Result object: Neither {RESULT_JSON} nor {PROGRESS_CSV} exists in the trial folder!"
+        )
+    if not run.exists():
+        return f"Experiment folder {run.run_dir} doesn't exist."
+    return (
+        f"Failed to restore the Result object: {V2_SNAPSHOT} doesn't exist in the experiment folder. Make "
+        "sure that this is an output directory created by a Ray Train run."
+    )
 
 
 def _found(run: RunStorage) -> str:

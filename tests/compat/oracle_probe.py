@@ -82,6 +82,19 @@ def best_checkpoint_without_checkpoints(t: Any) -> Any:
     return _result(t).get_best_checkpoint("loss", "min")
 
 
+_EMPTY_DIR = tempfile.mkdtemp()  # one directory for both sides: the messages name it
+
+
+@program()
+def from_path_of_a_missing_directory(t: Any) -> Any:
+    return t.train.Result.from_path(os.path.join(_EMPTY_DIR, "no-such-run"))
+
+
+@program()
+def from_path_of_a_directory_without_a_run(t: Any) -> Any:
+    return t.train.Result.from_path(_EMPTY_DIR)
+
+
 # -- errors, built by a user as Ray's ---------------------------------------------------
 @program("1")
 def worker_group_error_built_as_rays(t: Any) -> Any:
@@ -167,6 +180,39 @@ def keep_all_ranks_is_deprecated(t: Any) -> Any:
 @program("0")
 def upload_from_workers_is_deprecated(t: Any) -> Any:
     return t.train.CheckpointConfig(_checkpoint_upload_from_workers=True)
+
+
+# -- a training function's calls made on the driver: raw V2 raises (V1 warns; compat raises, §10)
+for _name, _call in {
+    "report_on_the_driver": lambda t: t.train.report({"loss": 1.0}),
+    "get_checkpoint_on_the_driver": lambda t: t.train.get_checkpoint(),
+    "get_context_on_the_driver": lambda t: t.train.get_context(),
+    "get_dataset_shard_on_the_driver": lambda t: t.train.get_dataset_shard("train"),
+}.items():
+    PROGRAMS[_name] = ("1", _call)
+
+
+# -- COMPAT_STRICT=1 under V2: V1-only config fields raise when the config is made, as raw V2's
+def _strict(make: Program) -> Program:
+    def run(t: Any) -> Any:
+        os.environ["COMPAT_STRICT"] = "1"  # raw Ray reads no such variable
+        try:
+            return make(t)
+        finally:
+            del os.environ["COMPAT_STRICT"]
+
+    return run
+
+
+for _name, _make in {
+    "strict_fail_fast": lambda t: t.train.FailureConfig(fail_fast=True),
+    "strict_verbose": lambda t: t.train.RunConfig(verbose=2),
+    "strict_sync_config": lambda t: t.train.RunConfig(sync_config=t.train.SyncConfig()),
+    "strict_trainer_resources": lambda t: t.train.ScalingConfig(trainer_resources={"CPU": 1}),
+    "strict_checkpoint_frequency": lambda t: t.train.CheckpointConfig(checkpoint_frequency=2),
+    "strict_checkpoint_at_end": lambda t: t.train.CheckpointConfig(checkpoint_at_end=True),
+}.items():
+    PROGRAMS[_name] = ("1", _strict(_make))
 
 
 # -- trainers ------------------------------------------------------------------------

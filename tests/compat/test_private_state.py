@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import compat as train
-from compat.result import StoredValue
+from compat.result import StoredError, StoredValue
 from compat_core import private
 from compat_core.errors import UnsafeStateDirectoryError
 from compat_core.run.ledger import Record, host, journal
@@ -164,4 +164,29 @@ def test_result_from_path_runs_no_code_from_storage(tmp_path) -> None:
 
     trusted = train.Result.from_path(str(trial), trust_stored_objects=True).worker_metrics_dataframe
     assert list(trusted["weights"]) == [Weights([0.1]), Weights([0.2])]
+    assert ran.exists()  # what trusting the storage means
+
+
+def test_result_from_path_does_not_unpickle_a_failed_runs_stored_error(tmp_path, monkeypatch) -> None:
+    """V1's trial directory keeps a failed run's error pickled (``error.pkl``), which raw Ray's
+    ``from_path`` loads: compat gives a ``StoredError`` with the run's ``error.txt`` instead,
+    and the checkpoints on the run's own filesystem; trusting the storage loads the error."""
+    from ray import cloudpickle
+
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")
+    trial = tmp_path / "exp" / "trial"
+    (trial / "checkpoint_000000").mkdir(parents=True)
+    (trial / "result.json").write_text(json.dumps({"loss": 1.0, "checkpoint_dir_name": "checkpoint_000000"}) + "\n")
+    ran = tmp_path / "ran"
+    (trial / "error.pkl").write_bytes(cloudpickle.dumps(Planted(str(ran))))
+    (trial / "error.txt").write_text("ValueError: the last epoch failed")
+
+    result = train.Result.from_path(str(trial))
+    assert not ran.exists()
+    assert isinstance(result.error, StoredError) and str(result.error) == "ValueError: the last epoch failed"
+    assert result.metrics["loss"] == 1.0
+    assert [type(c.filesystem).__name__ for c, _ in result.best_checkpoints] == ["LocalFileSystem"]
+    assert type(result.filesystem).__name__ == "LocalFileSystem"
+
+    train.Result.from_path(str(trial), trust_stored_objects=True)
     assert ran.exists()  # what trusting the storage means

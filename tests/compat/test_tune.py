@@ -79,6 +79,31 @@ print("RESTORED " + json.dumps({
     "trials": len(restored), "best": restored.get_best_result().config,
     "run": [trial.status, trial.last_result["loss"]], "kept": len(kept),
 }))
+
+# A plain Tune function trainable calling ray.train's functions, and compat's: the same rows.
+import importlib
+
+
+def function_trainable(config):
+    api = importlib.import_module(config["api"])
+    try:
+        start = api.get_checkpoint()
+        for i in range(2):
+            api.report({"i": i, "resumed": start is not None, "rank": api.get_context().get_world_rank()})
+    except Exception as error:  # what the call raised (its built-in class: compat's subclasses Ray's), as a result
+        builtin = next(c for c in type(error).__mro__ if c.__module__ == "builtins")
+        tune.report({"error": builtin.__name__ + ": " + str(error).splitlines()[0]})
+
+
+rows = {}
+for api in ("ray.train", "compat"):
+    result = tune.Tuner(
+        function_trainable, param_space={"api": api},
+        run_config=tune.RunConfig(name="fn-" + api, storage_path=sys.argv[1]),
+    ).fit()[0]
+    frame = result.metrics_dataframe
+    rows[api] = frame[[c for c in ("i", "resumed", "rank", "error") if c in frame]].to_dict("records")
+print("FUNCTION " + json.dumps(rows))
 ray.shutdown()
 """
 
@@ -122,6 +147,15 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     assert (restored["trials"], restored["best"]) == (2, {"train_loop_config": {"lr": 0.1}})
     assert restored["run"] == ["TERMINATED", pytest.approx(0.5)]
     assert restored["kept"] == 1  # tune.run kept compat's CheckpointConfig(num_to_keep=1)
+    # compat's report/get_checkpoint/get_context in a Tune function trainable: as ray.train's.
+    lines = [line for line in out.stdout.splitlines() if line.startswith("FUNCTION ")]
+    assert lines, stderr[-6000:]
+    rows = json.loads(lines[-1].removeprefix("FUNCTION "))
+    assert rows["compat"] == rows["ray.train"]
+    if setting == "0":  # reported to Tune, as raw V1's
+        assert rows["compat"] == [{"i": i, "resumed": False, "rank": 0} for i in range(2)]
+    else:  # raw V2's DeprecationWarning, first line
+        assert [r["error"].split(":")[0] for r in rows["compat"]] == ["DeprecationWarning"]
     # No warning the user did not cause: compat hands Tune its own Checkpoint class, and a report
     # without a checkpoint is no free-floating report in a trial (Tune keeps it as a result).
     output = out.stdout + out.stderr

@@ -175,3 +175,35 @@ def test_a_trainer_overriding_v1s_hooks_is_refused_when_made() -> None:
 
     with pytest.raises(CompatError, match=r"Custom overrides setup\(\).*train_loop_per_worker"):
         Custom(lambda: None)
+
+
+def _asks_for_validation_wrongly(config: dict[str, Any]) -> list[list[str]]:
+    """Two mistakes a program makes with V2's validation, caught: what each raised."""
+    api = importlib.import_module(config["api"])
+    from ray.train import Checkpoint
+
+    seen = []
+    local = tempfile.mkdtemp()
+    for checkpoint in (None, Checkpoint.from_directory(local)):  # no checkpoint; no validation_config
+        try:
+            api.report({"loss": 1.0}, checkpoint=checkpoint, validation=True)
+            seen.append(["no error", ""])
+        except Exception as error:
+            seen.append([type(error).__name__, str(error).splitlines()[0]])
+    return seen
+
+
+@pytest.mark.ray
+def test_validation_mistakes_raise_as_raw_v2_raises(v2: None, tmp_path: Path) -> None:
+    """Same exception class, same first line, inside the training function."""
+    seen = {}
+    for api in ("ray.train", "compat"):
+        train, torch = importlib.import_module(api), importlib.import_module(f"{api}.torch")
+        trainer = torch.TorchTrainer(
+            _asks_for_validation_wrongly,
+            train_loop_config={"api": api},
+            run_config=train.RunConfig(name="validation", storage_path=str(tmp_path / api)),
+        )
+        seen[api] = trainer.fit().return_value
+    assert seen["compat"] == seen["ray.train"]
+    assert [kind for kind, _ in seen["ray.train"]] == ["ValueError", "ValueError"]
