@@ -55,7 +55,7 @@ if [ $# -eq 0 ]; then
     (
       # One build of this checkout at a time: the installed step's first.
       while [ -n "$tested" ] && [ ! -e "$installed/.prepared" ] && kill -0 "$tested" 2>/dev/null; do sleep 5; done
-      MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_runs.py" \
+      MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_parity.py tests/compat/test_runs.py" \
         bash scripts/matrix.sh 2.44.1
     ) >.ci-matrix.log 2>&1 &
     matrix=$!

@@ -100,6 +100,15 @@ def attributes(obj: Any) -> set[str]:
     return found
 
 
+def _made(make: Any, module: Any) -> Any:
+    """Ray's default instance; None where this release's constructor needs more (Ray 2.44's V1
+    tree trainers take no training function)."""
+    try:
+        return make(module)
+    except Exception:
+        return None
+
+
 def compare(ray_name: str, ours: str) -> list[tuple[str, str, str]]:
     """What of ``ray_name`` the module ``ours`` lacks: ``(module, name, what)``, ``what``
     empty for the name itself, ``"x="`` for a parameter, ``"x"`` for an attribute."""
@@ -123,8 +132,9 @@ def compare(ray_name: str, ours: str) -> list[tuple[str, str, str]]:
             have = attributes(our)
             wanted = attributes(theirs)
             make = INSTANCES.get(name)
-            if make is not None:
-                wanted |= attributes(make(ray_module))
+            theirs_made = _made(make, ray_module) if make is not None else None
+            if make is not None and theirs_made is not None:
+                wanted |= attributes(theirs_made)
                 try:
                     have |= attributes(make(mine))
                 except Exception as error:  # Ray's constructor call does not work on compat's class

@@ -153,8 +153,18 @@ def test_v2_engine_options_fail_when_made_where_v1s_engine_runs_v1(make: Any, mo
 
 
 def test_v2_engine_options_reach_rays_v2_configs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Passed to V2's own configs; on a Ray whose V2 configs lack them, a CompatError at fit()
+    saying to upgrade."""
+    import dataclasses
+
+    from compat_core.releases import standins
+
     monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
     scaling = compat.ScalingConfig(num_workers=2, label_selector={"zone": "a"}, elastic_resize_monitor_interval_s=5.0)
+    if "label_selector" not in {f.name for f in dataclasses.fields(standins.v2_config_classes()[3])}:
+        with pytest.raises(CompatError, match=r"ScalingConfig\(label_selector=...\) is not in Ray .* Upgrade Ray"):
+            config.ray_scaling_config(scaling, v2_engine=True)
+        return
     theirs = config.ray_scaling_config(scaling, v2_engine=True)
     assert (theirs.label_selector, theirs.elastic_resize_monitor_interval_s) == ({"zone": "a"}, 5.0)
     failure = config.ray_v2_failure_config(compat.FailureConfig(max_failures=1, max_preemption_failures=4))
