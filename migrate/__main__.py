@@ -302,7 +302,8 @@ def statistics(results: list[engine.FileResult], fmt: str) -> str:
     """Findings counted by rule, worst severity first (``--statistics``), as ruff counts them:
     flags and pending rewrites; files that could not be processed as ``ERROR``."""
     counts = Counter((d.code, formats.severity_of(d)) for r in results for d in r.diagnostics)
-    errors = sum(1 for r in results if r.error) + counts.pop(("ERROR", None), 0)  # unparsed notebook cells
+    errors = sum(1 for r in results if r.error)  # files not read or not parsed
+    cells = counts.pop(("ERROR", None), 0)  # notebook cells that do not parse (the rest of each notebook is migrated)
 
     def rank(key: tuple[str, str | None]) -> tuple[int, int, str]:
         return SEVERITIES.index(key[1]) if key[1] else len(SEVERITIES), -counts[key], key[0]
@@ -314,6 +315,8 @@ def statistics(results: list[engine.FileResult], fmt: str) -> str:
     ]  # fmt: skip
     if errors:
         rows.append({"code": "ERROR", "name": "not-processed", "severity": None, "count": errors, "fixable": False})
+    if cells:
+        rows.append({"code": "ERROR", "name": "cell-not-parsed", "severity": None, "count": cells, "fixable": False})
     if fmt == "json":
         return json.dumps(rows, indent=2)
 
@@ -328,7 +331,9 @@ def statistics(results: list[engine.FileResult], fmt: str) -> str:
     for (_, severity), count in counts.items():
         by_severity[severity] += count
     totals = ", ".join(f"{s} {by_severity[s]}" for s in SEVERITIES)
-    unread = f"; {errors} file(s) not processed" if errors else ""
+    unread = "".join(
+        f"; {n} {what} not processed" for n, what in ((errors, "file(s)"), (cells, "notebook cell(s)")) if n
+    )
     lines.append(f"Found {sum(counts.values())} finding(s): {totals}{unread}")
     return "\n".join(lines)
 

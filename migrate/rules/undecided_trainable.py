@@ -69,4 +69,7 @@ class UndecidedTrainable(FlagRule):
             function = next((TRAIN_SESSION[n] for n in names if n in TRAIN_SESSION), None)
         if function is None:
             return None
-        return f"cannot tell whether Tune or a Trainer runs `{item.functions[-1]}()`, which calls `{function}()`"
+        # The call as its module spells it: a function of the user's named ``report`` is not read
+        # as the call itself ("runs `report()`, which calls `ray.train.report()`").
+        called = next((n for n in sorted(names) if n.endswith(f".{function}")), function)
+        return f"cannot tell whether Tune or a Trainer runs `{item.functions[-1]}()`, which calls `{called}()`"

@@ -123,6 +123,25 @@ def test_statistics_count_findings_by_rule_worst_first_and_write_nothing(job: Pa
     assert both.returncode == 2 and "not allowed with" in both.stderr
 
 
+def test_statistics_count_notebook_cells_that_do_not_parse_as_cells_not_files(tmp_path: Path) -> None:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    notebook = {
+        "cells": [
+            {**cell, "source": ["from ray.air import session\n", "session.report({'a': 1})\n"]},
+            {**cell, "source": ["def f(:\n"]},
+            {**cell, "source": ["x = (\n"]},
+        ],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "sweep.ipynb").write_text(json.dumps(notebook))
+    (tmp_path / "broken.py").write_text("from ray.air import session\nsession.report({})\ndef f(:\n")
+    lines = cli("--statistics", ".", cwd=tmp_path).stdout.splitlines()
+    assert lines[-3:-1] == ["1\tERROR\terror\t[ ] not-processed", "2\tERROR\terror\t[ ] cell-not-parsed"]
+    assert lines[-1].endswith("; 1 file(s) not processed; 2 notebook cell(s) not processed")
+
+
 MARKED = """\
 from ray import train
 from ray.air import session

@@ -170,6 +170,21 @@ def test_a_function_of_unknown_role_in_a_tune_module_is_flagged_with_both_option
     assert "train.report(" in out  # rewritten for the common case, a Train loop
 
 
+def test_the_flag_names_the_call_as_its_module_spells_it() -> None:
+    """A function of the user's named like the call it makes reads as two things, not one."""
+    _, found = migrate(
+        """\
+        from ray import train, tune
+
+
+        def report(config):
+            train.report({"score": 1})
+        """
+    )
+    (flag,) = [d for d in found if d.code == "RTM116"]
+    assert "runs `report()`, which calls `ray.train.report()`" in flag.message
+
+
 def test_no_tune_no_change_of_behaviour() -> None:
     out, found = migrate(
         """\

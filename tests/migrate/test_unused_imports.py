@@ -98,6 +98,19 @@ def test_the_other_names_of_the_import_stay() -> None:
     )
 
 
+def test_the_finding_of_a_parenthesized_import_is_one_line() -> None:
+    _, found = migrate(
+        """\
+        from ray.air import (
+            session,
+            RunConfig as Run,
+        )
+        """
+    )
+    (finding,) = [d for d in found if d.code == "RTM006"]
+    assert finding.message == "unused V1 import removed: `session, RunConfig as Run`"
+
+
 def test_used_exported_or_rebound_names_stay() -> None:
     for source in (
         "from ray.air import session\nsession.report({})\n",  # used: RTM002 rewrites it instead

@@ -82,7 +82,10 @@ class _Remove(cst.CSTTransformer):
                     if not all(keep):
                         changed = True
                         dropped = [a for a, k in zip(old.names, keep, strict=True) if not k]
-                        names = ", ".join(cst.Module(body=[]).code_for_node(a).rstrip(", ") for a in dropped)
+                        names = ", ".join(  # one line, whatever the layout of the import
+                            a.evaluated_name if a.asname is None else f"{a.evaluated_name} as {a.evaluated_alias}"
+                            for a in dropped
+                        )
                         message = f"unused V1 import removed: `{names}`"
                         line = self.lines.get(id(old), 1)
                         self.rule.diagnostics.append(Diagnostic(self.rule.code, line, 1, message, True))
