@@ -48,12 +48,16 @@ class TunerWithTrainer(FlagRule):
     tuner = tune.Tuner(train_driver, param_space={"lr": tune.loguniform(1e-4, 1e-1)})
     ```
 
+    With ``--target compat``, and for a trainer already imported from compat, nothing is
+    flagged: compat's trainers are Tune trainables in both modes (docs/compatibility.md §24).
+
     ## Fix safety
     No fix: the parameter space moves from ``train_loop_config`` to the function's
     ``config``, and each trial needs resources for its workers (``tune.with_resources``).
     """
 
     code = "RTM117"
+    targets = ("ray", "native")  # compat's trainers run in a Tuner in both modes
     severity = "breaks"
     name = "tuner-with-trainer"
     trigger = re.compile(r"Tuner|tune\.run")
@@ -71,6 +75,9 @@ class TunerWithTrainer(FlagRule):
             return None
         trainable = argument(node, 0, "trainable", "run_or_experiment")
         value = resolve(index, trainable)
-        if trainable is not None and isinstance(value, ast.Call) and is_trainer(index.qualified(value.func)):
+        names = index.qualified(value.func) if isinstance(value, ast.Call) else set()
+        if any(n.startswith("compat.") for n in names):
+            return None  # compat's trainer: a Tune trainable in both modes
+        if trainable is not None and isinstance(value, ast.Call) and is_trainer(names):
             return f"`{index.source(trainable)}` is a Trainer: V2 Trainers cannot be passed to a Tuner"
         return None

@@ -61,8 +61,11 @@ CASES = [
     ("RTM117", "from ray import tune\nfrom ray.train.torch import TorchTrainer as TT\nt = TT(f)\ntune.Tuner(t).fit()\n",
      "from ray import tune\nfrom ray.train.torch import TorchTrainer\ndef f(c):\n    TorchTrainer(g).fit()\n"
      "tune.Tuner(f).fit()\n"),
-    ("RTM117", "from ray.tune import Tuner\nfrom compat.torch import TorchTrainer\nTuner(TorchTrainer(f))\n",
+    ("RTM117", "from ray.tune import Tuner\nfrom ray.train.torch import TorchTrainer\nTuner(TorchTrainer(f))\n",
      "from ray.tune import Tuner\nTuner('PPO')\n"),
+    # compat's trainers are Tune trainables in both modes (docs/compatibility.md §24)
+    ("RTM117", "from ray.tune import Tuner\nfrom ray.train.xgboost import XGBoostTrainer\nTuner(XGBoostTrainer(f))\n",
+     "from ray.tune import Tuner\nfrom compat.torch import TorchTrainer\nTuner(TorchTrainer(f))\n"),
     ("RTM117", "from ray import tune\nfrom ray.train.torch import TorchTrainer\nt = TorchTrainer(f)\nu = t\n"
      "tune.Tuner(u).fit()\n",
      "from ray import tune\nt = t\ntune.Tuner(t).fit()\n"),  # a name bound to itself: no endless lookup
@@ -169,6 +172,19 @@ def test_a_removed_checkpoint_method_stays_flagged_after_the_move_onto_compat(im
     v1_era = "from ray.air import Checkpoint\nc = Checkpoint.from_dict({})\n"
     out, found = migrate(v1_era, target="compat")
     assert "compat" in out and "RTM103" in [d.code for d in found]
+
+
+def test_a_tuner_with_a_trainer_is_not_flagged_once_moved_onto_compat() -> None:
+    """`--target compat` moves the trainer onto compat, whose trainers Tune runs in both modes:
+    the rewritten file checks clean of RTM117, and so does the rewrite run itself."""
+    v1_era = (
+        "from ray import tune\nfrom ray.train.torch import TorchTrainer\n"
+        "trainer = TorchTrainer(f)\ntune.Tuner(trainer).fit()\n"
+    )
+    out, found = migrate(v1_era, target="compat")
+    assert "compat.torch" in out and "RTM117" not in [d.code for d in found]
+    assert "RTM117" not in [d.code for d in migrate(out, target="compat")[1] + migrate(out)[1]]
+    assert "RTM117" in [d.code for d in migrate(v1_era)[1]]  # still flagged while on Ray's trainer
 
 
 def test_v1_tree_trainer_form_is_not_flagged_for_compat_which_runs_it() -> None:
