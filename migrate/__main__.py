@@ -81,7 +81,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--isolated", action="store_true", help=f"ignore every pyproject.toml's [tool.{config.TABLE}] table"
     )
     parser.add_argument(
-        "--jobs", "-j", type=int, default=1, metavar="N", help="files processed in parallel (default 1)"
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"files processed in N processes (default: every usable core for {PARALLEL_FROM} files or more, else 1)",
     )
     parser.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     parser.add_argument("--quiet", "-q", action="store_true", help="print only findings and errors")
@@ -110,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.paths:
         print("error: give at least one file or directory, e.g. `python -m migrate src/`", file=sys.stderr)
         return 2
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         print("error: --jobs must be 1 or more", file=sys.stderr)
         return 2
     known = [r.code for r in RULES]
@@ -130,10 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.statistics and args.output_format not in ("text", "json"):
         print(f"error: --statistics prints text or json, not {args.output_format}", file=sys.stderr)
         return 2
+    jobs = args.jobs if args.jobs is not None else default_jobs(len(plan))
     if args.add_noqa:
-        return add_noqa(run(plan, False, args.jobs), args)
+        return add_noqa(run(plan, False, jobs), args)
     write = not (args.diff or args.check or args.statistics)
-    results = run(plan, write, args.jobs)
+    results = run(plan, write, jobs)
     if args.statistics:
         print(statistics(results, args.output_format))
         return exit_status(results, args)
@@ -189,6 +195,23 @@ def check(paths: Sequence[str], *, jobs: int = 1, configured: bool = True) -> li
         codes = tuple(r.code for r in engine.select_rules())
         plan = [(path, codes, "ray") for path in iter_files(paths)]
     return run(plan, False, jobs)
+
+
+# From this many files on, the default is a process per usable core, as ruff uses every core
+# unasked: below it, starting the processes costs more than they save (docs/performance.md).
+PARALLEL_FROM = 200
+
+
+def default_jobs(files: int) -> int:
+    """``--jobs`` when not given: every core this process may run on, for a tree of
+    :data:`PARALLEL_FROM` files or more; 1 below (output order is the same either way)."""
+    if files < PARALLEL_FROM:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, files // 50))
 
 
 def run(plan: list[tuple[str, tuple[str, ...], str]], write: bool, jobs: int) -> list[engine.FileResult]:

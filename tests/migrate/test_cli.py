@@ -168,6 +168,27 @@ def test_jobs_gives_the_same_result(tree: Path) -> None:
     assert one == two
 
 
+def test_a_large_tree_uses_every_core_unasked_with_the_same_output(tmp_path: Path, monkeypatch) -> None:
+    """As ruff: no --jobs on a tree of many files uses the cores; output, order included, is
+    what one process gives. A small tree stays in one process (starting more costs more)."""
+    from migrate import __main__ as cli_module
+
+    for i in range(cli_module.PARALLEL_FROM):
+        body = f"from ray.air import session\nsession.report({{'i': {i}}})\n" if i % 4 == 0 else f"x = {i}\n"
+        (tmp_path / f"m{i:03d}.py").write_text(body)
+    assert cli_module.default_jobs(cli_module.PARALLEL_FROM - 1) == 1
+    cores = len(os.sched_getaffinity(0))
+    assert cli_module.default_jobs(10_000) == cores
+    seen: list[int] = []
+    real_run = cli_module.run
+    monkeypatch.setattr(cli_module, "run", lambda plan, write, jobs: seen.append(jobs) or real_run(plan, write, jobs))
+    assert main(["--check", str(tmp_path)]) == 1
+    assert seen == [min(cores, cli_module.PARALLEL_FROM // 50)]
+    default = cli("--diff", "--report", "json", ".", cwd=tmp_path)
+    one = cli("--diff", "--report", "json", "--jobs", "1", ".", cwd=tmp_path)
+    assert default.stdout == one.stdout and json.loads(default.stdout)
+
+
 def test_files_without_ray_are_not_parsed(tmp_path: Path, capsys) -> None:
     (tmp_path / "a.py").write_text("def f(:\n")  # would not parse, but never mentions the library
     assert main([str(tmp_path)]) == 0
