@@ -36,6 +36,10 @@ class FreeFloatingReport(FlagRule):
         train.report({"loss": 0.1}, checkpoint=train.Checkpoint.from_directory("ckpt"))
     ```
 
+    Not flagged: the report in one branch of an ``if`` whose other branch reports a checkpoint
+    (``if rank == 0: report(m, checkpoint=c) else: report(m)``): that round has a checkpoint,
+    and V2 keeps its metrics.
+
     ## Fix safety
     No fix: whether to attach a checkpoint, log to a tracker, or read metrics in
     ``UserCallback.after_report`` is a design choice.
@@ -62,7 +66,33 @@ class FreeFloatingReport(FlagRule):
             return None  # Tune keeps every result of a function trainable, under V1 and V2
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None  # *args / **kwargs may carry the checkpoint
-        checkpoint = node.args[1] if len(node.args) >= 2 else getattr(keyword(node, "checkpoint"), "value", None)
-        if checkpoint is not None and not is_none(checkpoint):
+        if _checkpoint_of(node) is not None:
             return None
+        if self._other_branch_checkpoints(index, item.parent):
+            return None  # the "only rank 0 passes a checkpoint" round: it has a checkpoint
         return "report() without a checkpoint: V2 keeps no free-floating metrics"
+
+    def _other_branch_checkpoints(self, index, statement) -> bool:  # type: ignore[no-untyped-def]
+        """``statement`` is a branch of an ``if`` whose other branch reports a checkpoint (``if
+        rank == 0: report(m, checkpoint=c) else: report(m)``): every worker reports in the same
+        round, one with a checkpoint, so V2 (and compat) keep the round's metrics."""
+        branches = getattr(self, "_branches", None)
+        if branches is None:
+            branches = self._branches = {}
+            for node in ast.walk(index.tree):
+                if isinstance(node, ast.If):
+                    for child in node.body:
+                        branches[id(child)] = node.orelse
+                    for child in node.orelse:
+                        branches[id(child)] = node.body
+        other = branches.get(id(statement))
+        if not other:
+            return False
+        calls = (n for branch in other for n in ast.walk(branch) if isinstance(n, ast.Call))
+        return any(is_report(index.qualified(c.func)) and _checkpoint_of(c) is not None for c in calls)
+
+
+def _checkpoint_of(call: ast.Call) -> ast.expr | None:
+    """The checkpoint a report call passes (None: none, or ``None``)."""
+    checkpoint = call.args[1] if len(call.args) >= 2 else getattr(keyword(call, "checkpoint"), "value", None)
+    return None if checkpoint is None or is_none(checkpoint) else checkpoint

@@ -13,6 +13,11 @@ CASES = [
      "def f(logger):\n    logger.report({'a': 1})\n"),
     ("RTM101", "from ray import train\ndef f():\n    train.report({'a': 1}, checkpoint=None)\n",
      "from ray import train\ndef f(c):\n    train.report({'a': 1}, c)\n"),
+    # only rank 0 passes a checkpoint: the round has one, V2 and compat keep its metrics
+    ("RTM101", "from ray import train\ndef f(c, rank):\n    if rank == 0:\n        print(c)\n"
+     "    else:\n        train.report({'a': 1})\n",
+     "from ray import train\ndef f(c, rank):\n    if rank == 0:\n        train.report({'a': 1}, checkpoint=c)\n"
+     "    else:\n        train.report({'a': 1})\n"),
     ("RTM102", "import ray\nframe = res.metrics_dataframe\n", "import ray\nframe = res.metrics\n"),
     ("RTM103", "from ray.train import Checkpoint as C\nc = C.from_dict({})\n",
      "import ray\nimport pandas as pd\nd = pd.DataFrame().to_dict()\n"),
