@@ -76,9 +76,10 @@ class FreeFloatingReport(FlagRule):
         """``statement`` is a branch of an ``if`` whose other branch reports a checkpoint (``if
         rank == 0: report(m, checkpoint=c) else: report(m)``): every worker reports in the same
         round, one with a checkpoint, so V2 (and compat) keep the round's metrics."""
-        branches = getattr(self, "_branches", None)
+        branches: dict[int, list[ast.stmt]] | None = getattr(self, "_branches", None)
         if branches is None:
-            branches = self._branches = {}
+            branches = {}
+            self._branches = branches
             for node in ast.walk(index.tree):
                 if isinstance(node, ast.If):
                     for child in node.body:

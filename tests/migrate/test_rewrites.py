@@ -510,6 +510,45 @@ def test_compat_target_keeps_ray_train_when_compat_lacks_a_name() -> None:
     assert any(d.code == "RTM004" and not d.fixed and "xgboost" in d.message for d in found)
 
 
+def test_compat_target_moves_a_module_alias_import_where_compat_has_every_use() -> None:
+    """``import ray.train as train`` (Ray 2.60's own examples keep it beside compat's trainer)."""
+    check(
+        """
+        import os, ray.train as train
+        from ray.train.torch import TorchTrainer
+
+        def loop(config):
+            train.report({"loss": 1.0}, checkpoint=train.Checkpoint.from_directory(os.getcwd()))
+
+        TorchTrainer(loop, scaling_config=train.ScalingConfig(num_workers=2)).fit()
+        """,
+        """
+        import compat as train
+        import os
+        from compat.torch import TorchTrainer
+
+        def loop(config):
+            train.report({"loss": 1.0}, checkpoint=train.Checkpoint.from_directory(os.getcwd()))
+
+        TorchTrainer(loop, scaling_config=train.ScalingConfig(num_workers=2)).fit()
+        """,
+        target="compat",
+    )
+    out, found = migrate(
+        """
+        import ray.train as rt
+
+        trainer_class = rt.xgboost.XGBoostTrainer
+        rt.report({})
+        """,
+        target="compat",
+    )
+    assert "import ray.train as rt" in out and "compat.report({})" in out
+    assert any(
+        d.code == "RTM004" and not d.fixed and "kept `import ray.train as rt` for `xgboost`" in d.message for d in found
+    )
+
+
 def test_compat_target_blockers_are_scoped_to_the_train_names_used() -> None:
     # `tune.*` beside `train` blocks nothing; a real blocker keeps the import for itself only.
     check(

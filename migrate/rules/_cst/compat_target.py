@@ -48,7 +48,8 @@ class _Collect(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.attributes: dict[cst.Attribute, str] = {}
-        self.module_imports: dict[cst.ImportFrom, list[str]] = {}  # `from ray import train` -> blockers
+        # `from ray import train` / `import ray.train as t` -> the uses compat cannot take (blockers)
+        self.module_imports: dict[cst.ImportFrom | cst.Import, list[str]] = {}
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -75,12 +76,10 @@ class _Collect(cst.CSTVisitor):
         for scope in _imports.scopes(self.metadata[ScopeProvider]):
             for assignment in scope.assignments:
                 node = getattr(assignment, "node", None)
-                if not isinstance(node, cst.ImportFrom) or get_full_name_for_node(node.module) != "ray":  # type: ignore[arg-type]
+                train = _train_alias(node)
+                if train is None or not isinstance(node, (cst.ImportFrom, cst.Import)):
                     continue
-                if isinstance(node.names, cst.ImportStar):
-                    continue
-                train = [a for a in node.names if get_full_name_for_node(a.name) == "train"]
-                if not train or assignment.name != (train[0].evaluated_alias or "train"):
+                if assignment.name != (train.evaluated_alias or "train"):
                     continue  # another name of the same import (`tune` in `from ray import train, tune`)
                 blockers: list[str] = []
                 movable: list[cst.Attribute] = []
@@ -97,6 +96,17 @@ class _Collect(cst.CSTVisitor):
                 if blockers:
                     for attribute in movable:
                         self.attributes[attribute] = f"compat.{attribute.attr.value}"
+
+
+def _train_alias(node: object) -> cst.ImportAlias | None:
+    """The alias that binds ``ray.train`` to a name of its own in ``node``: ``train`` of
+    ``from ray import train [as t]``, or ``ray.train as t`` of ``import ray.train as t``."""
+    if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        if node.module is not None and not node.relative and get_full_name_for_node(node.module) == "ray":
+            return next((a for a in node.names if get_full_name_for_node(a.name) == "train"), None)
+    if isinstance(node, cst.Import):
+        return next((a for a in node.names if get_full_name_for_node(a.name) == "ray.train" and a.asname), None)
+    return None
 
 
 class _Rewrite(RuleVisitor):
@@ -118,7 +128,11 @@ class _Rewrite(RuleVisitor):
         body: list[cst.BaseSmallStatement] = []
         changed = False
         for original, small in zip(original_node.body, updated_node.body, strict=True):
-            replacement = self._import(original, small) if isinstance(original, cst.ImportFrom) else None
+            replacement = None
+            if isinstance(original, cst.ImportFrom):
+                replacement = self._import(original, small)
+            elif isinstance(original, cst.Import):
+                replacement = self._module_alias(original, small)
             if replacement is None:
                 body.append(small)
                 continue
@@ -130,6 +144,31 @@ class _Rewrite(RuleVisitor):
             return updated_node
         out: list[cst.BaseStatement] = [updated_node.with_changes(body=body), *lines]
         return cst.FlattenSentinel(out) if len(out) > 1 else out[0]
+
+    def _module_alias(self, original: cst.Import, small: cst.BaseSmallStatement) -> list[cst.BaseSmallStatement] | None:
+        """``import ray.train as t`` -> ``import compat as t`` when every use of ``t`` has a compat
+        equivalent; kept and flagged otherwise (as ``from ray import train``)."""
+        train = _train_alias(original)
+        if train is None:
+            return None
+        alias = train.evaluated_alias
+        blockers = self.collect.module_imports.get(original, [])
+        if blockers:
+            self.report(
+                original,
+                f"kept `import ray.train as {alias}` for `{', '.join(sorted(set(blockers)))}` (not in compat); "
+                "its other uses now go through compat",
+                fixed=False,
+            )
+            return None
+        self.report(original, f"`import ray.train as {alias}` -> `import compat as {alias}`", fixed=True)
+        statement = cst.parse_statement(f"import compat as {alias}\n")
+        assert isinstance(statement, cst.SimpleStatementLine) and isinstance(small, cst.Import)
+        new: list[cst.BaseSmallStatement] = [statement.body[0]]
+        others = [a for a in original.names if a is not train]
+        if others:
+            new.append(small.with_changes(names=_imports.with_commas(others, like=small)))
+        return new
 
     def _import(self, original: cst.ImportFrom, small: cst.BaseSmallStatement) -> list[cst.BaseSmallStatement] | None:
         if original.relative or original.module is None or isinstance(original.names, cst.ImportStar):
