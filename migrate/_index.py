@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES
+
 RAY_ROOTS = ("ray.", "compat.")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -49,6 +51,7 @@ class Index:
     imports: list[tuple[str, str]] = field(default_factory=list)  # (bound name, qualified name), any scope
     loaded: set[str] = field(default_factory=set)  # every identifier read anywhere
     star_imports: list[ast.ImportFrom] = field(default_factory=list)  # `from m import *`, any scope
+    star_resolved: set[int] = field(default_factory=set)  # ids of bare names resolved through a session star import
     # Every import statement: (statement, the statement holding it or None at module level,
     # names of the enclosing function definitions).
     import_statements: list[tuple[ast.Import | ast.ImportFrom, ast.AST | None, tuple[str, ...]]] = field(
@@ -174,6 +177,12 @@ class _Scope:
             names.add(qualified)
 
     def lookup(self, name: str) -> set[str]:
+        found = self.binding(name)
+        return found if found is not None else set()
+
+    def binding(self, name: str) -> set[str] | None:
+        """What ``name`` is bound to where it is read (its qualified names, empty for a local
+        value); None when nothing in the module binds it."""
         scope: _Scope | None = self
         first = True
         while scope is not None:
@@ -186,7 +195,7 @@ class _Scope:
                     return found
             first = False
             scope = scope.parent
-        return set()
+        return None
 
 
 def _import_bindings(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
@@ -285,8 +294,13 @@ def _walk(index: Index) -> None:
                 stack.append((value, node, scope, functions))
     resolved = index._resolved
     index.loaded.update(name_node.id for name_node, _ in loads)
+    # `from ray.air.session import *`: the session's functions, called by their bare names, are its.
+    starred = sorted({n.module for n in index.star_imports if not n.level and n.module in SESSION_MODULES})
     for name_node, name_scope in loads:
-        found = name_scope.lookup(name_node.id)
+        found = name_scope.binding(name_node.id)
+        if found is None and starred and name_node.id in SESSION_FUNCTIONS:
+            found = {f"{module}.{name_node.id}" for module in starred}
+            index.star_resolved.add(id(name_node))
         resolved[id(name_node)] = frozenset(found) if found else frozenset()
     index.nodes = [Node(*k) for k in kept if type(k[0]) is not Name or resolved[id(k[0])]]
     for item in index.nodes:

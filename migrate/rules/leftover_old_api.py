@@ -93,6 +93,8 @@ class LeftoverOldApi(FlagRule):
     def check(self, index, item):  # type: ignore[no-untyped-def]
         if isinstance(item.parent, ast.Attribute) and item.parent.value is item.node:
             return None  # report the longest expression only
+        if id(item.node) in index.star_resolved:
+            return None  # named in the star import's own finding
         names = sorted(n for n in index.qualified(item.node) if n.startswith(OLD_PREFIXES))
         if names:
             return f"`{names[0]}` is old API and was not rewritten"

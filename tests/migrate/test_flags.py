@@ -255,3 +255,13 @@ def test_a_tune_result_grids_results_keep_their_rows_and_keys_under_v2() -> None
     _, found = migrate(TUNE_AND_TRAIN, "RTM102", "RTM121")
     flagged = [(d.line, d.code, d.severity) for d in found]
     assert flagged == [(24, "RTM121", None), (25, "RTM102", None), (26, "RTM121", "silent")]  # only the Trainer's
+
+
+def test_calls_reached_through_a_star_import_of_the_session_are_judged_as_the_sessions() -> None:
+    """`from ray.air.session import *` then bare `report(...)`: flagged where called."""
+    source = "from ray.air.session import *\ndef loop(config):\n    report({'a': 1})\n    c = get_checkpoint()\n"
+    _, found = migrate(source)
+    assert ("RTM101", 3) in [(d.code, d.line) for d in found]
+    assert [d.line for d in found if d.code == "RTM100"] == [1]  # the import's finding names the calls
+    shadowed = "from ray.air.session import *\ndef report(m):\n    pass\ndef loop(config):\n    report({'a': 1})\n"
+    assert "RTM101" not in [d.code for d in migrate(shadowed)[1]]  # the module's own report()
