@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("error: --jobs must be 1 or more", file=sys.stderr)
         return 2
-    known = [r.code for r in RULES]
+    known = [*(r.code for r in RULES), engine.UNPARSED]  # ERROR: what does not parse (per-file-ignores takes it)
     for code in _codes(args.select or "") + _codes(args.ignore or ""):
         if not any(k.startswith(code) for k in known):
             print(f"error: unknown rule code {code!r}; see --list-rules", file=sys.stderr)
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     jobs = args.jobs if args.jobs is not None else default_jobs(len(plan))
     if args.add_noqa:
-        return add_noqa(run(plan, False, jobs), args)
+        return add_noqa(plan, jobs, args)
     write = not (args.diff or args.check or args.statistics)
     results = run(plan, write, jobs)
     if args.statistics:
@@ -178,7 +178,8 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
         ignore = (*(_codes(args.ignore) if args.ignore is not None else found.ignore), *found.ignored_for(path))
         key = (tuple(select) if select is not None else None, ignore, target)
         if key not in chosen:
-            chosen[key] = tuple(r.code for r in engine.select_rules(select, ignore, target))
+            codes = tuple(r.code for r in engine.select_rules(select, ignore, target))
+            chosen[key] = (*codes, engine.UNPARSED_IGNORED) if engine.UNPARSED in ignore else codes
         plan.append((path, chosen[key], target))
     return plan
 
@@ -361,35 +362,54 @@ def statistics(results: list[engine.FileResult], fmt: str) -> str:
     return "\n".join(lines)
 
 
-def add_noqa(results: list[engine.FileResult], args: argparse.Namespace) -> int:
-    """``--add-noqa``: each file's flagged findings marked where they are; nothing rewritten."""
-    added = files = 0
-    pending = sum(1 for r in results for d in r.diagnostics if d.fixed)
+def add_noqa(plan: list[tuple[str, tuple[str, ...], str]], jobs: int, args: argparse.Namespace) -> int:
+    """``--add-noqa``: each file's findings, flags and pending rewrites, marked where they are
+    (a directive stops its rule's rewrite on its line); nothing rewritten. Marked files are
+    checked again, and marked again, until nothing new is found (a held rewrite can leave old
+    API that a flag then finds): at most :data:`ADD_NOQA_ROUNDS` rounds."""
+    added = 0
+    touched: set[str] = set()
+    results = run(plan, False, jobs)
+    for _ in range(ADD_NOQA_ROUNDS):
+        marked_now = []
+        for r in results:
+            if r.error:
+                continue
+            codes = baseline.codes_by_line(r.diagnostics)
+            if r.old_text is None or not codes:
+                continue
+            if r.path.endswith(".ipynb"):  # its findings name their cell: marked cell by cell
+                marked = baseline.add_noqa_to_notebook(r.old_text, r.diagnostics)
+            else:
+                marked = baseline.add_noqa(r.old_text, codes)
+            if marked.added:
+                atomic_write(r.path, marked.text.encode(r.encoding), bom=r.bom)
+                added += marked.added
+                touched.add(r.path)
+                marked_now.append(r.path)
+        if not marked_now:
+            break
+        again = {path for path in marked_now}
+        results = [*[r for r in results if r.path not in again], *run([p for p in plan if p[0] in again], False, jobs)]
     for r in results:
         if r.error:
             print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)
-            continue
-        codes = baseline.codes_by_line(r.diagnostics)
-        if r.old_text is None or not codes:
-            continue
-        if r.path.endswith(".ipynb"):  # its findings name their cell: marked cell by cell
-            marked = baseline.add_noqa_to_notebook(r.old_text, r.diagnostics)
-        else:
-            marked = baseline.add_noqa(r.old_text, codes)
-        if marked.added:
-            atomic_write(r.path, marked.text.encode(r.encoding), bom=r.bom)
-            added += marked.added
-            files += 1
-    print(f"Added {added} noqa directive(s) in {files} file(s).", file=sys.stderr)
-    if pending:
+    print(f"Added {added} noqa directive(s) in {len(touched)} file(s).", file=sys.stderr)
+    cells = [r.path for r in results for d in r.diagnostics if d.code == "ERROR" and not d.suppressed]
+    if cells:
+        listed = ", ".join(f'"{p}" = ["ERROR"]' for p in sorted(set(cells)))
         print(
-            f"{pending} pending rewrite(s) are not marked (a `# noqa` does not stop a rewrite): run "
-            "`python -m migrate` to apply them, or turn their rules off with --ignore.",
+            f"{len(cells)} notebook cell(s) do not parse and cannot carry a directive: add to "
+            f"[tool.{config.TABLE}.per-file-ignores] in pyproject.toml: {listed}",
             file=sys.stderr,
         )
     if any(r.internal for r in results if r.error):
         return 2
     return 1 if any(r.error for r in results) and not args.exit_zero else 0
+
+
+# --add-noqa's rounds of marking (each round's directives can hold rewrites that leave old API to flag).
+ADD_NOQA_ROUNDS = 4
 
 
 if __name__ == "__main__":

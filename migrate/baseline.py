@@ -5,7 +5,12 @@ on new findings only. Each flagged line gets one directive with the codes found 
 into a ``# noqa:`` comment the line already has (another tool's codes are kept), appended
 after any other comment, and put on the line that ends a multi-line string or a backslash
 continuation when the finding's own line cannot take a comment (:func:`noqa.comment_lines`).
-A second run adds nothing. Rewrites are not marked: a ``# noqa`` does not stop a rewrite.
+Pending rewrites are marked too: a ``# noqa: RTMnnn`` stops that rule's rewrite on its line
+(:func:`migrate.noqa.held_lines`), so after ``--add-noqa`` a ``--check`` of the same tree passes
+and the next new V1 call fails it. Marking can make new findings (a held rewrite leaves old API
+that RTM100 flags): ``--add-noqa`` marks again until nothing new is found. A second run adds
+nothing. A notebook cell that does not parse cannot carry a directive: ``per-file-ignores``
+takes it (``"notebooks/sweep.ipynb" = ["ERROR"]``), as ruff's does.
 """
 
 from __future__ import annotations
@@ -30,10 +35,10 @@ class Marked:
 
 
 def codes_by_line(diagnostics: Sequence[Diagnostic]) -> dict[int, set[str]]:
-    """The flagged codes to mark, by the line each finding points at."""
+    """The codes to mark (flags and pending rewrites), by the line each finding points at."""
     found: dict[int, set[str]] = {}
     for d in diagnostics:
-        if not d.fixed and not d.suppressed and d.code not in NOT_MARKED:
+        if not d.suppressed and d.code not in NOT_MARKED:
             found.setdefault(d.line, set()).add(d.code)
     return found
 

@@ -9,6 +9,8 @@ sees (:mod:`migrate._lines`) and filtered by ``noqa``. Files are found, read and
 
 from __future__ import annotations
 
+import ast
+import difflib
 import re
 import sys
 from collections import Counter
@@ -215,9 +217,104 @@ def _rewrite(
             raise  # the user's file, which only libcst's parser refuses
         except Exception as exc:
             raise RuleCrash(rule.code, exc) from exc
+        if new_text != current and _NOQA_WORD.search(current):
+            held = noqa.held_lines(current, rule.code)
+            if held:
+                kept = _held(current, new_text, held, rule)
+                if kept != new_text:
+                    new_text, module, wrapper = kept, None, None  # libcst's tree is of the full rewrite
         stages.append((current, rule.diagnostics))
         current = new_text
     return current, index
+
+
+def _held(current: str, new_text: str, held: set[int], rule: Rule) -> str:
+    """``new_text`` (``rule``'s rewrite of ``current``) with the lines a ``# noqa`` for the rule
+    holds kept as they are in ``current``; the rule's findings there become flags (which the
+    directive then suppresses). When that would leave the rule's other changes unsound (the
+    text does not parse, or reads a name nothing binds), or every finding of the rule is held,
+    the rule changes nothing: ``current``, every finding a flag."""
+    old, new = current.splitlines(keepends=True), new_text.splitlines(keepends=True)
+    out: list[str] = []
+    stopped: set[int] = set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        touched = {i + 1 for i in range(i1, i2)} & held
+        if tag == "equal" or not touched:
+            out += new[j1:j2]
+            continue
+        out += _merge_hunk(old[i1:i2], new[j1:j2], [i + 1 in held for i in range(i1, i2)])
+        stopped |= touched
+    if not stopped:
+        return new_text
+    kept = "".join(out)
+    everything_held = all(d.line in held for d in rule.diagnostics if d.fixed)
+    if everything_held or not _sound(current, new_text, kept):
+        lines = sorted(stopped)
+        why = f" (not applied: `# noqa: {rule.code}` on line {lines[0]} holds a line this rewrite depends on)"
+        rule.diagnostics = [
+            replace(d, fixed=False, message=d.message if d.line in held or everything_held else d.message + why)
+            for d in rule.diagnostics
+        ]
+        return current
+    rule.diagnostics = [replace(d, fixed=False) if d.fixed and d.line in held else d for d in rule.diagnostics]
+    return kept
+
+
+def _merge_hunk(old: list[str], new: list[str], held: list[bool]) -> list[str]:
+    """One changed stretch: the held old lines as they were, each other old line as rewritten.
+    Each new line belongs to the old line it is most like (in order); a held line's own new
+    lines are dropped, the lines it held stand instead. A new line like none of them (an added
+    statement) is kept where it stands."""
+    owner: list[tuple[int, bool]] = []  # (old line, whether it is like that line)
+    last = 0
+    for line in new:
+        scores = [(difflib.SequenceMatcher(None, o, line).ratio(), -k) for k, o in enumerate(old) if k >= last]
+        score, k = max(scores) if scores else (0.0, -last)
+        like = score >= 0.3
+        last = -k if like else last
+        owner.append((last, like))
+    out: list[str] = []
+    for k, line in enumerate(old):
+        if held[k]:
+            out.append(line)
+        out += [n for n, (w, like) in zip(new, owner, strict=True) if w == k and (not like or not held[k])]
+    return out
+
+
+def _sound(before: str, after: str, kept: str) -> bool:
+    """``kept`` parses and reads no name that neither ``before`` nor ``after`` leaves unbound."""
+    try:
+        tree = ast.parse(kept)
+    except SyntaxError:
+        return False
+    return _unbound(tree) <= _unbound(ast.parse(before)) | _unbound(ast.parse(after))
+
+
+def _unbound(tree: ast.AST) -> set[str]:
+    """Names read in ``tree`` that nothing in it binds (builtins aside): over-approximate
+    scoping (a name bound anywhere counts as bound everywhere), enough to see a removed import."""
+    import builtins
+
+    read: set[str] = set()
+    bound: set[str] = set(dir(builtins)) | {"__file__", "__name__", "__doc__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return read - bound
 
 
 class RuleCrash(Exception):
@@ -264,12 +361,18 @@ def _judged_by_name(text: str) -> bool:
     )
 
 
+# The code of what does not parse (a notebook cell, a file); ignoring it (``per-file-ignores``,
+# ``--ignore``) adds UNPARSED_IGNORED to a file's rule codes: its unparsed cells are not findings.
+UNPARSED = notebooks.UNPARSED_CELL
+UNPARSED_IGNORED = f"ignore:{UNPARSED}"
+
+
 def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool) -> FileResult:
     """Migrate one file (``.py`` or ``.ipynb``). Errors are returned, never raised."""
     from migrate.rules import BY_CODE
 
     result = FileResult(path)
-    rules = [BY_CODE[code] for code in rule_codes]
+    rules = [BY_CODE[code] for code in rule_codes if code != UNPARSED_IGNORED]
     context = Context(target=target, path=path)  # type: ignore[arg-type]
     lines_of = "output" if write else "input"  # findings point at what is on disk afterwards
     try:
@@ -313,6 +416,8 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     except (ValueError, KeyError) as exc:  # malformed notebook JSON
         result.error = f"cannot read notebook: {exc}; skipped"
         return result
+    if UNPARSED_IGNORED in rule_codes:  # cells that do not parse, ignored for this file
+        result.diagnostics = [replace(d, suppressed=True) if d.code == UNPARSED else d for d in result.diagnostics]
     result.suppressed = sum(d.suppressed for d in result.diagnostics)
     if result.suppressed:
         result.diagnostics = [d for d in result.diagnostics if not d.suppressed]

@@ -10,8 +10,11 @@ A line whose end is inside a multi-line string, or that continues with a backsla
 take a comment: as ruff does, its ``# noqa`` goes on the line that ends the string or the
 continuation (:func:`comment_lines`).
 
-Rewrites are not suppressed: a ``# noqa`` silences what would need a person, and the rewrites
-of one file depend on each other (use ``--ignore`` or ``per-file-ignores`` to turn one off).
+A ``# noqa: RTMnnn`` (or a bare ``# noqa``) also stops that rule's rewrite on its line, as
+ruff's stops its fix there (:func:`held_lines`; the engine keeps the line as it is). The rewrites
+of one file can depend on each other: when keeping the line would leave the rule's other changes
+unsound (a name they use no longer bound), the rule changes nothing in the file, and its other
+findings say why.
 """
 
 from __future__ import annotations
@@ -55,6 +58,18 @@ def directives(source: str, lines: Iterable[int] | None = None) -> dict[int, Dir
         codes = tuple(_CODE.findall(match.group("codes"))) if match.group("codes") else None
         found[number] = Directive(number, match.start() + 1, codes)
     return found
+
+
+def held_lines(text: str, code: str) -> set[int]:
+    """The lines of ``text`` (1-based) whose ``# noqa`` covers ``code``: the directive's own line,
+    and the lines whose comment must go there (a multi-line string, a backslash continuation)."""
+    table = {n: d for n, d in directives(text).items() if d.codes is None or code in d.codes}
+    if not table:
+        return set()
+    held = set(table)
+    if _may_move(text, range(1, len(text.splitlines()) + 1)):  # a string or continuation may end on one
+        held |= {line for line, target in comment_lines(text).items() if target in table}
+    return held
 
 
 class PartOfLarger(Exception):
