@@ -8,6 +8,12 @@ from typing import Any
 from compat_core import switch, usage, where
 
 
+def _int(value: Any) -> Any:
+    """Ray's rank or size as an int; None as Ray gives it where there is none (a Ray Tune
+    function trainable's context, under V1)."""
+    return None if value is None else int(value)
+
+
 class TrainContext:
     """Rank, size and run information of the current worker.
 
@@ -24,19 +30,19 @@ class TrainContext:
         self._v1_on_v2 = mode.emulates_v1_engine
 
     def get_world_rank(self) -> int:
-        return int(self._ray.get_world_rank())
+        return _int(self._ray.get_world_rank())
 
     def get_local_rank(self) -> int:
-        return int(self._ray.get_local_rank())
+        return _int(self._ray.get_local_rank())
 
     def get_world_size(self) -> int:
-        return int(self._ray.get_world_size())
+        return _int(self._ray.get_world_size())
 
     def get_local_world_size(self) -> int:
-        return int(self._ray.get_local_world_size())
+        return _int(self._ray.get_local_world_size())
 
     def get_node_rank(self) -> int:
-        return int(self._ray.get_node_rank())
+        return _int(self._ray.get_node_rank())
 
     def get_experiment_name(self) -> str:
         if self._v1_on_v2:
