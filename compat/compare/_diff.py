@@ -166,7 +166,8 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
     )
     if v1["metrics_dataframe"] or v2["metrics_dataframe"]:
         columns = _columns(v1), _columns(v2)
-        only_v1, only_v2 = set(columns[0]) - set(columns[1]), set(columns[1]) - set(columns[0])
+        names = set(columns[0] or []), set(columns[1] or [])
+        only_v1, only_v2 = names[0] - names[1], names[1] - names[0]
         no_frame = v2["metrics_dataframe"] is None and rows_explained  # V2: no checkpoint, no frame
         auto_only = not only_v2 and all(_auto_key(c) for c in only_v1)  # V1 adds its keys to every row
         check(
@@ -181,7 +182,8 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
         )
     if v1["metrics_dataframe"] and v2["metrics_dataframe"]:
         # The rows and columns both frames have, value for value and type for type.
-        shared = sorted(set(_columns(v1)) & set(_columns(v2)) - {c for c in _columns(v1) if _auto_key(c)})
+        v1_columns, v2_columns = _columns(v1) or [], _columns(v2) or []
+        shared = sorted(set(v1_columns) & set(v2_columns) - {c for c in v1_columns if _auto_key(c)})
         if len(v1_rows) == len(v2_rows):
             check(
                 "metrics_dataframe values",
@@ -260,9 +262,10 @@ def _dtypes(fit: Mapping[str, Any]) -> dict[str, str]:
     return dtypes
 
 
-def _columns(fit: Mapping[str, Any]) -> list[str]:
+def _columns(fit: Mapping[str, Any]) -> list[str] | None:
+    """The frame's columns (None: no frame, as V2 gives for a run without checkpoints)."""
     frame = fit.get("metrics_dataframe")
-    return sorted(frame["columns"]) if frame else []
+    return sorted(frame["columns"]) if frame else None
 
 
 def compare_runs(v1_fits: list[dict[str, Any]], v2_fits: list[dict[str, Any]], rtol: float) -> list[FitComparison]:

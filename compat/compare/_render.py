@@ -18,6 +18,8 @@ SCHEMA = "ray-train-compat/compare/1"
 def value_text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if value is None:  # what the program reads: Python's word, not JSON's
+        return "None"
     return json.dumps(value, default=str)
 
 
@@ -42,6 +44,7 @@ _NOUNS = {
     "V1-only usages": "usage",
     "checkpoint directories": "directory",
     "run directory": "entry",
+    "metrics_dataframe columns": "column",
 }
 _SHOWN_ROWS = 3  # rows of a list difference shown before "N more"
 
@@ -111,9 +114,16 @@ def summarize(aspect: str, value: Any) -> str:
     return value_text(value)
 
 
-def compact_diff(v1: Any, v2: Any) -> tuple[str, str]:
-    """The two sides of a difference, compactly: for mappings only the keys that differ, for
-    lists the lengths and the rows that differ (the first few), anything else as it is."""
+def compact_diff(v1: Any, v2: Any, aspect: str = "") -> tuple[str, str]:
+    """The two sides of a difference, compactly: for mappings only the keys that differ; for
+    names (``... columns``) what each side has that the other has not; for lists the lengths
+    and the items that differ (the first few), labelled by what they hold; a side that is
+    None as ``None``; anything else as it is."""
+    if aspect.endswith("columns") and all(isinstance(v, list) or v is None for v in (v1, v2)):
+        return _names(v1, v2), _names(v2, v1)
+    if isinstance(v1, list) != isinstance(v2, list) and None in (v1, v2):  # a list against nothing
+        noun = _NOUNS.get(aspect, "item")
+        return tuple(_count(len(v), noun) if isinstance(v, list) else value_text(v) for v in (v1, v2))  # type: ignore[return-value]
     if isinstance(v1, dict) and isinstance(v2, dict):
         keys = [k for k in dict.fromkeys([*v1, *v2]) if v1.get(k, _MISSING) != v2.get(k, _MISSING)]
         same = len(set(v1) & set(v2)) - len([k for k in keys if k in v1 and k in v2])
@@ -126,11 +136,13 @@ def compact_diff(v1: Any, v2: Any) -> tuple[str, str]:
     if isinstance(v1, list) and isinstance(v2, list):
         differing = [i for i in range(max(len(v1), len(v2))) if i >= len(v1) or i >= len(v2) or v1[i] != v2[i]]
 
+        noun = _NOUNS.get(aspect, "row")
+
         def side(values: list[Any]) -> str:
             lines = [f"[{i}] {value_text(values[i]) if i < len(values) else '-'}" for i in differing[:_SHOWN_ROWS]]
             more = len(differing) - _SHOWN_ROWS
             return "\n".join(
-                [f"{_count(len(values), 'row')}; differing:", *lines] + ([f"... {more} more"] if more > 0 else [])
+                [f"{_count(len(values), noun)}; differing:", *lines] + ([f"... {more} more"] if more > 0 else [])
             )
 
         return side(v1), side(v2)
@@ -138,6 +150,15 @@ def compact_diff(v1: Any, v2: Any) -> tuple[str, str]:
 
 
 _MISSING = object()
+
+
+def _names(mine: list[str] | None, other: list[str] | None) -> str:
+    """One side of a difference of names (a frame's columns), by name, not by position."""
+    if mine is None:
+        return "None"
+    only = [n for n in mine if n not in set(other or [])]
+    shown = ", ".join(only[:8]) + (f", ... ({len(only)})" if len(only) > 8 else "")
+    return f"{_count(len(mine), 'column')}" + (f"; only here: {shown}" if only else "; all on the other side")
 
 
 def _count(n: int, noun: str) -> str:
@@ -192,7 +213,7 @@ def terminal(
             table.add_column("verdict", overflow="fold", ratio=3)
             for aspect, v1, v2 in differing:
                 label, style = verdict_of(fit, aspect, v1, v2)
-                a, b = (value_text(v1), value_text(v2)) if verbose else compact_diff(v1, v2)
+                a, b = (value_text(v1), value_text(v2)) if verbose else compact_diff(v1, v2, aspect)
                 table.add_row(aspect, a, b, f"[{style}]{label}[/]")
             console.print(table)
         for aspect, v1, v2 in equal:
@@ -374,7 +395,7 @@ def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: 
                 label_html = f"<a href='{esc(link(difference.section or 0))}'>{esc(label)}</a>"
             else:
                 label_html = esc(label)
-            a, b = compact_diff(v1, v2)
+            a, b = compact_diff(v1, v2, aspect)
             parts.append(
                 f"<tr class='{css}'><td>{esc(aspect)}</td><td>{_with_full(a, v1)}</td>"
                 f"<td>{_with_full(b, v2)}</td><td>{label_html}</td></tr>"

@@ -192,7 +192,7 @@ def test_the_terminal_reads_at_a_glance(capsys, monkeypatch) -> None:
     assert "every worker's reports: 4 reports, identical" in first
     assert "V1-only usages: 1 usage, identical" in first
     # The differing row of the second fit: which row, not the whole list.
-    assert "4 rows; differing:" in second and '[1] {"loss": 2.0}' in second and '[0] {"loss": 1.0}' not in second
+    assert "4 reports; differing:" in second and '[1] {"loss": 2.0}' in second and '[0] {"loss": 1.0}' not in second
     assert len(out.splitlines()) < 70
     terminal(runs, fits, "the verdict", False, verbose=True)
     verbose = capsys.readouterr().out
@@ -208,7 +208,12 @@ def test_compact_diffs_name_the_keys_and_rows_that_differ() -> None:
     )
     v1, v2 = compact_diff(["a", "b", "c"], ["a", "x"])
     assert v1 == "3 rows; differing:\n[1] b\n[2] c" and v2 == "2 rows; differing:\n[1] x\n[2] -"
-    assert compact_diff(3, None) == ("3", "null")
+    assert compact_diff(3, None) == ("3", "None")
+    # a frame's columns by name, not by position: what each side has that the other has not
+    v1, v2 = compact_diff(["checkpoint_dir_name", "loss", "mape"], ["loss", "mape", "val"], "metrics_dataframe columns")
+    assert v1 == "3 columns; only here: checkpoint_dir_name" and v2 == "3 columns; only here: val"
+    assert compact_diff(["loss"], None, "metrics_dataframe columns") == ("1 column; only here: loss", "None")
+    assert compact_diff(["a", "b"], None, "checkpoint directories") == ("2 directories", "None")
     assert summarize("checkpoint directories", ["a", "b"]) == "2 directories"
     assert summarize("run directory", ["x"]) == "1 entry"
     assert summarize("result.metrics", {"loss": 1}) == "{loss}"
