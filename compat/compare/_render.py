@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import sys
 from typing import Any
 
 from compat.compare._diff import SECTIONS, FitComparison, link
@@ -46,6 +47,7 @@ _NOUNS = {
     "run directory": "entry",
     "metrics_dataframe columns": "column",
 }
+FILE_WIDTH = 200  # compare's tables written to a file or a pipe
 _SHOWN_ROWS = 3  # rows of a list difference shown before "N more"
 
 
@@ -190,7 +192,10 @@ def terminal(
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    # A terminal's own width (rich folds the tables' cells to it); a file or a pipe, which rich
+    # would cut at 80 columns, gets FILE_WIDTH: full lines (COLUMNS, when set, wins).
+    wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    console = Console(width=FILE_WIDTH if wide else None)
     summary = Table(title="fits")
     for column, ratio in (("fit", 1), ("trainer", 3), ("run name", 3), ("fit() call", 5), ("differences", 2)):
         summary.add_column(column, overflow="fold", ratio=ratio)

@@ -314,3 +314,18 @@ def test_trials_whose_samples_differ_are_paired_in_the_order_they_started() -> N
     assert [d.aspect for d in sweep.unexplained] == ["trials"]
     assert first.v1["trial"]["config"]["train_loop_config"]["lr"] == 0.1 and first.v2 is not None
     assert second.v1["trial"]["config"]["train_loop_config"]["lr"] == 0.3 and second.v2 is None
+
+
+def test_the_tables_written_to_a_file_are_not_cut_at_80_columns(capsys, monkeypatch) -> None:
+    """rich cuts a console that is not a terminal at 80 columns: a file gets full lines."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    from compat.compare._render import FILE_WIDTH, terminal
+    from compat.compare._run import ScriptRun
+
+    v2 = record("v2", False)
+    v2["worker_reports"][1] = {"loss": 2.0}
+    fits = compare_runs([_named(record("v1", False), 0)], [_named(v2, 0)], rtol=1e-9)
+    runs = {b: ScriptRun(b, 0, f"/tmp/{b}.log", 9.0) for b in ("v1", "v2")}
+    terminal(runs, fits, "the verdict", False)  # captured: stdout is not a terminal
+    widths = [len(line) for line in capsys.readouterr().out.splitlines()]
+    assert max(widths) > 80 and max(widths) <= FILE_WIDTH
