@@ -23,6 +23,7 @@ SECTIONS: dict[int, tuple[str, str]] = {
     15: ("Failures", "15-failures"),
     17: ("Re-running with the same name", "17-re-running-with-the-same-name-and-storage-path"),
     18: ("Checkpoint directories and run paths", "18-other-differences-compat-passes-through-unchanged"),
+    21: ("Retries", "21-retries-failureconfigmax_failuresn"),
     24: ("Hyperparameter search", "24-hyperparameter-search-tunetunertrainer-param_space"),
 }
 
@@ -275,7 +276,9 @@ def compare_runs(v1_fits: list[dict[str, Any]], v2_fits: list[dict[str, Any]], r
     plain = [f for f in v1_fits if not f.get("trial")], [f for f in v2_fits if not f.get("trial")]
     count = max(len(plain[0]), len(plain[1]))
     out = [
-        compare_fit(i, plain[0][i] if i < len(plain[0]) else None, plain[1][i] if i < len(plain[1]) else None, rtol)
+        _explain_dying_reports(
+            compare_fit(i, plain[0][i] if i < len(plain[0]) else None, plain[1][i] if i < len(plain[1]) else None, rtol)
+        )
         for i in range(count)
     ]
     for experiment in dict.fromkeys(f["trial"]["experiment"] for f in [*v1_fits, *v2_fits] if f.get("trial")):
@@ -284,7 +287,7 @@ def compare_runs(v1_fits: list[dict[str, Any]], v2_fits: list[dict[str, Any]], r
         sweep = compare_sweep(len(out), experiment, trials[0], trials[1], pairs)
         out.append(sweep)
         for v1, v2 in pairs:
-            out.append(_explain_trial_length(compare_fit(len(out), v1, v2, rtol), sweep))
+            out.append(_explain_dying_reports(_explain_trial_length(compare_fit(len(out), v1, v2, rtol), sweep)))
     return out
 
 
@@ -390,6 +393,45 @@ _LENGTH_BOUND = {
     "checkpoint directories",
     "run directory",
 }
+
+
+def _explain_dying_reports(fit: FitComparison) -> FitComparison:
+    """A retried run: whether a failing attempt's last report reaches compat before its worker
+    dies is a race (docs/compatibility.md §21). When the two runs' reports differ only so (a
+    worker of an attempt that failed has one report more under one setting, the rest the same,
+    the last attempt identical), what differs for that reason is explained, not UNEXPLAINED."""
+    if fit.v1 is None or fit.v2 is None or not any(d.section is None for d in fit.differences):
+        return fit
+    sides = _reports_by_worker(fit.v1), _reports_by_worker(fit.v2)
+    attempts = {attempt for side in sides for attempt, _ in side}
+    if len(attempts) < 2:
+        return fit
+    last = max(attempts)
+    extra: list[str] = []
+    for key in sorted(set(sides[0]) | set(sides[1])):
+        a, b = sides[0].get(key, []), sides[1].get(key, [])
+        if a == b:
+            continue
+        short, long_ = sorted((a, b), key=len)
+        if key[0] == last or len(long_) - len(short) != 1 or long_[: len(short)] != short:
+            return fit  # not only a dying attempt's last report
+        extra.append(f"attempt {key[0]} rank {key[1]}: 1 report more under {'V1' if long_ is a else 'V2'}")
+    if not extra:
+        return fit
+    why = "a failing attempt's last report arrived under one setting only (timing: " + "; ".join(extra) + ")"
+    for difference in fit.differences:
+        if difference.section is None and difference.aspect in _LENGTH_BOUND | {"metrics_dataframe values"}:
+            difference.section, difference.why = 21, why
+    return fit
+
+
+def _reports_by_worker(fit: Mapping[str, Any]) -> dict[tuple[int, int], list[Any]]:
+    """Each worker's reports, by (attempt, world rank), in order, without their bookkeeping."""
+    found: dict[tuple[int, int], list[Any]] = {}
+    for report in fit["worker_reports"]:
+        key = (int(report.get("attempt", 0)), int(report.get("world_rank", 0)))
+        found.setdefault(key, []).append({k: v for k, v in report.items() if k != "report_index"})
+    return found
 
 
 def _explain_trial_length(fit: FitComparison, sweep: FitComparison) -> FitComparison:

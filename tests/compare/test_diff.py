@@ -329,3 +329,33 @@ def test_the_tables_written_to_a_file_are_not_cut_at_80_columns(capsys, monkeypa
     terminal(runs, fits, "the verdict", False)  # captured: stdout is not a terminal
     widths = [len(line) for line in capsys.readouterr().out.splitlines()]
     assert max(widths) > 80 and max(widths) <= FILE_WIDTH
+
+
+def _retried(backend: str, dying_reports: int) -> dict:
+    """A 2-worker run whose first attempt failed after ``dying_reports`` reports of rank 1 (rank 0
+    reported 2), then a second attempt of 2 rounds: every report, as compat records it."""
+    fit = record(backend, False)
+    reports = [{"loss": 1.0, "attempt": 0, "world_rank": 0, "report_index": i} for i in range(2)]
+    reports += [{"loss": 1.0, "attempt": 0, "world_rank": 1, "report_index": i} for i in range(dying_reports)]
+    reports += [{"loss": 0.5, "attempt": 1, "world_rank": r, "report_index": i} for r in range(2) for i in range(2)]
+    fit["worker_reports"] = reports
+    fit["rounds"] = [dict(r, attempt=a) for a in range(2) for r in fit["rounds"]][: 2 + dying_reports]
+    return fit
+
+
+def test_a_dying_attempts_last_report_that_arrives_under_one_setting_only_is_timing() -> None:
+    """FailureConfig(max_failures=1), a rank raising once: whether its last report lands before it
+    dies is a race. compare explains it (§21), naming the attempt and rank, and exits 0."""
+    (fit,) = compare_runs([_retried("v1", 2)], [_retried("v2", 1)], rtol=1e-9)
+    [reports] = [d for d in fit.differences if d.aspect == "every worker's reports"]
+    assert reports.section == 21 and "attempt 0 rank 1: 1 report more under V1" in reports.why
+    assert fit.unexplained == []
+    # the same count but other values in a failed attempt, or any difference in the last one: not timing
+    other = _retried("v2", 2)
+    other["worker_reports"][2]["loss"] = 9.0
+    (fit,) = compare_runs([_retried("v1", 2)], [other], rtol=1e-9)
+    assert "every worker's reports" in [d.aspect for d in fit.unexplained]
+    last = _retried("v2", 2)
+    last["worker_reports"].pop()
+    (fit,) = compare_runs([_retried("v1", 2)], [last], rtol=1e-9)
+    assert "every worker's reports" in [d.aspect for d in fit.unexplained]
