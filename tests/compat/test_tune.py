@@ -153,7 +153,7 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     rows = json.loads(lines[-1].removeprefix("FUNCTION "))
     assert rows["compat"] == rows["ray.train"]
     if setting == "0":  # reported to Tune, as raw V1's
-        assert rows["compat"] == [{"i": i, "resumed": False, "rank": 0} for i in range(2)]
+        assert rows["compat"] == [{"i": i, "resumed": False, "rank": None} for i in range(2)]  # no rank: Tune
     else:  # raw V2's DeprecationWarning, first line
         assert [r["error"].split(":")[0] for r in rows["compat"]] == ["DeprecationWarning"]
     # No warning the user did not cause: compat hands Tune its own Checkpoint class, and a report
