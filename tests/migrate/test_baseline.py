@@ -235,7 +235,7 @@ def test_a_held_line_other_changes_need_holds_the_rule_for_the_file_and_says_why
     compile(out, "job.py", "exec")
     (other,) = [d for d in found if d.code == "RTM002" and not d.suppressed]
     assert other.line == 6 and not other.fixed
-    assert "(not applied: `# " "noqa: RTM002` on line 5 holds a line this rewrite depends on)" in other.message
+    assert "(not applied: `# noqa: RTM002` on line 5 holds a line this rewrite depends on)" in other.message
 
 
 def test_add_noqa_then_check_passes_on_a_real_tree_and_the_next_v1_call_fails_it(tmp_path: Path) -> None:
