@@ -51,8 +51,8 @@ def test_a_noqa_directive_of_a_removed_import_goes_with_it() -> None:
 
         def cpus():
             return os.cpu_count()
+        """,
     )  # a directive alone served its line; a comment with more to say stays; a bare directive
-    )  # a directive alone served its line; a comment with more to say stays; a bare `# noqa`
     # stops every rewrite on its line, as ruff's stops its fixes
 
 
