@@ -31,8 +31,13 @@ V2_ENGINE_FAILURE: dict[str, Any] = {
 }
 
 
+def _set_options(config: Any, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``defaults`` (name -> "not set" value) that ``config`` sets, with their values."""
+    return {name: getattr(config, name) for name, unset in defaults.items() if getattr(config, name) != unset}
+
+
 def _v2_engine_options(config: Any, defaults: dict[str, Any], cls: str) -> list[str]:
-    return [f"{cls}({name}=...)" for name, unset in defaults.items() if getattr(config, name) != unset]
+    return [f"{cls}({name}=...)" for name in _set_options(config, defaults)]
 
 
 def _check_engine(features: list[str]) -> None:
@@ -99,12 +104,12 @@ class ScalingConfig:
     def __post_init__(self) -> None:
         workers = self.num_workers
         fixed = isinstance(workers, int) and not isinstance(workers, bool)
-        elastic = isinstance(workers, tuple) and len(workers) == 2
-        if not fixed and not (
+        elastic = (
             isinstance(workers, tuple)
-            and elastic
+            and len(workers) == 2
             and all(isinstance(n, int) and not isinstance(n, bool) for n in workers)
-        ):
+        )
+        if not (fixed or elastic):
             raise ValueError("ScalingConfig(num_workers) must be an int or a tuple of two ints.")
         if isinstance(workers, tuple) and workers[0] > workers[1]:
             raise ValueError(
@@ -393,7 +398,7 @@ def ray_scaling_config(scaling: Any, *, v2_engine: bool) -> Any:
 
         return V1ScalingConfig(**common, trainer_resources=scaling.trainer_resources)
     V2ScalingConfig = standins.v2_config_classes()[3]
-    given = {k: getattr(scaling, k) for k, unset in V2_ENGINE_SCALING.items() if getattr(scaling, k) != unset}
+    given = _set_options(scaling, V2_ENGINE_SCALING)
     if scaling.elasticity_enabled:
         require_parameter(V2ScalingConfig, "ScalingConfig(num_workers=(min, max))", "elastic_resize_monitor_interval_s")
     for name in given:
@@ -404,7 +409,7 @@ def ray_scaling_config(scaling: Any, *, v2_engine: bool) -> Any:
 def ray_v2_failure_config(failure: Any) -> Any:
     """V2's ``FailureConfig`` for compat's ``failure`` (its V2 engine options when set)."""
     V2FailureConfig = standins.v2_config_classes()[1]
-    given = {k: getattr(failure, k) for k, unset in V2_ENGINE_FAILURE.items() if getattr(failure, k) != unset}
+    given = _set_options(failure, V2_ENGINE_FAILURE)
     for name in given:
         require_parameter(V2FailureConfig, f"FailureConfig({name}=...)", name)
     return V2FailureConfig(max_failures=failure.max_failures, **given)
