@@ -141,25 +141,57 @@ def fit_record(
         ],  # fmt: skip
         "rounds": rounds,
         "worker_reports": worker_rows,
-        "v1_usage": [{"kind": u.kind, "count": u.count, "first_site": u.first_site} for u in result.v1_usage],
+        "v1_usage": _usages(result),
         "run_files": _run_files(result),
     }
 
 
-def capture(result: Result | None, seconds: float, error: BaseException | None, call: FitCall = FitCall()) -> None:
-    """Write this fit's record when ``COMPAT_CAPTURE_DIR`` is set; never fails the fit."""
+def capture(
+    result: Result | None, seconds: float, error: BaseException | None, call: FitCall = FitCall()
+) -> str | None:
+    """Write this fit's record when ``COMPAT_CAPTURE_DIR`` is set, and return its path (None
+    when not written); never fails the fit."""
     global _count
     directory = os.environ.get(CAPTURE_ENV_VAR)
     if not directory or result is None:
-        return
+        return None
     _count += 1
+    path = os.path.join(directory, f"fit-{os.getpid()}-{_count:03d}.json")
     try:
         os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, f"fit-{os.getpid()}-{_count:03d}.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump(fit_record(result, seconds, error, call), f, default=str)
-        os.replace(path + ".tmp", path)
+        _write(path, fit_record(result, seconds, error, call))
     except Exception as exc:  # a comparison aid must not break the user's run
-        from compat_core import where
+        _cannot_record(exc)
+        return None
+    return path
 
-        where.warn(f"compat could not record this fit for `compat compare`: {exc}", UserWarning)
+
+def usage_read(path: str | None, result: Result) -> None:
+    """The program read a part of ``result`` the other semantics give otherwise after its fit
+    was recorded at ``path``: the record's ``v1_usage`` becomes the result's (compare counts the
+    reads a program makes, not only what ``fit()`` did)."""
+    if path is None:
+        return
+    try:
+        with open(path) as f:
+            record = json.load(f)
+        record["v1_usage"] = _usages(result)
+        _write(path, record)
+    except Exception as exc:
+        _cannot_record(exc)
+
+
+def _usages(result: Result) -> list[dict[str, Any]]:
+    return [{"kind": u.kind, "count": u.count, "first_site": u.first_site} for u in result.v1_usage]
+
+
+def _write(path: str, record: dict[str, Any]) -> None:
+    with open(path + ".tmp", "w") as f:
+        json.dump(record, f, default=str)
+    os.replace(path + ".tmp", path)
+
+
+def _cannot_record(exc: Exception) -> None:
+    from compat_core import where
+
+    where.warn(f"compat could not record this fit for `compat compare`: {exc}", UserWarning)

@@ -23,6 +23,7 @@ import posixpath
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from compat import _capture as capture
@@ -332,12 +333,15 @@ class DataParallelTrainer:
         # A run that failed before its directory was known leaves its record in the experiment's.
         record = self._readiness_record(engine, outcome, call_site, start_time, failure)
         _keep_readiness_record(run_storage or experiment, record)
-        if engine.mode.keeps_every_report:
-            _watch_v1_reads(outcome, snapshot.digest.rank0_keys, log, record, run_storage or experiment)
+        difference = _frame_difference(
+            outcome, snapshot, flipped=not engine.mode.keeps_every_report, v1_logs=self.run_config.keep_v1_logs
+        )
         trial = self.__dict__.get("_tune_trial")
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
-        capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
+        captured = capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
+        reads_kept = _ReadsKept(log, record, run_storage or experiment, captured)
+        _watch_reads(outcome, difference, reads_kept, flipped=not engine.mode.keeps_every_report)
         if snapshot.host_lost is not None and failure is None:
             where.warn(messages.ledger_host_lost(snapshot.host_lost, "the run completed"), UserWarning)
         if engine.mode.warns_v1_only:
@@ -568,26 +572,51 @@ def _keep_readiness_record(run: RunStorage | None, record: readiness.RunRecord) 
         where.warn(messages.cannot_keep_readiness_record(run.run_dir, exc), UserWarning)
 
 
-def _watch_v1_reads(
-    outcome: Result, keys: frozenset[str], log: UsageLog, record: readiness.RunRecord, run: RunStorage | None
-) -> None:
-    """Under V1: the user's first read of a ``metrics_dataframe`` V2 would build otherwise is a
-    V1-only behaviour, added to the result's usage and to its readiness record (appended again).
-    ``keys``: those rank 0 reported."""
-    difference = reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints), keys)
+def _frame_difference(outcome: Result, snapshot: LedgerSnapshot, *, flipped: bool, v1_logs: bool) -> str:
+    """What the other semantics' ``metrics_dataframe`` would hold otherwise, in words ("": the
+    same). Under V2 (``flipped``) V1's frame is one row per complete round, nested metrics
+    flattened; with ``keep_v1_logs`` the frame is V1's already."""
+    digest = snapshot.digest
+    if not flipped:
+        return reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints), digest.rank0_keys)
+    if v1_logs:
+        return ""
+    last = digest.last_rank0.metrics if digest.last_rank0 is not None else None
+    return reads.flip_difference(outcome.metrics_dataframe, digest.complete_rounds, last)
+
+
+@dataclass(frozen=True)
+class _ReadsKept:
+    """Where a read of a result after ``fit()`` is recorded: the fit's usage log, its readiness
+    record in the run's directory (``run``), and its record for compare (``captured``)."""
+
+    log: UsageLog
+    record: readiness.RunRecord
+    run: RunStorage | None
+    captured: str | None
+
+
+def _watch_reads(outcome: Result, difference: str, kept: _ReadsKept, *, flipped: bool) -> None:
+    """The user's first read of a ``metrics_dataframe`` the other semantics would build
+    otherwise (``difference``, in words; "" when alike) is a V1-only behaviour, added to the
+    result's usage and to its readiness record (appended again); so is each read of a
+    ``result.metrics`` key V1 adds. Under V1 the run relies on V1 there; under V2 (``flipped``)
+    the program reads what the flip changed: the same kinds, so a job's trend counts the same
+    behaviours whichever way it ran."""
 
     def recorded_as(kind: str) -> Callable[[str, str], None]:
         def recorded(site: str, detail: str) -> None:
-            log.add(kind, site, detail=detail)
-            outcome.v1_usage = log.as_list()
-            again = dataclasses.replace(record, behaviours=readiness.behaviours(outcome.v1_usage))
-            _keep_readiness_record(run, again)
+            kept.log.add(kind, site, detail=detail)
+            outcome.v1_usage = kept.log.as_list()
+            again = dataclasses.replace(kept.record, behaviours=readiness.behaviours(outcome.v1_usage))
+            _keep_readiness_record(kept.run, again)
+            capture.usage_read(kept.captured, outcome)
 
         return recorded
 
     outcome.watch_reads(reads.ReadWatch(difference, recorded_as(reads.KIND)))
-    if outcome.metrics is not None and not AUTO_KEYS.isdisjoint(outcome.metrics):
-        outcome.metrics = reads.WatchedMetrics(outcome.metrics, recorded_as(reads.KEYS_KIND))
+    if outcome.metrics is not None and (flipped or not AUTO_KEYS.isdisjoint(outcome.metrics)):
+        outcome.metrics = reads.WatchedMetrics(outcome.metrics, recorded_as(reads.KEYS_KIND), flipped=flipped)
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from compat_core.semantics.v1_logs import AUTO_KEYS
+from compat_core.semantics.v1_logs import AUTO_KEYS, flatten
 from compat_core.where import is_library
 
 KIND = "metrics-dataframe"
@@ -35,15 +35,28 @@ def frame_difference(frame: Any, kept_checkpoints: int, reported_keys: AbstractS
     ``reported_keys``: the top-level keys rank 0 reported (a flattened column is not one)."""
     if frame is None:
         return ""
-    parts = []
-    rows = len(frame)
-    if rows > kept_checkpoints:
-        parts.append(f"{rows} rows under V1, {kept_checkpoints} under V2 (one per kept checkpoint)")
     flattened = [
         str(c)
         for c in frame.columns
         if "/" in str(c) and str(c) not in reported_keys and not str(c).startswith("config/") and c not in AUTO_KEYS
     ]
+    return _difference(len(frame), kept_checkpoints, flattened)
+
+
+def flip_difference(frame: Any, v1_rows: int, last_metrics: Mapping[str, Any] | None) -> str:
+    """The same words for a run under V2 semantics (the flip): what V1's ``metrics_dataframe``
+    would have held that this V2 frame (``frame``; None without a kept checkpoint) lacks.
+    ``v1_rows``: the run's complete rounds (V1's frame has a row for each of rank 0's reports);
+    ``last_metrics``: rank 0's last report, whose nested metrics V1 flattens."""
+    nested = {key: value for key, value in (last_metrics or {}).items() if isinstance(value, Mapping)}
+    flattened = [key for key in flatten(nested) if "/" in key]
+    return _difference(v1_rows, 0 if frame is None else len(frame), flattened)
+
+
+def _difference(v1_rows: int, v2_rows: int, flattened: list[str]) -> str:
+    parts = []
+    if v1_rows > v2_rows:
+        parts.append(f"{v1_rows} rows under V1, {v2_rows} under V2 (one per kept checkpoint)")
     if flattened:
         roots = sorted({c.split("/", 1)[0] for c in flattened})
         shown = ", ".join(flattened[:4]) + (", ..." if len(flattened) > 4 else "")
@@ -74,12 +87,16 @@ KEYS_KIND = "v1-result-keys"
 class WatchedMetrics(dict[str, Any]):
     """V1's ``result.metrics``: a dict (equal to, and pickled as, the plain one) whose reads of
     V1's auto-filled keys by the user's code (``metrics["training_iteration"]``,
-    ``.get("time_total_s")``) are recorded once each: V2's ``result.metrics`` lacks them."""
+    ``.get("time_total_s")``) are recorded once each: V2's ``result.metrics`` lacks them.
 
-    def __init__(self, metrics: dict[str, Any], recorded: Callable[[str, str], None]) -> None:
+    ``flipped``: V2's ``result.metrics`` instead, whose reads of those keys it lacks (a
+    ``KeyError``, or ``.get``'s default, where V1 would have given the value) are recorded."""
+
+    def __init__(self, metrics: dict[str, Any], recorded: Callable[[str, str], None], *, flipped: bool = False) -> None:
         super().__init__(metrics)
         self._recorded = recorded
         self._seen: set[str] = set()
+        self._flipped = flipped
 
     def __getitem__(self, key: str) -> Any:
         self._note(key, sys._getframe(1))
@@ -90,7 +107,7 @@ class WatchedMetrics(dict[str, Any]):
         return super().get(key, default)
 
     def _note(self, key: str, frame: FrameType) -> None:
-        if key not in AUTO_KEYS or key in self._seen or key not in self:
+        if key not in AUTO_KEYS or key in self._seen or (key in self) == self._flipped:
             return
         reader = _reader(frame)
         if reader is not None:

@@ -76,6 +76,7 @@ def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_rep
     backend, storage, monkeypatch, channel
 ) -> None:
     monkeypatch.setenv("COMPAT_RECORD_CHANNEL", channel)
+    monkeypatch.setenv("COMPAT_CAPTURE_DIR", os.path.join(storage, "captured"))  # compare's record of each fit
     log = os.path.join(storage, "calls.jsonl")
     result = TorchTrainer(
         through_every_door,
@@ -98,15 +99,25 @@ def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_rep
     assert {b.kind: b.count for b in record.behaviours} == kinds
     assert record.call_site.startswith(f"{__file__}:") and record.ended_at >= record.started_at
     assert record.worst == "silent" and [b.kind for b in record.behaviours] == sorted(kinds)
-    if backend == "v1":  # the user reads V1's frame: 4 rows, where V2's has the checkpoint's only
-        assert len(result.metrics_dataframe) == 4
-        (read,) = [u for u in result.v1_usage if u.kind == "metrics-dataframe"]
-        assert read.detail.startswith("4 rows under V1, 1 under V2") and read.first_site.startswith(__file__)
-        first, again = readiness_records(result.path)  # appended again with the read
-        assert again.started_at == first.started_at and "metrics-dataframe" in {b.kind for b in again.behaviours}
-        assert result.metrics["training_iteration"] == 4  # a key V1 adds: V2's result.metrics lacks it
-        (keys,) = [u for u in result.v1_usage if u.kind == "v1-result-keys"]
-        assert keys.detail == "result.metrics['training_iteration']" and keys.severity == "breaks"
+    # The user reads the frame: V1's has 4 rows, V2's the checkpoint's only. Read under either
+    # setting, it is recorded the same way (under V2 as what the flip changed): one trend.
+    assert len(result.metrics_dataframe) == (4 if backend == "v1" else 1)
+    (read,) = [u for u in result.v1_usage if u.kind == "metrics-dataframe"]
+    assert read.detail.startswith("4 rows under V1, 1 under V2") and read.first_site.startswith(__file__)
+    first, again = readiness_records(result.path)  # appended again with the read
+    assert again.started_at == first.started_at and "metrics-dataframe" in {b.kind for b in again.behaviours}
+    # A key V1 adds: V2's result.metrics lacks it.
+    assert result.metrics.get("training_iteration") == (4 if backend == "v1" else None)
+    (keys,) = [u for u in result.v1_usage if u.kind == "v1-result-keys"]
+    assert keys.detail == "result.metrics['training_iteration']" and keys.severity == "breaks"
+    # The same kinds under either setting: a job's readiness trend does not improve with the flip.
+    *_, last = readiness_records(result.path)
+    expected = {"free-floating-report", "session-api", "metrics-dataframe", "v1-result-keys"}
+    assert {b.kind for b in last.behaviours} == expected and last.worst == "breaks"
+    if backend == "v2":
+        assert result.migration_report().startswith("Changed by the flip")
+    (captured,) = Path(storage, "captured").iterdir()  # compare counts the reads too
+    assert {u["kind"] for u in json.loads(captured.read_text())["v1_usage"]} == expected
 
 
 def fails_once(config):

@@ -148,3 +148,35 @@ def test_reading_v1s_auto_filled_keys_from_result_metrics_is_recorded_once_per_k
     copied = pickle.loads(pickle.dumps(metrics))
     assert type(copied) is dict and copied == {"loss": 0.5, "training_iteration": 4, "time_total_s": 1.5}
     assert type(copy.deepcopy(metrics)) is dict
+
+
+def test_a_v2_result_records_the_reads_the_flip_changed(tmp_path) -> None:
+    """Under V2 (the flip) the same kinds as under V1: the first read of a frame V1 would have
+    given with more rows or flattened metrics, and reads of the keys V1 adds, which V2 lacks."""
+    frame = pd.DataFrame({"loss": [0.2, 0.1], "eval": [{"acc": 0.8}, {"acc": 0.9}]})
+    text = reads.flip_difference(frame, 6, {"loss": 0.1, "eval": {"acc": 0.9}, "lr/group": 0.1})
+    assert (
+        text == "6 rows under V1, 2 under V2 (one per kept checkpoint); "
+        "nested metrics flattened into eval/acc (V2: 'eval' as dicts)"
+    )
+    assert reads.flip_difference(None, 3, {"loss": 1.0}).startswith("3 rows under V1, 0 under V2")
+    assert reads.flip_difference(frame.head(1), 1, {"loss": 1.0}) == ""  # every report had its checkpoint kept
+
+    result = Result(backend="v2", metrics={"loss": 0.1}, checkpoint=None, error=None, path=str(tmp_path),
+                    metrics_dataframe=frame)  # fmt: skip
+    calls = []
+    result.watch_reads(reads.ReadWatch(text, lambda site, detail: calls.append(detail)))
+    report = result.migration_report()
+    assert report.startswith("Changed by the flip") and "differs from V1's" in report
+    assert "behaves the same" not in report and "gives what it would under V1" not in report
+    assert len(result.metrics_dataframe) == 2 and calls == [text]
+
+    keys = []
+    metrics = reads.WatchedMetrics({"loss": 0.1}, lambda *a: keys.append(a[1]), flipped=True)
+    assert metrics["loss"] == 0.1 and metrics.get("epoch") is None and keys == []  # the user's keys: V1 has them too
+    assert metrics.get("training_iteration") is None  # V1 would have given 2 here
+    with pytest.raises(KeyError):
+        metrics["time_total_s"]
+    assert keys == ["result.metrics['training_iteration']", "result.metrics['time_total_s']"]
+    plain = Result(backend="v2", metrics={"loss": 0.1}, checkpoint=None, error=None, path=str(tmp_path))
+    assert plain.migration_report() == "No V1-only behaviour used: this run gives what it would under V1."
