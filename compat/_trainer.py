@@ -53,7 +53,7 @@ from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import Retention
 from compat_core.semantics.v1_logs import AUTO_KEYS
 from compat_core.storage import RunStorage
-from compat_core.usage import UsageLog
+from compat_core.usage import Usage, UsageLog
 from compat_core.validation import trainer_config
 
 if TYPE_CHECKING:
@@ -181,6 +181,9 @@ class DataParallelTrainer:
         experiment = ray.tune.get_context().get_experiment_name()
         trial.__dict__["_tune_experiment"] = experiment  # the trial's job, for its readiness record
         trial.__dict__["_tune_trial"] = {"experiment": experiment, "config": config or {}}  # for compare
+        # The trial's directory on the sweep's storage: where its readiness record goes, whichever engine.
+        tune_storage = ray.tune.get_context().get_storage()
+        trial.__dict__["_tune_trial_dir"] = RunStorage(tune_storage.storage_filesystem, tune_storage.trial_fs_path)
         trial._fit(engine, in_trial=True)
 
     def _resources(self, config: dict[str, Any]) -> Any:
@@ -192,7 +195,9 @@ class DataParallelTrainer:
         # Tune pickles the trainable on the driver: the trial runs the mode chosen there, and
         # its readiness record names the driver's program, not Ray's worker process.
         script = self.__dict__.get("_driver_script") or readiness.script_name()  # a copy keeps the driver's
-        return {**self.__dict__, "_tuned_mode": self._mode(), "_driver_script": script}
+        # The user's line that handed the trainer to Tune (the Tuner's, tune.run's): a trial's call site.
+        site = self.__dict__.get("_driver_call_site") or where.user_call_site()
+        return {**self.__dict__, "_tuned_mode": self._mode(), "_driver_script": script, "_driver_call_site": site}
 
     def _mode(self) -> switch.Mode:
         """The mode the driver selected when Tune pickled this trainer, else the current one."""
@@ -307,7 +312,7 @@ class DataParallelTrainer:
         return self._fit(_engines.engine_for(switch.mode()), in_trial=False)
 
     def _fit(self, engine: Engine, *, in_trial: bool) -> Result:
-        call_site = where.user_call_site()
+        call_site = (in_trial and self.__dict__.get("_driver_call_site")) or where.user_call_site()
         if self.scaling_config.elasticity_enabled:
             raise CompatError(messages.ELASTIC_NOT_YET)
         if not in_trial:  # before anything starts: Ray's processes would import another compat
@@ -317,7 +322,20 @@ class DataParallelTrainer:
         start_time = time.time()
         job = self._start_services(engine, start_time, in_trial)
         driver_usages = usage.take()
+        trial_dir: RunStorage | None = self.__dict__.get("_tune_trial_dir") if in_trial else None
+        if trial_dir is not None:
+            # Ray Tune may end a trial at any report (a scheduler's early stop) and then its
+            # process: the trial's record is written first, and replaced when fit() returns.
+            unfinished = self._readiness_record(engine, trial_dir.run_dir, driver_usages, call_site, start_time)
+            _keep_readiness_record(trial_dir, unfinished)
         raw, error = _run_engine(engine, job, in_trial)
+        if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
+            if trial_dir is not None:
+                stopped = self._readiness_record(
+                    engine, trial_dir.run_dir, driver_usages, call_site, start_time, "stopped"
+                )
+                _keep_readiness_record(trial_dir, stopped)
+            raise error
         snapshot = _close_ledger(job.ledger)
         parts = engine.result_parts(job, raw, snapshot, error)
         outcome = result.build(engine.mode, parts, snapshot, raw, error, config=self._result_config())
@@ -331,8 +349,13 @@ class DataParallelTrainer:
             outcome.read_later("worker_metrics_dataframe", functools.partial(_read_stored_reports, *stored))
         failure = _failure(outcome, snapshot, error)
         # A run that failed before its directory was known leaves its record in the experiment's.
-        record = self._readiness_record(engine, outcome, call_site, start_time, failure)
-        _keep_readiness_record(run_storage or experiment, record)
+        error_text = None if failure is None else f"{type(failure).__name__}: {failure}"
+        path = trial_dir.run_dir if trial_dir is not None else outcome.path or ""
+        record = self._readiness_record(
+            engine, path, outcome.v1_usage, call_site, start_time, _ended(failure), error_text
+        )
+        record_at = trial_dir or run_storage or experiment
+        _keep_readiness_record(record_at, record)
         difference = _frame_difference(
             outcome, snapshot, flipped=not engine.mode.keeps_every_report, v1_logs=self.run_config.keep_v1_logs
         )
@@ -340,7 +363,7 @@ class DataParallelTrainer:
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
         captured = capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
-        reads_kept = _ReadsKept(log, record, run_storage or experiment, captured)
+        reads_kept = _ReadsKept(log, record, record_at, captured)
         _watch_reads(outcome, difference, reads_kept, flipped=not engine.mode.keeps_every_report)
         if snapshot.host_lost is not None and failure is None:
             where.warn(messages.ledger_host_lost(snapshot.host_lost, "the run completed"), UserWarning)
@@ -352,18 +375,22 @@ class DataParallelTrainer:
         return outcome
 
     def _readiness_record(
-        self, engine: Engine, outcome: Result, call_site: str, start_time: float, failure: Exception | None
+        self,
+        engine: Engine,
+        path: str,
+        usages: list[Usage],
+        call_site: str,
+        start_time: float,
+        ended: str = "unfinished",
+        error: str | None = None,
     ) -> readiness.RunRecord:
-        """What this ``fit()`` relied on, for the fleet's readiness report."""
+        """What this ``fit()`` (its run at ``path``) relied on, for the fleet's readiness report;
+        ``ended``: one of ``readiness.OUTCOMES``."""
         import ray
 
         script = self.__dict__.get("_driver_script") or readiness.script_name()
         # A Tune trial's run counts under its sweep (the experiment), whatever it is named in it.
         run_name = self.__dict__.get("_tune_experiment") or self.run_config.name
-        ended = (
-            "succeeded" if failure is None else "callback-failed" if isinstance(failure, CallbackError) else "failed"
-        )
-        path = outcome.path or ""
         return readiness.RunRecord(
             job=readiness.job_name(run_name, script),
             run=posixpath.basename(path.rstrip("/")),
@@ -379,8 +406,8 @@ class DataParallelTrainer:
             started_at=start_time,
             ended_at=time.time(),
             outcome=ended,
-            error=None if failure is None else f"{type(failure).__name__}: {failure}"[:2000],
-            behaviours=readiness.behaviours(outcome.v1_usage),
+            error=None if error is None else error[:2000],
+            behaviours=readiness.behaviours(usages),
         )
 
     def _result_config(self) -> dict[str, Any]:
@@ -619,6 +646,13 @@ def _watch_reads(outcome: Result, difference: str, kept: _ReadsKept, *, flipped:
         outcome.metrics = reads.WatchedMetrics(outcome.metrics, recorded_as(reads.KEYS_KIND), flipped=flipped)
 
 
+def _ended(failure: Exception | None) -> str:
+    """A returned fit's outcome, for its readiness record."""
+    if failure is None:
+        return "succeeded"
+    return "callback-failed" if isinstance(failure, CallbackError) else "failed"
+
+
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:
     """Ray's result, or the error it raised (Ray's failure types differ by engine)."""
     env = {**engine.mode.engine_env, **engine.engine_env()}
@@ -627,6 +661,10 @@ def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, Bas
             return (engine.run_in_trial(job) if in_trial else engine.run(job)), None
     except Exception as exc:
         return None, exc
+    except SystemExit as stop:  # Ray Tune's end of a trial, raised at a report in the trial's thread
+        if not in_trial:
+            raise
+        return None, stop
 
 
 def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:

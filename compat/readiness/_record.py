@@ -25,7 +25,7 @@ RECORD_FILE = "compat_readiness.jsonl"
 SCHEMA = "ray-train-compat/readiness"
 VERSION = 1
 JOB_ENV_VAR = "COMPAT_JOB_NAME"
-OUTCOMES = ("succeeded", "failed", "callback-failed")
+OUTCOMES = ("succeeded", "failed", "callback-failed", "stopped")
 SEVERITIES = ("breaks", "silent", "warns", "fix")  # worst first, as the codemod's
 
 

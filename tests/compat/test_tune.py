@@ -57,7 +57,16 @@ deadline = time.monotonic() + 30
 while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
     time.sleep(0.2)
 free = ray.available_resources().get("CPU", 0)
+# Each trial leaves its readiness record in its directory, counted under the sweep's job: ASHA
+# stops every trial (its process ends at a report), so its record is the one written first.
+from compat.readiness import _record as readiness
+records = []
+for trial_result in grid:
+    lines = open(os.path.join(trial_result.path, readiness.RECORD_FILE)).read()
+    records += [[r.job, r.path, r.outcome, r.mode, r.call_site] for r in readiness.parse_lines(lines)[0]]
+trial_paths = sorted(r.path for r in grid)
 print("SWEEP " + json.dumps({
+    "records": records, "trial_paths": trial_paths,
     "trials": len(grid), "errors": len(grid.errors), "config": best.config,
     "loss": best.metrics["loss"], "epoch": best.metrics["epoch"], "stored": stored,
     "epochs": list(best.metrics_dataframe["epoch"]), "free_cpus": free,
@@ -141,6 +150,13 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     # trial reports them.
     assert sweep["epochs"] == list(range(STOP_AT))
     assert sweep["free_cpus"] == 2  # nothing the sweep started still holds a CPU
+    records = sweep["records"]
+    assert {r[0] for r in records} == {"sweep"} and sorted({r[1] for r in records}) == sweep["trial_paths"]
+    # One run per trial (the reader keeps a run's last line), stopped by ASHA before its end.
+    assert len(records) >= 2 and {r[2] for r in records} <= {"unfinished", "stopped"}
+    assert {r[3] for r in records} == {"v1" if setting == "0" else "v2"}
+    fit_line = SWEEP.splitlines().index(").fit()") + 1
+    assert {r[4] for r in records} == {f"<string>:{fit_line}"}  # the sweep's fit() in the driver's program
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESTORED ")]
     assert lines, stderr[-6000:]
     restored = json.loads(lines[-1].removeprefix("RESTORED "))
