@@ -65,6 +65,7 @@ WorkerGroupError = WorkerGroupFailedError
 ControllerError = ControllerFailedError
 ReportedCheckpointStatus = CheckpointStatus
 from compat_core.semantics.result import ReportedCheckpoint, Result
+from compat.readiness._results import migration_report
 # isort: on
 
 __all__ = [
@@ -115,6 +116,7 @@ __all__ = [
     "get_context",
     "get_dataset_shard",
     "get_preemption_info",
+    "migration_report",
     "report",
     "session",
     "torch",

@@ -6,7 +6,9 @@ where it happens."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from migrate.tables import GUIDE  # the migration guide: one address, the codemod's
 
@@ -161,6 +163,21 @@ _KINDS = [
     ),
 ]
 KINDS: dict[str, Kind] = {k.code: k for k in _KINDS}
+
+
+REPORT_FOOTER = "[breaks]: raw V2 raises on it; [silent]: raw V2 runs it with other results (docs/rules.md)."
+
+
+def report_lines(items: Iterable[Any], where: Callable[[Any], str] = lambda item: "") -> list[str]:
+    """A migration report's two lines per behaviour, worst first: ``items`` have ``kind``,
+    ``severity``, ``count``, ``first_site``, ``rule`` and ``advice`` (a run's usages, a
+    readiness record's behaviours); ``where(item)`` adds to the count ("in 2 of 3 trials")."""
+    lines = []
+    for item in sorted(items, key=lambda i: (SEVERITY_ORDER.index(i.severity), i.kind)):
+        rule = f"; python -m migrate: {item.rule}" if item.rule else ""
+        lines.append(f"  {item.kind} [{item.severity}]: {item.count}x{where(item)}, first at {item.first_site}{rule}")
+        lines.append(f"    {item.advice}")
+    return lines
 
 
 def message(code: str, detail: str = "") -> str:

@@ -205,7 +205,7 @@ class Result:
         that V2 would give otherwise though the program has not read it yet."""
         watch: ReadWatch | None = self.__dict__.get("_reads")
         unread = watch is not None and watch.difference and all(u.kind != KIND for u in self.v1_usage)
-        flipped = self.backend == "v2"
+        flipped = switch.Generation(self.backend) is switch.V2  # the flip: a run with V2's semantics
         if not self.v1_usage and not unread:
             if flipped:
                 return "No V1-only behaviour used: this run gives what it would under V1."
@@ -217,16 +217,13 @@ class Result:
             ]
         else:
             lines = ["V1-only behaviours this run relied on (they change when V2 is on), worst first:"]
-        for usage in sorted(self.v1_usage, key=lambda u: v1_only.SEVERITY_ORDER.index(u.severity)):
-            rule = f"; python -m migrate: {usage.rule}" if usage.rule else ""
-            lines.append(f"  {usage.kind} [{usage.severity}]: {usage.count}x, first at {usage.first_site}{rule}")
-            lines.append(f"    {usage.advice}")
+        lines += v1_only.report_lines(self.v1_usage)
         if unread:
             assert watch is not None
             other = "from V1's" if flipped else "under V2"
             lines.append(f"  {KIND} [silent], not read yet: this result's metrics_dataframe differs {other}")
             lines.append(f"    {v1_only.message(KIND, watch.difference)}")
-        lines.append("[breaks]: raw V2 raises on it; [silent]: raw V2 runs it with other results (docs/rules.md).")
+        lines.append(v1_only.REPORT_FOOTER)
         return "\n".join(lines)
 
 

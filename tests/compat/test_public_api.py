@@ -55,6 +55,7 @@ EXPECTED = [
     "get_context",
     "get_dataset_shard",
     "get_preemption_info",
+    "migration_report",
     "report",
     "session",
     "torch",

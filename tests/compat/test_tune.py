@@ -65,8 +65,9 @@ for trial_result in grid:
     lines = open(os.path.join(trial_result.path, readiness.RECORD_FILE)).read()
     records += [[r.job, r.path, r.outcome, r.mode, r.call_site] for r in readiness.parse_lines(lines)[0]]
 trial_paths = sorted(r.path for r in grid)
+sweep_report = train.migration_report(grid).splitlines()[0]
 print("SWEEP " + json.dumps({
-    "records": records, "trial_paths": trial_paths,
+    "records": records, "trial_paths": trial_paths, "report": sweep_report,
     "trials": len(grid), "errors": len(grid.errors), "config": best.config,
     "loss": best.metrics["loss"], "epoch": best.metrics["epoch"], "stored": stored,
     "epochs": list(best.metrics_dataframe["epoch"]), "free_cpus": free,
@@ -155,6 +156,11 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     # One run per trial (the reader keeps a run's last line), stopped by ASHA before its end.
     assert len(records) >= 2 and {r[2] for r in records} <= {"unfinished", "stopped"}
     assert {r[3] for r in records} == {"v1" if setting == "0" else "v2"}
+    # compat.migration_report of the ResultGrid: what its trials' records hold.
+    assert sweep["report"] == (
+        "Sweep 'sweep' (2 trials): no V1-only behaviour recorded in its trials: it "
+        + ("behaves the same under V2." if setting == "0" else "gives what it would under V1.")
+    )
     fit_line = SWEEP.splitlines().index(").fit()") + 1
     assert {r[4] for r in records} == {f"<string>:{fit_line}"}  # the sweep's fit() in the driver's program
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESTORED ")]
