@@ -142,6 +142,21 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
     )
     check("V1-only usages", _usages(v1), _usages(v2), None, "compat records the same usages in both modes")
 
+    check(
+        "checkpoint directories",
+        [c["dir_name"] for c in v1["checkpoints"]],
+        [c["dir_name"] for c in v2["checkpoints"]],
+        18,
+        "V1 names them checkpoint_00000N, V2 checkpoint_<timestamp> or checkpoint_dir_name",
+    )
+    if v1.get("trial") or v2.get("trial"):
+        # A Tune trial's fit() returns to Tune, not to the program: what the program reads of it
+        # is Tune's results (every round, in both settings: after_report calls above), so the
+        # fit's own Result (metrics, frame, directory) is no difference the program can see.
+        reads = "Tune's results: every round (above)"
+        out.rows.append(("read by the program", reads, reads))
+        out.rows.append(("fit seconds", v1["seconds"], v2["seconds"]))
+        return out
     # What the engines do differently, each explained when it is exactly the documented difference.
     last = v2["checkpoints"][-1]["metrics"] if v2["checkpoints"] else None
     v1_last = _rank0_last(v1)
@@ -202,13 +217,6 @@ def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None
             "a column has another type (e.g. int64 under one setting, float64 under the other)",
             shown=False,
         )
-    check(
-        "checkpoint directories",
-        [c["dir_name"] for c in v1["checkpoints"]],
-        [c["dir_name"] for c in v2["checkpoints"]],
-        18,
-        "V1 names them checkpoint_00000N, V2 checkpoint_<timestamp> or checkpoint_dir_name",
-    )
     logs = {"progress.csv", "result.json"}
     files_explained = not (logs & set(v2["run_files"])) or logs <= set(v2["run_files"])
     check(
