@@ -141,7 +141,7 @@ def bench_s3(runs: int, repeat: int) -> None:
 def bench_site_packages(repeat: int) -> None:
     from compat.readiness._collect import package_files
 
-    files = sorted(package_files())
+    files = sorted(package_files()[0])
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(files, f)
     check = [

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -58,20 +57,33 @@ class Collected:
     records: list[RunRecord] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # With --site-packages: how many installed distributions were read (the blocking ones are sources).
+    packages_read: int | None = None
 
 
 def collect(locations: Iterable[str], *, site_packages: bool = False, jobs: int = 1) -> Collected:
-    """Read every location (a run storage location, a source tree, a record file, a URI)."""
+    """Read every location (a run storage location, a source tree, a record file, a URI).
+    Each path that cannot be read is one :class:`Problem` with the OS's reason, however many
+    locations reach it; a record file reached twice is read once."""
     found = Collected()
     trees: list[str] = []
+    read: set[str] = set()  # record files read, by absolute path
+
+    def read_records(path: str, shown: str) -> None:
+        if os.path.abspath(path) not in read:
+            read.add(os.path.abspath(path))
+            _read_records(pafs.LocalFileSystem(), os.path.abspath(path), shown, found)
+
     for location in locations:
         if "://" in location:
             _records_at_uri(location, found)
-        elif not os.path.exists(location):
+        elif not os.path.lexists(location):
             found.problems.append(Problem(location, "does not exist"))
+        elif not os.path.exists(location):
+            found.problems.append(Problem(location, "is a broken symbolic link"))
         elif os.path.isfile(location):
             if os.path.basename(location) == RECORD_FILE:
-                _read_records(pafs.LocalFileSystem(), os.path.abspath(location), location, found)
+                read_records(location, location)
             elif location.endswith((".py", ".ipynb")):
                 trees.append(location)
             else:
@@ -79,36 +91,53 @@ def collect(locations: Iterable[str], *, site_packages: bool = False, jobs: int 
                     Problem(location, f"is a file, but neither a {RECORD_FILE} nor a Python file or notebook")
                 )
         else:
-            records, sources = _walk(location)
+            records, sources, unreadable = _walk(location)
+            found.problems.extend(unreadable)
             for record in records:
-                _read_records(pafs.LocalFileSystem(), os.path.abspath(record), record, found)
+                read_records(record, record)
             if sources:
                 trees.append(location)
-            elif not records:
+            elif not records and not unreadable:
                 found.problems.append(
                     Problem(
                         location,
                         f"holds no run's {RECORD_FILE} and no Python file (not a run storage or a source tree)",
                     )
                 )
-    for tree in trees:
+    for tree in dict.fromkeys(os.path.abspath(t) for t in trees):
         found.sources.extend(_repositories(tree, jobs))
     if site_packages:
-        found.sources.extend(_packages(jobs))
+        found.sources.extend(_packages(jobs, found))
+    # A source file the codemod could not read (its reason, e.g. "cannot read: Permission denied").
+    found.problems.extend(
+        Problem(f.path, f.message) for s in found.sources for f in s.findings if f.kind == "error" and unread(f)
+    )
+    found.problems[:] = list(dict.fromkeys(found.problems))  # once each, in the order met
     return found
 
 
-def _walk(root: str) -> tuple[list[str], bool]:
-    """The record files under ``root`` and whether it holds source files (one walk)."""
+def unread(finding: Finding) -> bool:
+    """A codemod error that is a file it could not read (not one that does not parse)."""
+    return finding.message.startswith(("cannot read:", "cannot read notebook:"))
+
+
+def _walk(root: str) -> tuple[list[str], bool, list[Problem]]:
+    """The record files under ``root``, whether it holds source files (one walk), and each
+    directory the walk could not read, with the OS's reason."""
     records: list[str] = []
     sources = False
-    for directory, dirs, files in os.walk(root):
+    unreadable: list[Problem] = []
+
+    def failed(error: OSError) -> None:
+        unreadable.append(Problem(str(error.filename or root), f"cannot be read ({error.strerror})"))
+
+    for directory, dirs, files in os.walk(root, onerror=failed):
         dirs[:] = [d for d in dirs if d not in _NOT_RUNS and not d.startswith("checkpoint_")]
         if RECORD_FILE in files:
             records.append(os.path.join(directory, RECORD_FILE))
         if not sources and any(name.endswith((".py", ".ipynb")) for name in files):
             sources = True
-    return sorted(records), sources
+    return sorted(records), sources, unreadable
 
 
 def _records_at_uri(uri: str, found: Collected) -> None:
@@ -150,11 +179,18 @@ def _read_records(filesystem: Any, path: str, shown: str, found: Collected) -> N
 
 def _parse(text: str | Exception, shown: str, found: Collected) -> None:
     if isinstance(text, Exception):
-        found.problems.append(Problem(shown, f"cannot be read ({type(text).__name__}: {text})"))
+        found.problems.append(Problem(shown, f"cannot be read ({_reason(text)})"))
         return
     records, problems = readiness.parse_lines(text)
     found.records.extend(records)
     found.problems.extend(Problem(shown, message) for message in problems)
+
+
+def _reason(error: Exception) -> str:
+    """An error as the OS says it ("Permission denied"), else its class and message."""
+    if isinstance(error, OSError) and error.errno:  # pyarrow's carry errno, and a long strerror
+        return os.strerror(error.errno)
+    return f"{type(error).__name__}: {error}"
 
 
 def _repositories(tree: str, jobs: int) -> Iterator[Source]:
@@ -189,10 +225,11 @@ def _git_roots(tree: str) -> list[str]:
     return roots
 
 
-def _packages(jobs: int) -> Iterator[Source]:
+def _packages(jobs: int, found: Collected) -> Iterator[Source]:
     """The running environment's installed distributions that use V1-only Ray APIs: every
     distribution's Python files in one run of the codemod, its findings grouped back."""
-    owners = package_files()
+    owners, places = package_files()
+    found.packages_read = len(places)
     counts = Counter(name for name, _ in owners.values())
     by_dist: dict[tuple[str, str], list[codemod.FileResult]] = {}
     for result in _check(list(owners), jobs, configured=False):
@@ -200,13 +237,15 @@ def _packages(jobs: int) -> Iterator[Source]:
             by_dist.setdefault(owners[result.path], []).append(result)
     for (name, version), group in sorted(by_dist.items(), key=lambda item: item[0][0].lower()):
         findings = tuple(f for f in formats.findings(group, pending_fixes=True) if f.kind != "error")
-        yield Source(name, "package", _site_of([r.path for r in group]), version, counts[name], findings)
+        yield Source(name, "package", places[name], version, counts[name], findings)
 
 
-def package_files() -> dict[str, tuple[str, str]]:
+def package_files() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """Every Python file of the installed distributions (Ray's and compat's aside): file ->
-    (distribution, version)."""
+    (distribution, version); and where each distribution is installed (the directory holding
+    its metadata: its site-packages, also for an editable install)."""
     owners: dict[str, tuple[str, str]] = {}
+    places: dict[str, str] = {}
     seen: set[str] = set()
     for dist in metadata.distributions():
         meta = dist.metadata  # parsed on each access: once per distribution
@@ -215,20 +254,13 @@ def package_files() -> dict[str, tuple[str, str]]:
         if not key or key in seen or key in _OWN:
             continue
         seen.add(key)
+        places[name] = os.path.abspath(str(dist.locate_file("")))
         for file in dist.files or ():
             if file.suffix in (".py", ".ipynb"):
                 path = str(dist.locate_file(file))
                 if path not in owners and os.path.isfile(path):
                     owners[path] = (name, version)
-    return owners
-
-
-def _site_of(files: list[str]) -> str:
-    """The directory the distribution is installed in (its site-packages)."""
-    for path in sys.path:
-        if path and any(f.startswith(path.rstrip(os.sep) + os.sep) for f in files[:1]):
-            return path
-    return os.path.dirname(files[0])
+    return owners, places
 
 
 def _check(paths: list[str], jobs: int, *, configured: bool) -> list[codemod.FileResult]:

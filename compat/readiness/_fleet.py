@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from compat.readiness._collect import Collected, Problem, Source
+from compat.readiness._collect import Collected, Problem, Source, unread
 from compat.readiness._record import SEVERITIES, Behaviour, RunRecord
 from compat_core import v1_only
 from migrate.formats import Finding, rule_url
@@ -58,6 +58,20 @@ def worst_of(severities: Sequence[str | None]) -> str | None:
     return next((s for s in SEVERITIES if s in present), None)
 
 
+def source_unread(source: Source) -> int:
+    """How many of a source's files could not be read (its verdict is unknown then)."""
+    return sum(1 for f in source.findings if f.kind == "error" and unread(f))
+
+
+def source_status(source: Source) -> str:
+    """``ready``, ``blocked (<worst>)``, or ``unknown`` when a file could not be read."""
+    blockers = source_blockers(source)
+    if blockers:
+        return f"blocked ({worst_of([f.severity for f in blockers])})"
+    missing = source_unread(source)
+    return f"unknown ({missing} file{'' if missing == 1 else 's'} not read)" if missing else "ready"
+
+
 def source_blockers(source: Source) -> tuple[Finding, ...]:
     """A repository's or package's findings (a file the codemod could not read is not one)."""
     return tuple(f for f in source.findings if f.kind != "error")
@@ -90,6 +104,12 @@ class Fleet:
     blockers: tuple[Blocker, ...]
     problems: tuple[Problem, ...]
     generated_at: float
+    packages_read: int | None = None  # installed distributions read (None: --site-packages not given)
+
+    @property
+    def nothing_read(self) -> bool:
+        """No run, source tree or installed distribution was read: no verdict to give."""
+        return not (self.jobs or self.repositories or self.packages_read)
 
     @property
     def worst(self) -> str | None:
@@ -135,6 +155,7 @@ def fleet(collected: Collected, *, now: float | None = None) -> Fleet:
         packages=packages,
         blockers=_blockers(jobs, repositories, packages),
         problems=tuple(collected.problems),
+        packages_read=collected.packages_read,
         generated_at=datetime.now(timezone.utc).timestamp() if now is None else now,
     )
 

@@ -165,7 +165,8 @@ def parse_lines(text: str) -> tuple[list[RunRecord], list[str]]:
         try:
             records.append(from_json(json.loads(line)))
         except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not JSON ({exc.msg}; a write cut short?)")
+            what = exc.msg.removesuffix(" at")  # json's "Unterminated string starting at" names no place
+            problems.append(f"line {number}: not JSON ({what} at column {exc.colno}; a write cut short?)")
         except RecordError as exc:
             problems.append(f"line {number}: {exc}")
     return records, problems

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from compat.readiness._collect import Source
-from compat.readiness._fleet import Fleet, Job, severity_counts, source_blockers, worst_of
+from compat.readiness._fleet import Fleet, Job, severity_counts, source_blockers, source_status, worst_of
 from compat.readiness._record import SEVERITIES
 
 SCHEMA = "ray-train-compat/readiness-report"
@@ -46,8 +46,9 @@ def summary(fleet: Fleet) -> dict[str, Any]:
 
     return {
         "jobs": of(fleet.jobs, lambda j: j.ready),
-        "repositories": of(fleet.repositories, lambda s: not source_blockers(s)),
+        "repositories": of(fleet.repositories, lambda s: source_status(s) == "ready"),
         "packages_blocking": len(fleet.packages),
+        "packages_read": fleet.packages_read,
         "worst": fleet.worst,
         "problems": len(fleet.problems),
     }
@@ -60,12 +61,22 @@ def summary_line(fleet: Fleet) -> str:
         parts.append(f"{s['jobs']['ready']} of {s['jobs']['total']} jobs ready")
     if s["repositories"]["total"]:
         parts.append(f"{s['repositories']['ready']} of {s['repositories']['total']} repositories ready")
-    if fleet.packages:
-        parts.append(f"{len(fleet.packages)} installed package{'s' if len(fleet.packages) != 1 else ''} block the flip")
-    if not parts:
-        parts.append("no runs, repositories or packages found")
-    verdict = f"worst: {fleet.worst}" if fleet.worst else "nothing blocks the flip"
+    if fleet.packages_read is not None:
+        blocking = len(fleet.packages)
+        verb = "blocks" if blocking == 1 else "block"
+        parts.append(f"{blocking} of {_plural(fleet.packages_read, 'installed package')} {verb} the flip")
+    if fleet.nothing_read:
+        parts = ["nothing read: no run's record, source file or installed package"]
+        verdict = "no verdict"
+    else:
+        verdict = f"worst: {fleet.worst}" if fleet.worst else "nothing blocks the flip"
+    if fleet.problems:
+        verdict += f"; {_plural(len(fleet.problems), 'path')} not read"
     return f"{'; '.join(parts)} ({verdict})"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 # ---- JSON -------------------------------------------------------------------------------
@@ -104,7 +115,8 @@ def source_json(source: Source) -> dict[str, Any]:
         "name": source.name,
         "path": source.path,
         **({"version": source.version} if source.kind == "package" else {}),
-        "ready": not blockers,
+        "ready": source_status(source) == "ready",
+        "status": source_status(source),
         "worst": worst_of([f.severity for f in blockers]),
         "files": source.files,
         "severities": severity_counts(blockers),
@@ -170,8 +182,7 @@ def source_row(source: Source) -> list[str]:
     codes = sorted({f.code for f in blockers})
     shown = ", ".join(codes[:6]) + (", ..." if len(codes) > 6 else "")
     name = f"{source.name} {source.version}" if source.version else source.name
-    status = f"blocked ({worst_of([f.severity for f in blockers])})" if blockers else "ready"
-    return [name, status, counts_text(severity_counts(blockers)), shown or "-"]
+    return [name, source_status(source), counts_text(severity_counts(blockers)), shown or "-"]
 
 
 def blocker_row(b: Any) -> list[str]:
@@ -195,7 +206,7 @@ def to_text(fleet: Fleet, *, limit: int | None = 20, width: int | None = None) -
     if width is None:  # a terminal's own width; a file or a pipe gets 120 columns
         width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
     console = Console(file=out, width=width, force_terminal=False, color_system=None, soft_wrap=False)
-    console.print(f"Readiness to flip RAY_TRAIN_V2_ENABLED: {summary_line(fleet)}")
+    out.write(f"Readiness to flip RAY_TRAIN_V2_ENABLED: {summary_line(fleet)}\n")  # whole: a CI log greps it
 
     def cut(rows: list[Any]) -> tuple[list[Any], int]:
         return (rows, 0) if limit is None or len(rows) <= limit else (rows[:limit], len(rows) - limit)
@@ -225,11 +236,13 @@ def to_text(fleet: Fleet, *, limit: int | None = 20, width: int | None = None) -
         if blocked:
             rows, hidden = cut(blocked)
             table("Jobs blocked", JOB_HEADERS, [job_row(j) for j in rows], hidden, [STYLES[j.worst] for j in rows])
-        ready = len(ranked) - len(blocked)
-        console.print(f"Jobs ready: {ready} (their latest run relied on no V1-only behaviour)")
+        ready = [j.name for j in ranked if j.ready]
+        names = f": {', '.join(ready[:limit] if limit else ready)}" if ready else ""
+        more = f", ... and {len(ready) - limit} more" if limit and len(ready) > limit else ""
+        console.print(f"Jobs ready: {len(ready)} (their latest run relied on no V1-only behaviour){names}{more}")
     for title, sources in (("Repositories", fleet.repositories), ("Installed packages", fleet.packages)):
         if sources:
-            ordered = sorted(sources, key=lambda s: (not source_blockers(s), s.name))
+            ordered = sorted(sources, key=lambda s: (source_status(s) == "ready", s.name))
             rows, hidden = cut(ordered)
             styles = [STYLES[worst_of([f.severity for f in source_blockers(s)])] for s in rows]
             table(title, SOURCE_HEADERS, [source_row(s) for s in rows], hidden, styles)
@@ -302,7 +315,7 @@ def to_csv(fleet: Fleet) -> str:
         blockers = source_blockers(source)
         counts = severity_counts(blockers)
         writer.writerow(
-            [source.kind, source.name, source.version or "", "blocked" if blockers else "ready"]
+            [source.kind, source.name, source.version or "", source_status(source).split(" ")[0]]
             + [worst_of([f.severity for f in blockers]) or ""]
             + [counts.get(s, 0) for s in SEVERITIES]
             + ["", "", "", source.path, "; ".join(sorted({f.code for f in blockers}))]

@@ -47,6 +47,7 @@ def test_the_fleet_as_json_jobs_repositories_blockers_trend_and_problems(capsys,
         "jobs": {"total": 4, "ready": 2, "blocked": 2},
         "repositories": {"total": 2, "ready": 1, "blocked": 1},
         "packages_blocking": 0,
+        "packages_read": None,
         "worst": "breaks",
         "problems": 2,
     }
@@ -179,6 +180,11 @@ def test_installed_packages_that_use_v1_only_apis_are_named_with_their_version(c
     assert {f["code"] for f in package["findings"]} == {"RTM002", "RTM101"}  # session.*, a report without a checkpoint
     assert package["findings"][0]["path"] == str(site / "yolo_trainer" / "__init__.py")
     assert code == 5 and report["summary"]["packages_blocking"] >= 1  # its free-floating report: silent
+    # The first line says how many installed packages were read, and how many block.
+    read, blocking = report["summary"]["packages_read"], report["summary"]["packages_blocking"]
+    assert read >= blocking >= 1
+    first = (run(capsys, "--site-packages")[1]).splitlines()[0]
+    assert f"{blocking} of {read} installed packages {'blocks' if blocking == 1 else 'block'} the flip" in first
 
 
 def test_the_command_line_entry_points(tmp_path) -> None:
@@ -213,7 +219,7 @@ def test_runs_on_an_object_store_are_read_through_pyarrow(capsys, s3, tmp_path) 
     assert report["problems"] == [  # each location's in turn
         {
             "path": "s3://fleet/ray_results/ranker-9/compat_readiness.jsonl",
-            "message": "line 1: not JSON (Expecting value; a write cut short?)",
+            "message": "line 1: not JSON (Expecting value at column 1; a write cut short?)",
         },
         {"path": "s3://fleet/nothing-here", "message": "does not exist"},
     ]
