@@ -146,19 +146,50 @@ def fit_record(
     }
 
 
-def capture(
-    result: Result | None, seconds: float, error: BaseException | None, call: FitCall = FitCall()
-) -> str | None:
-    """Write this fit's record when ``COMPAT_CAPTURE_DIR`` is set, and return its path (None
-    when not written); never fails the fit."""
+def reserve() -> str | None:
+    """The path of this fit's record (None when ``COMPAT_CAPTURE_DIR`` is not set)."""
     global _count
     directory = os.environ.get(CAPTURE_ENV_VAR)
-    if not directory or result is None:
+    if not directory:
         return None
     _count += 1
-    path = os.path.join(directory, f"fit-{os.getpid()}-{_count:03d}.json")
+    return os.path.join(directory, f"fit-{os.getpid()}-{_count:03d}.json")
+
+
+def unfinished(path: str | None, backend: str, call: FitCall) -> None:
+    """At ``path``, a record of a fit that has not returned yet (a Ray Tune trial, which Tune may
+    end at any report, and then its process): replaced by the fit's record when it returns.
+    compare names such a trial as not compared (its rounds went to Tune)."""
+    if path is None:
+        return
+    record: dict[str, Any] = {
+        "backend": backend, "trainer": call.trainer, "run_name": call.run_name, "call_site": call.call_site,
+        "trial": plain(call.trial) if call.trial is not None else None, "started_at": call.started_at,
+        "seconds": None, "unfinished": True,
+    }  # fmt: skip
     try:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _write(path, record)
+    except Exception as exc:
+        _cannot_record(exc)
+
+
+def capture(
+    result: Result | None,
+    seconds: float,
+    error: BaseException | None,
+    call: FitCall = FitCall(),
+    path: str | None = None,
+) -> str | None:
+    """Write this fit's record when ``COMPAT_CAPTURE_DIR`` is set (at ``path`` when one was
+    reserved), and return its path (None when not written); never fails the fit."""
+    if result is None:
+        return None
+    path = path or reserve()
+    if path is None:
+        return None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         _write(path, fit_record(result, seconds, error, call))
     except Exception as exc:  # a comparison aid must not break the user's run
         _cannot_record(exc)

@@ -323,7 +323,11 @@ class DataParallelTrainer:
         job = self._start_services(engine, start_time, in_trial)
         driver_usages = usage.take()
         trial_dir: RunStorage | None = self.__dict__.get("_tune_trial_dir") if in_trial else None
+        trial = self.__dict__.get("_tune_trial")
+        call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
+        captured = capture.reserve()
         if trial_dir is not None:
+            capture.unfinished(captured, engine.mode.backend, call)  # for compare, until fit() returns
             # Ray Tune may end a trial at any report (a scheduler's early stop) and then its
             # process: the trial's record is written first, and replaced when fit() returns.
             unfinished = self._readiness_record(engine, trial_dir.run_dir, driver_usages, call_site, start_time)
@@ -359,10 +363,9 @@ class DataParallelTrainer:
         difference = _frame_difference(
             outcome, snapshot, flipped=not engine.mode.keeps_every_report, v1_logs=self.run_config.keep_v1_logs
         )
-        trial = self.__dict__.get("_tune_trial")
-        call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
-        captured = capture.capture(outcome, time.time() - start_time, failure if error is not None else None, call)
+        seconds, raised = time.time() - start_time, failure if error is not None else None
+        captured = capture.capture(outcome, seconds, raised, call, path=captured)
         reads_kept = _ReadsKept(log, record, record_at, captured)
         _watch_reads(outcome, difference, reads_kept, flipped=not engine.mode.keeps_every_report)
         if snapshot.host_lost is not None and failure is None:

@@ -62,7 +62,13 @@ def _verdict(runs: dict[str, ScriptRun], fits: list[FitComparison]) -> tuple[str
         return f"The script fails under {which} only: flipping the switch breaks it.", False
     if unexplained:
         return f"{unexplained} difference(s) NOT explained by a documented V1/V2 difference.", False
-    return f"{len(fits)} fit(s) compared: {explained} difference(s), each explained by docs/compatibility.md.", True
+    skipped = sum(1 for f in fits if f.not_compared)
+    stopped = f"; {skipped} Tune trial(s) not compared (stopped before their fit() returned)" if skipped else ""
+    compared = len(fits) - skipped
+    return (
+        f"{compared} fit(s) compared: {explained} difference(s), each explained by docs/compatibility.md{stopped}.",
+        True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,6 +62,8 @@ class FitComparison:
     v2: dict[str, Any] | None
     rows: list[tuple[str, Any, Any]] = field(default_factory=list)  # every aspect shown, equal or not
     differences: list[Difference] = field(default_factory=list)
+    # Why the fits were not compared (a Tune trial whose fit() did not return), else None.
+    not_compared: str | None = None
 
     @property
     def unexplained(self) -> list[Difference]:
@@ -91,6 +93,13 @@ def _kept_metrics(fit: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def compare_fit(index: int, v1: dict[str, Any] | None, v2: dict[str, Any] | None, rtol: float) -> FitComparison:
     out = FitComparison(index, v1, v2)
+    stopped = [name for name, fit in (("V1", v1), ("V2", v2)) if fit is not None and fit.get("unfinished")]
+    if stopped:
+        out.not_compared = (
+            f"Tune stopped the trial before its fit() returned under {' and '.join(stopped)} (a scheduler's early "
+            "stop): what it reported went to Tune, which compare does not see"
+        )
+        return out
     if v1 is None or v2 is None:
         missing = "v1" if v1 is None else "v2"
         out.differences.append(Difference("fit", v1 is not None, v2 is not None, None, f"no such fit under {missing}"))
@@ -329,14 +338,16 @@ def pair_trials(
     return pairs
 
 
-def most_at_once(trials: list[dict[str, Any]]) -> int:
+def most_at_once(trials: list[dict[str, Any]]) -> int | None:
     """The most trials whose fits overlapped in time (each from ``started_at`` for ``seconds``)."""
     edges = sorted(
         edge
         for t in trials
-        if t.get("started_at") is not None
+        if t.get("started_at") is not None and t.get("seconds") is not None  # a stopped trial's end is unknown
         for edge in ((t["started_at"], 1), (t["started_at"] + t["seconds"], -1))
     )  # an end sorts before a start at the same instant: back-to-back trials did not overlap
+    if not edges:
+        return None  # no trial's end is known
     running = most = 0
     for _, step in edges:
         running += step
@@ -345,7 +356,11 @@ def most_at_once(trials: list[dict[str, Any]]) -> int:
 
 
 def _length(trial: dict[str, Any] | None) -> int | None:
-    return len(trial["rounds"]) if trial is not None else None
+    return len(trial["rounds"]) if trial is not None and not trial.get("unfinished") else None
+
+
+def _unfinished(trials: list[dict[str, Any]]) -> int:
+    return sum(1 for t in trials if t.get("unfinished"))
 
 
 _SWEEP_WHY = (
@@ -373,6 +388,8 @@ def compare_sweep(
             out.differences.append(Difference(aspect, a, b, section, why))
 
     check("trials", len(v1), len(v2), None, "the sweep ran another number of trials")
+    # A trial Tune stopped before its fit() returned: its end and rounds are unknown to compare.
+    out.rows.append(("trials stopped before their fit() returned", _unfinished(v1), _unfinished(v2)))
     concurrency = most_at_once(v1), most_at_once(v2)
     check("most trials at once", *concurrency, 24, _SWEEP_WHY)
     both = [(a, b) for a, b in pairs if a is not None and b is not None]  # a missing trial is "trials"

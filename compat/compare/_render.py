@@ -177,6 +177,8 @@ def _aspects(fit: FitComparison) -> tuple[list[tuple[str, Any, Any]], list[tuple
 
 
 def _fit_verdict(fit: FitComparison) -> tuple[str, str]:
+    if fit.not_compared:
+        return "not compared", "dim"
     if fit.unexplained:
         return f"{len(fit.unexplained)} UNEXPLAINED", "bold red"
     if fit.differences:
@@ -208,6 +210,8 @@ def terminal(
         differing, equal = _aspects(fit)
         label, style = _fit_verdict(fit)
         console.rule(f"[bold]{fit_title(fit)}[/] [{style}]({label})[/]", align="left")
+        if fit.not_compared:
+            console.print(f"  not compared: {fit.not_compared}", highlight=False)
         if verbose:
             differing, equal = differing + equal, []
         if differing:
@@ -247,6 +251,7 @@ def as_json(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: str,
                 "run_name": _record(fit).get("run_name"),
                 "call_site": _record(fit).get("call_site"),
                 "verdict": _fit_verdict(fit)[0],
+                "not_compared": fit.not_compared,
                 "v1": fit.v1,
                 "v2": fit.v2,
                 "differences": [d.as_json() for d in fit.differences],
@@ -387,6 +392,8 @@ def html_report(runs: dict[str, ScriptRun], fits: list[FitComparison], verdict: 
         differing, equal = _aspects(fit)
         label, _ = _fit_verdict(fit)
         parts.append(f"<h2 id='fit-{fit.index + 1}'>{esc(fit_title(fit))} ({esc(label)})</h2>")
+        if fit.not_compared:
+            parts.append(f"<p class='note'>not compared: {esc(fit.not_compared)}</p>")
         if differing:
             parts.append(
                 "<table><tr><th style='width:16%'>aspect</th><th>V1</th><th>V2</th>"

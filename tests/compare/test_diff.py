@@ -368,3 +368,26 @@ def test_a_dying_attempts_last_report_that_arrives_under_one_setting_only_is_tim
     last["worker_reports"].pop()
     (fit,) = compare_runs([_retried("v1", 2)], [last], rtol=1e-9)
     assert "every worker's reports" in [d.aspect for d in fit.unexplained]
+
+
+def test_a_trial_tune_stopped_before_its_fit_returned_is_named_not_compared() -> None:
+    """ASHA ends a trial at a report, then its process: the trial's record is the one written when
+    its fit started. Such a pair is "not compared" (not "identical"), the sweep counts them."""
+    from compat.compare import _verdict
+    from compat.compare._render import _fit_verdict
+    from compat.compare._run import ScriptRun
+
+    stopped = [trial("v1", 0.1, 100.0, 0), trial("v2", 0.1, 100.0, 0)]
+    for fit in stopped:
+        fit.update(unfinished=True, seconds=None)
+    done = trial("v1", 0.2, 101.0, 2), trial("v2", 0.2, 101.0, 2)
+    fits = compare_runs([stopped[0], done[0]], [stopped[1], done[1]], rtol=1e-9)
+    sweep, first, second = fits
+    assert ("trials stopped before their fit() returned", 1, 1) in sweep.rows
+    assert first.not_compared.startswith("Tune stopped the trial before its fit() returned under V1 and V2")
+    assert _fit_verdict(first) == ("not compared", "dim") and first.differences == []
+    assert _fit_verdict(second)[0] != "not compared"
+    runs = {b: ScriptRun(b, 0, f"/tmp/{b}.log", 9.0) for b in ("v1", "v2")}
+    text, ok = _verdict(runs, fits)
+    assert ok and text.endswith("; 1 Tune trial(s) not compared (stopped before their fit() returned).")
+    assert text.startswith("2 fit(s) compared")

@@ -75,6 +75,10 @@ def through_every_door(config):
 def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_report(
     backend, storage, monkeypatch, channel
 ) -> None:
+    if channel == "actor" and backend == "v1" and os.environ.get("COMPAT_V1_ENGINE", "v1") == "v1":
+        # CI's time: the actor channel is the same on every engine (a worker's calls to the
+        # ledger's actor); it runs with v2 here, and with v1 on V2's engine in the second pass.
+        pytest.skip("the actor channel runs with v2 in this pass, and with v1 on V2's engine in the other")
     monkeypatch.setenv("COMPAT_RECORD_CHANNEL", channel)
     monkeypatch.setenv("COMPAT_CAPTURE_DIR", os.path.join(storage, "captured"))  # compare's record of each fit
     log = os.path.join(storage, "calls.jsonl")
