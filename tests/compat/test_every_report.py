@@ -149,6 +149,10 @@ def fails_once(config):
 @pytest.mark.one_pass
 @pytest.mark.parametrize("resume", [True, False], ids=["resuming", "from-scratch"])
 def test_a_retried_run_keeps_every_attempt(backend, storage, resume) -> None:
+    if not resume and backend == "v1" and os.environ.get("COMPAT_V1_ENGINE", "v1") == "v1":
+        # CI's time: starting the retry from scratch only changes the training function's own
+        # steps; it runs with v2 in this pass, and with v1 on V2's engine in the other.
+        pytest.skip("from scratch runs with v2 in this pass, and with v1 on V2's engine in the other")
     log = os.path.join(storage, "calls.jsonl")
     result = TorchTrainer(
         fails_once,
