@@ -468,7 +468,7 @@ class DataParallelTrainer:
             ledger.use_validation_config(validation_config)
         settings = worker.driver_settings(
             mode,
-            engine.worker_side(),
+            engine.worker_side(prepared),
             ledger,
             has_validation_config=self.validation_config is not None,
             keep_v1_logs=run.keep_v1_logs,

@@ -365,7 +365,8 @@ def record_v1_only_options(
         found.append(("checkpoint-frequency", ""))
     for kind, detail in found:
         usage.relied_on(kind, detail, mode=mode)
-        if mode.emulates_v1_engine:
+        # V1 on V2's engine honours SyncConfig itself (its logs' and artifacts' uploads).
+        if mode.emulates_v1_engine and kind != "sync-config":
             usage.dropped_by_v2_engine(kind, detail)
 
 

@@ -48,7 +48,7 @@ class V1Engine:
         assert mode.engine is V1 and mode.keeps_every_report, f"Ray's V1 engine runs V1 semantics, not {mode}"
         self.mode = mode
 
-    def worker_side(self) -> V1WorkerSide:
+    def worker_side(self, prepared: PreparedRun) -> V1WorkerSide:
         return V1WorkerSide()
 
     def prepare(

@@ -111,6 +111,9 @@ class V1WorkerSide:
 
         return get_context()
 
+    def finish(self) -> None:
+        pass
+
     def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
         """V1 has no such call: compat's ledger answers from the rounds it recorded, with
         V1's retention (``num_to_keep`` by score) applied."""

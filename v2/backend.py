@@ -74,6 +74,8 @@ class V2Prepared(PreparedRun):
     # V1's logs on an object store: how often they are uploaded, and their copies' key on this node.
     sync_period_s: float = math.inf
     staging_key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # V1 semantics with SyncConfig(sync_artifacts=True): the workers' files reach the trial directory.
+    artifacts: Any = None  # v2.v1_on_v2.TrialArtifacts
 
 
 def prepared_of(job_or_prepared: TrainJob | PreparedRun) -> V2Prepared:
@@ -93,7 +95,7 @@ class V2Engine:
         # V2 validates in its controller from Ray 2.56; before, compat's ledger does.
         self.ledger_runs_validation = not facts.VALIDATION
 
-    def worker_side(self) -> V2WorkerSide:
+    def worker_side(self, prepared: PreparedRun) -> V2WorkerSide:
         return V2WorkerSide(self.mode)
 
     def prepare(

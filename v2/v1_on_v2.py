@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 import traceback
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
 from ray.exceptions import RayTaskError
 
-from compat_core import storage, usage
+from compat_core import storage, usage, where
 from compat_core.config import RunConfig
-from compat_core.run.engine import TrainJob
+from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
 from compat_core.semantics.restore import RestoreSpec
@@ -47,8 +49,8 @@ class V1OnV2Engine(V2Engine):
         super().__init__(mode)
         self.ledger_runs_validation = True  # V1 has no validation of its own: compat's ledger runs it
 
-    def worker_side(self) -> V1OnV2WorkerSide:
-        return V1OnV2WorkerSide(self.mode)
+    def worker_side(self, prepared: PreparedRun) -> V1OnV2WorkerSide:
+        return V1OnV2WorkerSide(self.mode, prepared_of(prepared).artifacts)
 
     def prepare(
         self,
@@ -103,6 +105,7 @@ class V1OnV2Engine(V2Engine):
             row_params=row_params,
             logged_before=logged_before,
             sync_period_s=v1_logs.sync_period_s(run.sync_config),
+            artifacts=TrialArtifacts.of(run.sync_config, trial_dir, run_name),
         )
 
     def result_parts(
@@ -160,20 +163,93 @@ class V1OnV2WorkerSide(V2WorkerSide):
     """Inside a worker: checkpoints get V1's names, ``checkpoint_00000N`` numbered across
     attempts, and compat's ledger validates them, as on V1's engine."""
 
-    def __init__(self, mode: Mode) -> None:
+    def __init__(self, mode: Mode, artifacts: TrialArtifacts | None = None) -> None:
         super().__init__(mode)
         self.validates_in_ledger = True
         self.next_checkpoint_index = 0  # from start(), for the session's attempt
+        self.artifacts = artifacts
+        self._synced_at = 0.0
+        self._uploads = False  # this worker uploads its node's working directory (local rank 0)
 
     def start(self, session: Any) -> None:
         super().start(session)
         self.next_checkpoint_index = session.settings.ledger.next_checkpoint_index(session.attempt)
+        if self.artifacts is not None:
+            os.chdir(self.artifacts.enter())
+            self._uploads = self.context().get_local_rank() == 0
+            self._synced_at = time.monotonic()
+
+    def _after_report(self, with_checkpoint: bool) -> None:
+        """V1's artifact sync: after a report with a checkpoint (``sync_artifacts_on_checkpoint``),
+        else once ``sync_period`` has passed since the last."""
+        a = self.artifacts
+        if a is None or not self._uploads:
+            return
+        if (with_checkpoint and a.on_checkpoint) or time.monotonic() - self._synced_at >= a.period_s:
+            self._sync()
+
+    def finish(self) -> None:
+        """The training function ended (returned or raised): its artifacts are uploaded."""
+        if self.artifacts is not None and self._uploads:
+            self._sync()
+
+    def _sync(self) -> None:
+        assert self.artifacts is not None
+        self._synced_at = time.monotonic()
+        try:
+            self.artifacts.upload()
+        except Exception as exc:  # the storage's error must not end training
+            where.warn(
+                f"compat could not upload this worker's artifacts to {self.artifacts.trial_dir}: {exc}", UserWarning
+            )
 
     def _default_checkpoint_dir_name(self, context: Any) -> str:
         return f"checkpoint_{self.next_checkpoint_index:06d}"  # V1's; rank 0's name wins
 
     def _checkpoint_round_reached_ray(self) -> None:
         self.next_checkpoint_index += 1
+
+
+@dataclass
+class TrialArtifacts:
+    """V1's trial artifacts on V2's engine (``SyncConfig(sync_artifacts=True)``): each worker runs
+    in a working directory of its trial (V1's ``working_dirs/<trial>``, under the directory V2's
+    engine gives its workers), whose files are uploaded to the trial directory after a report
+    with a checkpoint (``sync_artifacts_on_checkpoint``), every ``sync_period`` and when the
+    training function ends, by one worker per node (the node's workers share it), as V1's
+    engine syncs them."""
+
+    trial_dir: RunStorage
+    trial_name: str
+    on_checkpoint: bool
+    period_s: float
+    local: str | None = None  # the working directory, in the worker (enter())
+
+    @classmethod
+    def of(cls, sync_config: Any, trial_dir: RunStorage, trial_name: str) -> TrialArtifacts | None:
+        if sync_config is None or not getattr(sync_config, "sync_artifacts", False):
+            return None  # V1's default: artifacts stay on the workers' nodes
+        on_checkpoint = bool(getattr(sync_config, "sync_artifacts_on_checkpoint", True))
+        return cls(trial_dir, trial_name, on_checkpoint, v1_logs.sync_period_s(sync_config))
+
+    def enter(self) -> str:
+        """This worker's working directory for the trial (made), under V2's for the run."""
+        self.local = os.path.join(os.getcwd(), "working_dirs", self.trial_name)
+        os.makedirs(self.local, exist_ok=True)
+        return self.local
+
+    def upload(self) -> None:
+        """The working directory's files, copied into the trial directory (none: nothing)."""
+        import pyarrow.fs as pafs
+
+        if self.local is None or not any(os.scandir(self.local)):
+            return
+        pafs.copy_files(
+            self.local,
+            self.trial_dir.run_dir,
+            source_filesystem=pafs.LocalFileSystem(),
+            destination_filesystem=self.trial_dir.filesystem,
+        )
 
 
 def _v1_trial(

@@ -82,6 +82,7 @@ class V2WorkerSide:
                 free = checkpoint is None and not validation and not _has_tensor(metrics)
                 if self.round_vote(free) and free:
                     sink(EngineReport(submitted, False))  # no rank passed a checkpoint: V2 keeps nothing
+                    self._after_report(False)
                     return
             context: Any = adapters.v2_train_context()
             name = given.get("checkpoint_dir_name") or self._default_checkpoint_dir_name(context)
@@ -97,6 +98,7 @@ class V2WorkerSide:
                     persisted = context.checkpoint
                     name = dir_name_of(persisted)  # the name rank 0 decided
             sink(EngineReport(submitted, checkpoint is not None, persisted, name, validation))
+            self._after_report(checkpoint is not None)
 
         unwrap = override_method(owner, "report", report)
 
@@ -112,6 +114,9 @@ class V2WorkerSide:
 
     def _checkpoint_round_reached_ray(self) -> None:
         """A round that carried a checkpoint went through Ray's report."""
+
+    def _after_report(self, with_checkpoint: bool) -> None:
+        """This worker's report was handed on (to Ray, or kept by compat alone)."""
 
     def report(
         self,
@@ -143,6 +148,9 @@ class V2WorkerSide:
         from ray.train.v2.api.train_fn_utils import get_context
 
         return get_context()
+
+    def finish(self) -> None:
+        """Nothing to do when the training function ends (V1's artifacts: V1OnV2WorkerSide)."""
 
     def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
         if self.validates_in_ledger:  # validation outcomes (and, before 2.50, the list) live in the ledger

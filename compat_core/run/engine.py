@@ -122,6 +122,10 @@ class WorkerSide(Protocol):
 
     def context(self) -> Any: ...
 
+    def finish(self) -> None:
+        """The training function returned or raised (called before the worker reports done)."""
+        ...
+
     def reported_checkpoints(self, session: Any, validated: bool, timeout_s: float | None) -> list[Any]:
         """``get_all_reported_checkpoints``: ``(checkpoint, metrics, status value)`` triples."""
         ...
@@ -146,8 +150,8 @@ class Engine(Protocol):
     # (V1's from Ray 2.49), not by a score of -inf; the ledger's retention follows it.
     unscored_checkpoints_newest: bool
 
-    def worker_side(self) -> WorkerSide:
-        """The worker half, shipped to every training worker of the run."""
+    def worker_side(self, prepared: PreparedRun) -> WorkerSide:
+        """The worker half of the run ``prepared``, shipped to every training worker."""
         ...
 
     def prepare(

@@ -256,6 +256,7 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     finally:
         undo_air()
         undo_engine()
+        side.finish()
         _session = None
         returned = value if rank == 0 else None
         usages = usage.take()

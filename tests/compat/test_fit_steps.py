@@ -81,6 +81,9 @@ class FakeWorkerSide:
     def context(self) -> Any:
         return types.SimpleNamespace(get_world_rank=lambda: 0, get_world_size=lambda: 1)
 
+    def finish(self) -> None:
+        pass
+
     def get_checkpoint(self) -> Any:
         return None
 
@@ -95,7 +98,7 @@ class FakeEngine:
         self.mode = mode
         self.fail = fail
 
-    def worker_side(self) -> FakeWorkerSide:
+    def worker_side(self, prepared: PreparedRun) -> FakeWorkerSide:
         return FakeWorkerSide()
 
     def prepare(self, run: RunConfig, train_loop_config: Any, start_time: float, trainer_name: str, restoring=None):
@@ -203,7 +206,9 @@ def test_under_v2_the_same_reports_give_v2s_result_and_name_what_v1_kept(tmp_pat
         result = fit(FakeEngine(V2_MODE), tmp_path)
     assert result.backend == "v2" and result.metrics is None and result.metrics_dataframe is None
     assert list(result.worker_metrics_dataframe["epoch"]) == [0, 1, 2]  # compat keeps them in both modes
-    assert [u.kind for u in result.v1_usage] == ["free-floating-report"]
+    # The frame read above is what the flip changed (V1's had the 3 rounds): recorded as under V1.
+    assert [u.kind for u in result.v1_usage] == ["free-floating-report", "metrics-dataframe"]
+    assert result.v1_usage[1].detail.startswith("3 rows under V1, 0 under V2")
 
 
 def test_an_engine_failure_is_compats_error_with_every_report_recorded_before_it(tmp_path) -> None:

@@ -1,8 +1,9 @@
 """V1 semantics on an object store reached through a URI with a query
 (``s3://bucket/runs?region=...&endpoint_override=http://host:port``, how teams reach MinIO or any
 S3-compatible store), on both engines, against raw V1 running the same program in the same
-process: the run fails as V1's does, and ``Result.from_path``, ``can_restore`` and the trial
-directory's checkpoints read back the same (docs/compatibility.md §22, §31)."""
+process: the run fails as V1's does, and ``Result.from_path``, ``can_restore``, the trial
+directory's checkpoints and the workers' artifacts (``SyncConfig(sync_artifacts=True)``) read
+back the same (docs/compatibility.md §22, §28, §31)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ ray.init(num_cpus=2, include_dashboard=False, address="local")
 def loop(config):
     api = importlib.import_module(config["api"])
     for epoch in range(3):
+        Path(f"artifact_{epoch}.txt").write_text(str(epoch))  # in the working directory: V1's artifacts
         with tempfile.TemporaryDirectory() as d:
             Path(d, "epoch").write_text(str(epoch))
             checkpoint = api.Checkpoint.from_directory(d) if epoch != 1 else None
@@ -53,7 +55,7 @@ def observe(api):
     name = "exp-" + api.replace(".", "-")
     trainer = torch.TorchTrainer(
         loop, train_loop_config={"api": api}, scaling_config=train.ScalingConfig(num_workers=1),
-        run_config=train.RunConfig(name=name, storage_path=ROOT),
+        run_config=train.RunConfig(name=name, storage_path=ROOT, sync_config=train.SyncConfig(sync_artifacts=True)),
     )
     try:
         trainer.fit()
@@ -75,6 +77,7 @@ def observe(api):
         "checkpoints": [os.path.basename(c.path) for c, _ in result.best_checkpoints],
         "error": type(result.error).__name__ if result.error is not None else None,
         "checkpoint_glob": sorted(n for n in names if n.startswith("checkpoint_")),  # how V1-era code finds them
+        "artifacts": sorted(n for n in names if n.startswith("artifact_")),
     }
 
 
@@ -98,3 +101,6 @@ def test_v1_semantics_on_a_uri_with_a_query_observe_what_raw_v1_observes(engine:
     seen = json.loads(lines[-1].removeprefix("OBSERVED "))
     assert seen["compat"] == seen["ray.train"]
     assert seen["ray.train"]["raised"] == "TrainingFailedError" and seen["ray.train"]["epochs"] == [0, 1, 2]
+    # SyncConfig(sync_artifacts=True): the worker's files reached the trial directory (a report
+    # with a checkpoint syncs them; epoch 2's was the last before the failure).
+    assert seen["ray.train"]["artifacts"] == ["artifact_0.txt", "artifact_1.txt", "artifact_2.txt"]
