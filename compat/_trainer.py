@@ -326,19 +326,15 @@ class DataParallelTrainer:
         trial = self.__dict__.get("_tune_trial")
         call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
         captured = capture.reserve()
+        # Ray Tune may end a trial at any report (a scheduler's early stop) and then its process:
+        # a trial's records are written first, and replaced when fit() returns.
+        trial_records = functools.partial(self._trial_record, engine, trial_dir, driver_usages, call_site, start_time)
         if trial_dir is not None:
-            capture.unfinished(captured, engine.mode.backend, call)  # for compare, until fit() returns
-            # Ray Tune may end a trial at any report (a scheduler's early stop) and then its
-            # process: the trial's record is written first, and replaced when fit() returns.
-            unfinished = self._readiness_record(engine, trial_dir.run_dir, driver_usages, call_site, start_time)
-            _keep_readiness_record(trial_dir, unfinished)
+            capture.unfinished(captured, engine.mode.backend, call)  # for compare
+            trial_records("unfinished")
         raw, error = _run_engine(engine, job, in_trial)
         if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
-            if trial_dir is not None:
-                stopped = self._readiness_record(
-                    engine, trial_dir.run_dir, driver_usages, call_site, start_time, "stopped"
-                )
-                _keep_readiness_record(trial_dir, stopped)
+            trial_records("stopped")
             raise error
         snapshot = _close_ledger(job.ledger)
         parts = engine.result_parts(job, raw, snapshot, error)
@@ -376,6 +372,21 @@ class DataParallelTrainer:
         if failure is not None:
             raise failure from error
         return outcome
+
+    def _trial_record(
+        self,
+        engine: Engine,
+        trial_dir: RunStorage | None,
+        usages: list[Usage],
+        call_site: str,
+        start_time: float,
+        ended: str,
+    ) -> None:
+        """A Tune trial's readiness record before its fit() returns (``ended``: ``unfinished``
+        when it starts, ``stopped`` when Tune ends it), in the trial's directory."""
+        if trial_dir is not None:
+            record = self._readiness_record(engine, trial_dir.run_dir, usages, call_site, start_time, ended)
+            _keep_readiness_record(trial_dir, record)
 
     def _readiness_record(
         self,
