@@ -177,12 +177,13 @@ class DataParallelTrainer:
         engine = _engines.engine_for(mode)
         import ray.tune
 
-        trial.run_config = engine.in_trial(trial.run_config, ray.tune.get_context().get_trial_dir())
-        experiment = ray.tune.get_context().get_experiment_name()
+        context = ray.tune.get_context()
+        trial.run_config = engine.in_trial(trial.run_config, context.get_trial_dir())
+        experiment = context.get_experiment_name()
         trial.__dict__["_tune_experiment"] = experiment  # the trial's job, for its readiness record
         trial.__dict__["_tune_trial"] = {"experiment": experiment, "config": config or {}}  # for compare
         # The trial's directory on the sweep's storage: where its readiness record goes, whichever engine.
-        tune_storage = ray.tune.get_context().get_storage()
+        tune_storage = context.get_storage()
         trial.__dict__["_tune_trial_dir"] = RunStorage(tune_storage.storage_filesystem, tune_storage.trial_fs_path)
         trial._fit(engine, in_trial=True)
 
@@ -356,14 +357,13 @@ class DataParallelTrainer:
         )
         record_at = trial_dir or run_storage or experiment
         _keep_readiness_record(record_at, record)
-        difference = _frame_difference(
-            outcome, snapshot, flipped=not engine.mode.keeps_every_report, v1_logs=self.run_config.keep_v1_logs
-        )
+        flipped = not engine.mode.keeps_every_report  # V2's semantics: the reads the flip changed
+        difference = _frame_difference(outcome, snapshot, flipped=flipped, v1_logs=self.run_config.keep_v1_logs)
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
         seconds, raised = time.time() - start_time, failure if error is not None else None
         captured = capture.capture(outcome, seconds, raised, call, path=captured)
         reads_kept = _ReadsKept(log, record, record_at, captured)
-        _watch_reads(outcome, difference, reads_kept, flipped=not engine.mode.keeps_every_report)
+        _watch_reads(outcome, difference, reads_kept, flipped=flipped)
         if snapshot.host_lost is not None and failure is None:
             where.warn(messages.ledger_host_lost(snapshot.host_lost, "the run completed"), UserWarning)
         if engine.mode.warns_v1_only:
@@ -395,7 +395,7 @@ class DataParallelTrainer:
         usages: list[Usage],
         call_site: str,
         start_time: float,
-        ended: str = "unfinished",
+        ended: str,
         error: str | None = None,
     ) -> readiness.RunRecord:
         """What this ``fit()`` (its run at ``path``) relied on, for the fleet's readiness report;

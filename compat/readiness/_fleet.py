@@ -63,13 +63,22 @@ def source_unread(source: Source) -> int:
     return sum(1 for f in source.findings if f.kind == "error" and unread(f))
 
 
+def source_ready(source: Source) -> bool:
+    """Nothing blocks the flip in a source, and every file of it was read."""
+    return not source_blockers(source) and not source_unread(source)
+
+
 def source_status(source: Source) -> str:
     """``ready``, ``blocked (<worst>)``, or ``unknown`` when a file could not be read."""
     blockers = source_blockers(source)
     if blockers:
         return f"blocked ({worst_of([f.severity for f in blockers])})"
     missing = source_unread(source)
-    return f"unknown ({missing} file{'' if missing == 1 else 's'} not read)" if missing else "ready"
+    return f"unknown ({plural(missing, 'file')} not read)" if missing else "ready"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def source_blockers(source: Source) -> tuple[Finding, ...]:

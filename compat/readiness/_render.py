@@ -14,7 +14,16 @@ from datetime import datetime, timezone
 from typing import Any
 
 from compat.readiness._collect import Source
-from compat.readiness._fleet import Fleet, Job, severity_counts, source_blockers, source_status, worst_of
+from compat.readiness._fleet import (
+    Fleet,
+    Job,
+    plural,
+    severity_counts,
+    source_blockers,
+    source_ready,
+    source_status,
+    worst_of,
+)
 from compat.readiness._record import SEVERITIES
 
 SCHEMA = "ray-train-compat/readiness-report"
@@ -46,7 +55,7 @@ def summary(fleet: Fleet) -> dict[str, Any]:
 
     return {
         "jobs": of(fleet.jobs, lambda j: j.ready),
-        "repositories": of(fleet.repositories, lambda s: source_status(s) == "ready"),
+        "repositories": of(fleet.repositories, source_ready),
         "packages_blocking": len(fleet.packages),
         "packages_read": fleet.packages_read,
         "worst": fleet.worst,
@@ -64,19 +73,15 @@ def summary_line(fleet: Fleet) -> str:
     if fleet.packages_read is not None:
         blocking = len(fleet.packages)
         verb = "blocks" if blocking == 1 else "block"
-        parts.append(f"{blocking} of {_plural(fleet.packages_read, 'installed package')} {verb} the flip")
+        parts.append(f"{blocking} of {plural(fleet.packages_read, 'installed package')} {verb} the flip")
     if fleet.nothing_read:
         parts = ["nothing read: no run's record, source file or installed package"]
         verdict = "no verdict"
     else:
         verdict = f"worst: {fleet.worst}" if fleet.worst else "nothing blocks the flip"
     if fleet.problems:
-        verdict += f"; {_plural(len(fleet.problems), 'path')} not read"
+        verdict += f"; {plural(len(fleet.problems), 'path')} not read"
     return f"{'; '.join(parts)} ({verdict})"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 # ---- JSON -------------------------------------------------------------------------------
@@ -115,7 +120,7 @@ def source_json(source: Source) -> dict[str, Any]:
         "name": source.name,
         "path": source.path,
         **({"version": source.version} if source.kind == "package" else {}),
-        "ready": source_status(source) == "ready",
+        "ready": source_ready(source),
         "status": source_status(source),
         "worst": worst_of([f.severity for f in blockers]),
         "files": source.files,
@@ -242,7 +247,7 @@ def to_text(fleet: Fleet, *, limit: int | None = 20, width: int | None = None) -
         console.print(f"Jobs ready: {len(ready)} (their latest run relied on no V1-only behaviour){names}{more}")
     for title, sources in (("Repositories", fleet.repositories), ("Installed packages", fleet.packages)):
         if sources:
-            ordered = sorted(sources, key=lambda s: (source_status(s) == "ready", s.name))
+            ordered = sorted(sources, key=lambda s: (source_ready(s), s.name))
             rows, hidden = cut(ordered)
             styles = [STYLES[worst_of([f.severity for f in source_blockers(s)])] for s in rows]
             table(title, SOURCE_HEADERS, [source_row(s) for s in rows], hidden, styles)
