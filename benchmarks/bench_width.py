@@ -7,24 +7,25 @@ The host is compat's own ``LedgerHost`` (an asyncio Ray actor, its record channe
 started as a fit starts it, with one run of ``world_size`` = width. The ranks are simulated by
 lightweight clients: ``--clients`` async Ray actors (2 by default, one per core), each playing
 ``width / clients`` ranks as coroutines that speak the workers' protocol: each rank has its own
-socket to the record channel (with its key challenge) and calls the host through Ray as a worker's
-``LedgerClient`` does. Measured per width:
+record connection to the channel and its own answer connection (each with its key challenge),
+and calls the host through Ray where a worker's ``LedgerClient`` does. Measured per width:
 
-- **free round**: every rank writes its record of the round to its socket, then votes "free" and
-  waits for the decision (V2's free round, compatibility.md §13). *Vote latency* is taken in the
-  host (a subclass that only timestamps its ``call``): from the arrival of the round's last vote
-  to the last waiting rank's answer handed back to Ray, median over the rounds; *round* is the
-  same seen by the clients (from the last vote sent to the last answer received: Ray's transport
-  both ways and the clients' own loops, all on the same 2 cores);
+- **free round**: every rank writes its record of the round and its vote "free" to its record
+  connection, then reads the decision on its answer connection (V2's free round,
+  compatibility.md §13; compat_core.run.channel). *Vote latency* is taken in the host (a
+  subclass that only timestamps the run's vote and push hooks): from the round's last vote read
+  to its last decision written, median over the rounds; *round* is the same seen by the clients
+  (from the last vote written to the last decision read: the sockets both ways and the clients'
+  own loops, all on the same 2 cores);
 - **records/s**: every rank writes ``--records`` records to its socket as fast as it can; from
   the first write to the host having stored every one (journaled, counted);
 - the host's **threads** (the most seen while the phases ran, ``/proc/<pid>/status``), its **CPU**
   per round, and its **memory per rank**: RSS growth from before the run opened to after the
   free rounds (the ranks in step, as training keeps them), and after the records phase (ranks
   up to ``--records`` rounds apart: the host holds every incomplete round);
-- **Ray's floor** at the same width: a bare asyncio actor given the same vote calls by the same
-  clients (nothing journaled, no channel, no ledger): its round as the clients see it and its
-  RSS growth per rank. What compat adds is the difference.
+- **Ray's floor** at the same width: a bare asyncio actor given a vote *call* per rank by the same
+  clients (what the vote cost when each waiting rank held an actor call, before the decisions
+  were pushed): its round as the clients see it and its RSS growth per rank.
 
 ``--real W ...`` runs real fits instead: ``DataParallelTrainer`` with W light workers (each
 reports ``--rounds`` free-floating rounds and trains nothing; one logical CPU each, on a cluster
@@ -51,23 +52,43 @@ from compat_core.run.ledger.host import LedgerHost
 
 
 class TimedHost(LedgerHost):
-    """compat's host, timestamping the vote calls it is given (arrival, answer): nothing else
-    differs."""
+    """compat's host, timestamping the votes its runs read from the channel and the decisions
+    they push (by wrapping the run's two hooks when the channel opens): nothing else differs."""
 
     def __init__(self, index: str | None = None) -> None:
         super().__init__(index)
-        self._votes: dict[int, list[tuple[float, float]]] = {}
+        self._arrived: dict[int, list[float]] = {}
+        self._pushed: dict[int, list[float]] = {}
 
     async def call(self, run_id: str, method: str, *args: Any) -> Any:
-        if method != "vote_free_round":
-            return await super().call(run_id, method, *args)
-        arrived = time.monotonic()
-        answer = await super().call(run_id, method, *args)
-        self._votes.setdefault(args[1], []).append((arrived, time.monotonic()))
-        return answer
+        if method == "open_channel":
+            ledger = self._run(run_id)
+            if "_vote_sent" not in vars(ledger):
+                counted = ledger._vote_sent
 
-    def vote_times(self) -> dict[int, list[tuple[float, float]]]:
-        times, self._votes = self._votes, {}
+                def vote_sent(attempt: int, index: int, rank: int, free: bool) -> None:
+                    self._arrived.setdefault(index, []).append(time.monotonic())
+                    counted(attempt, index, rank, free)
+
+                ledger._vote_sent = vote_sent  # type: ignore[method-assign]
+            address = await super().call(run_id, method, *args)
+            push = ledger._vote.push
+            if push is not None and not hasattr(push, "timed"):
+
+                def timed_push(rank: int, key: tuple[int, int], free: bool) -> bool:
+                    written = push(rank, key, free)
+                    self._pushed.setdefault(key[1], []).append(time.monotonic())
+                    return written
+
+                timed_push.timed = True  # type: ignore[attr-defined]
+                ledger._vote.push = timed_push
+            return address
+        return await super().call(run_id, method, *args)
+
+    def vote_times(self) -> list[float]:
+        """Per round: from its last vote read to its last decision written."""
+        times = [max(self._pushed[i]) - max(self._arrived[i]) for i in sorted(self._pushed) if i in self._arrived]
+        self._arrived, self._pushed = {}, {}
         return times
 
 
@@ -136,21 +157,43 @@ def floor(width: int, rounds: int, clients: int) -> tuple[float, float]:
 
 class Ranks:
     """Simulated ranks ``first`` .. ``first + count - 1`` of a run: coroutines on one event loop,
-    each with its own socket to the run's record channel."""
+    each with its own record connection to the run's channel and its own answer connection (the
+    workers' protocol, compat_core.run.channel), read by the loop."""
 
     def __init__(self, ledger: Any, first: int, count: int) -> None:
         self.ledger = ledger
         self.ranks = range(first, first + count)
         self.senders: dict[int, Any] = {}
+        self.answers: dict[int, Any] = {}  # rank -> its answer connection, as a non-blocking socket
 
     async def connect(self) -> int:
+        import socket
+
         from compat_core.run import channel
 
         address = await self.ledger.actor.call.remote(self.ledger.run_id, "open_channel")
         loop = asyncio.get_running_loop()
         for rank in self.ranks:
             self.senders[rank] = await loop.run_in_executor(None, channel.connect, address)
+            answers = await loop.run_in_executor(None, channel.connect_answers, address, rank)
+            sock = socket.socket(fileno=os.dup(answers._connection.fileno()))
+            answers.close()
+            sock.setblocking(False)
+            self.answers[rank] = sock
         return sum(sender is not None for sender in self.senders.values())
+
+    async def _decision(self, rank: int) -> tuple[int, int, bool]:
+        """The next decision on ``rank``'s answer connection (a length, then attempt, index, free)."""
+        from compat_core.run import channel
+
+        size = 4 + channel._DECISION.size
+        data = b""
+        loop = asyncio.get_running_loop()
+        while len(data) < size:
+            chunk = await loop.sock_recv(self.answers[rank], size - len(data))
+            assert chunk, "the answer connection closed"
+            data += chunk
+        return channel._DECISION.unpack(data[4:])
 
     async def free_rounds(self, first_index: int, rounds: int) -> list[tuple[float, float]]:
         """Each round: every rank's record to its socket, then its vote; (last vote sent, last
@@ -165,9 +208,9 @@ class Ranks:
             async def rank_round(rank: int, index: int = index, sent: list = sent, answered: list = answered) -> None:
                 record = Record(rank, index, {"loss": 1.0 / (index + 1), "step": index}, False, False, time.time())
                 self.senders[rank].send((record, None), index)
+                assert self.senders[rank].vote(0, index, rank, True)
                 sent.append(time.monotonic())
-                call = self.ledger.actor.call.remote(self.ledger.run_id, "vote_free_round", 0, index, rank, True, True)
-                assert await call is True
+                assert await self._decision(rank) == (0, index, True)
                 answered.append(time.monotonic())
 
             await asyncio.gather(*(rank_round(rank) for rank in self.ranks))
@@ -265,10 +308,7 @@ def measure(width: int, rounds: int, records: int, clients: int) -> dict[str, fl
     seen = ray.get([p.free_rounds.remote(2, rounds) for p in players])
     round_cpu = (cpu_of(pid) - cpu) / rounds
     rss_rounds = rss_of(pid)  # the ranks in step, as training keeps them
-    votes = ray.get(host.vote_times.remote())
-    host_latency = statistics.median(
-        max(answered for _, answered in times) - max(arrived for arrived, _ in times) for times in votes.values()
-    )
+    host_latency = statistics.median(ray.get(host.vote_times.remote()))
     client_rounds = [max(s[i][1] for s in seen) - max(s[i][0] for s in seen) for i in range(rounds)]
     ray.get([p.forget.remote() for p in players])
     first = 2 + rounds

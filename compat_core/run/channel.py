@@ -20,6 +20,13 @@ it still keeps when the connection breaks or the worker ends unconfirmed is sent
 actor calls, which Ray delivers to a restarted host. The socket stays one-way: a reply on it
 would make a worker killed with the reply unread reset the connection, and the ledger would
 lose what it had not read yet.
+
+The v2 free-round vote (compat_core.run.ledger.votes) travels the same way: a rank writes its
+vote on its record connection, and reads the round's decision on a second connection of its own,
+its *answer connection*, on which the ledger writes decisions only (:class:`Answers`). A waiting
+rank so holds no call in the ledger's host (an actor call waiting per rank cost the host about
+100 KB a rank, docs/performance.md "Width"). A connection that breaks, or no decision within the
+vote's timeout, and the rank asks by an actor call instead.
 """
 
 from __future__ import annotations
@@ -42,6 +49,11 @@ ENV_VAR = "COMPAT_RECORD_CHANNEL"
 _CONNECT_TIMEOUT_S = 5.0
 
 Address = tuple[str, int, bytes]  # host, port, key
+# What a worker writes besides its records (``(record, validation)`` pairs): tagged tuples.
+ANSWERS = "answers"  # ("answers", rank): the first message of a rank's answer connection
+VOTE = "vote"  # ("vote", attempt, index, rank, free): a rank's free-round vote
+# A decision the ledger writes on an answer connection: attempt, report index, free.
+_DECISION = struct.Struct("!qq?")
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +76,21 @@ class Listener:
     threads, this one and one that answers new connections' key challenges), reading whatever
     each ready connection has in one call and delivering the records they complete as one batch
     (the ledger journals a batch with one write). ``deliver`` must return quickly: the ledger
-    stores the records and leaves the callbacks to its delivery thread."""
+    stores the records and leaves the callbacks to its delivery thread. Votes go to ``vote``, after
+    the records read with them; :meth:`push` writes a decision to a rank's answer connection."""
 
-    def __init__(self, host: str, deliver: Callable[[list[tuple[Any, bytes]]], None]) -> None:
+    def __init__(
+        self,
+        host: str,
+        deliver: Callable[[list[tuple[Any, bytes]]], None],
+        vote: Callable[[int, int, int, bool], None] | None = None,
+    ) -> None:
         self._key = secrets.token_bytes(32)
+        self._vote = vote  # (attempt, index, rank, free), after the records read with it
+        self._answers: dict[int, socket.socket] = {}  # rank -> its answer connection
+        self._ranks: dict[socket.socket, int] = {}  # answer connection -> its rank
+        self._unsent: dict[int, bytes] = {}  # rank -> a decision pushed before its connection came
+        self._answers_lock = threading.Lock()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._server = socket.create_server((host, 0), family=family, backlog=socket.SOMAXCONN)
         self._host = host
@@ -142,6 +165,7 @@ class Listener:
                         self._selector.unregister(sock)
                         connections.discard(sock)
                         partial.pop(sock, None)
+                        self._forget(sock)
                         sock.close()  # the worker finished (or died): everything it wrote was read
                     if len(batch) >= _BATCH and not self._closed:
                         self._deliver_batch(batch)  # memory: a batch, not every ready connection's reads
@@ -155,10 +179,9 @@ class Listener:
             self._wake_reader.close()
             self._wake_writer.close()
 
-    @staticmethod
-    def _read(sock: socket.socket, partial: dict[socket.socket, bytes], batch: list[tuple[Any, bytes]]) -> bool:
-        """Read what ``sock`` has, adding each record it completes to ``batch``; False once the
-        worker closed its end (or the connection broke)."""
+    def _read(self, sock: socket.socket, partial: dict[socket.socket, bytes], batch: list[tuple[Any, bytes]]) -> bool:
+        """Read what ``sock`` has, adding each record (and vote) it completes to ``batch``; False
+        once the worker closed its end (or the connection broke)."""
         try:
             data = sock.recv(_READ_SIZE)
         except BlockingIOError:
@@ -173,18 +196,79 @@ class Listener:
             begin, start = frame
             sent = data[begin:start]
             try:
-                batch.append((pickle.loads(sent), sent))
+                message = pickle.loads(sent)
             except Exception:  # one bad record must not stop the others
                 logger.exception("compat's record channel could not read a record")
+                continue
+            if type(message) is tuple and message and message[0] == ANSWERS:
+                self._answering(message[1], sock)
+            else:
+                batch.append((message, sent))
         if start < len(data):
             partial[sock] = data[start:]
         return True
 
     def _deliver_batch(self, batch: list[tuple[Any, bytes]]) -> None:
+        """The batch's records to ``deliver``, then its votes to ``vote``."""
+        records = [item for item in batch if not (type(item[0]) is tuple and item[0] and item[0][0] == VOTE)]
         try:
-            self._deliver(batch)
+            if records:
+                self._deliver(records)
         except Exception:
-            logger.exception("compat's record channel could not store %d records", len(batch))
+            logger.exception("compat's record channel could not store %d records", len(records))
+        if len(records) == len(batch) or self._vote is None:
+            return
+        for message, _ in batch:
+            if type(message) is tuple and message and message[0] == VOTE:
+                try:
+                    self._vote(*message[1:])
+                except Exception:  # the rank asks by an actor call when no decision comes
+                    logger.exception("compat's record channel could not count a vote")
+
+    def _answering(self, rank: int, sock: socket.socket) -> None:
+        """``sock`` is rank ``rank``'s answer connection (it replaces one the rank had)."""
+        with self._answers_lock:
+            self._answers[rank] = sock
+            self._ranks[sock] = rank
+            unsent = self._unsent.pop(rank, None)
+        if unsent is not None:
+            self._write(rank, sock, unsent)
+
+    def _forget(self, sock: socket.socket) -> None:
+        """``sock`` closed: if it was a rank's answer connection, the rank has none."""
+        with self._answers_lock:
+            rank = self._ranks.pop(sock, None)
+            if rank is not None and self._answers.get(rank) is sock:
+                del self._answers[rank]
+
+    def push(self, rank: int, attempt: int, index: int, free: bool) -> bool:
+        """Write round ``(attempt, index)``'s decision to rank ``rank``'s answer connection;
+        False when it could not be (the rank, hearing nothing, asks by an actor call). A rank
+        whose connection has not been read yet is written to when it is."""
+        payload = _DECISION.pack(attempt, index, free)
+        data = _SIZE.pack(len(payload)) + payload
+        with self._answers_lock:
+            sock = self._answers.get(rank)
+            if sock is None:
+                self._unsent[rank] = data
+                return True
+        return self._write(rank, sock, data)
+
+    def _write(self, rank: int, sock: socket.socket, data: bytes) -> bool:
+        """One decision onto a non-blocking connection, whole or not at all: a rank that reads
+        none (stuck, gone) fills its buffer, and its connection is shut (it asks instead)."""
+        with self._answers_lock:
+            try:
+                written = sock.send(data)
+            except OSError:
+                written = -1
+            if written == len(data):
+                return True
+            if self._answers.get(rank) is sock:
+                del self._answers[rank]
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)  # the reading loop sees its end and closes it
+        return False
 
 
 _READ_SIZE = 64 * 1024  # what one read takes of a connection at most
@@ -253,6 +337,19 @@ class Sender:
         self._kept.append((index, message))
         return True
 
+    def vote(self, attempt: int, index: int, rank: int, free: bool) -> bool:
+        """Write rank ``rank``'s free-round vote (not kept: a rank whose connection breaks votes
+        again by an actor call); False when it could not be written."""
+        if self.broken:
+            return False
+        try:
+            self._connection.send_bytes(pickle.dumps((VOTE, attempt, index, rank, free)))
+        except OSError as exc:
+            self.broken = True
+            logger.info("compat's record channel broke (%s); using actor calls", exc)
+            return False
+        return True
+
     def stored_through(self, index: int) -> None:
         """The ledger has stored every record before ``index``: they are forgotten."""
         while self._kept and self._kept[0][0] < index:
@@ -280,8 +377,62 @@ class Sender:
             pass
 
 
+class Answers:
+    """In a worker: its answer connection, on which the ledger writes the decisions of the
+    rounds it voted in, in the order they were made."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self.broken = False
+
+    def wait(self, attempt: int, index: int, timeout_s: float) -> bool | None:
+        """Round ``(attempt, index)``'s decision (True: free); None when none came within
+        ``timeout_s`` or the connection broke (the worker then asks by an actor call).
+        Decisions of earlier rounds (the worker asked for them instead) are skipped."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while not self.broken:
+            left = deadline - time.monotonic()
+            try:
+                if left <= 0 or not self._connection.poll(left):
+                    return None
+                decided_attempt, decided_index, free = _DECISION.unpack(self._connection.recv_bytes())
+            except (OSError, EOFError, struct.error) as exc:
+                self.broken = True
+                logger.info("compat's answer connection broke (%s); asking by actor calls", exc)
+                return None
+            if (decided_attempt, decided_index) == (attempt, index):
+                return bool(free)
+        return None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._connection.close()
+
+
 def connect(address: Address | None) -> Sender | None:
     """Connect to the ledger at ``address``; None (use actor calls) when that fails."""
+    connection = _connect(address)
+    return None if connection is None else Sender(connection)
+
+
+def connect_answers(address: Address | None, rank: int) -> Answers | None:
+    """Rank ``rank``'s answer connection to the ledger at ``address``; None (the rank votes by
+    actor calls) when that fails."""
+    connection = _connect(address)
+    if connection is None:
+        return None
+    try:
+        connection.send_bytes(pickle.dumps((ANSWERS, rank)))
+    except OSError:
+        connection.close()
+        return None
+    return Answers(connection)
+
+
+def _connect(address: Address | None) -> Connection | None:
+    """A connection to the ledger at ``address`` that passed the key challenge both ways."""
     if address is None:
         return None
     host, port, key = address
@@ -295,7 +446,7 @@ def connect(address: Address | None) -> Sender | None:
     except Exception as exc:
         logger.info("compat's record channel to %s:%s is unavailable (%s); using actor calls", host, port, exc)
         return None
-    return Sender(connection)
+    return connection
 
 
 def node_ip() -> str:

@@ -79,10 +79,13 @@ class WorkerSession:
     next_index: int = 0
     compat_call: CompatCall | None = None
     sender: channel.Sender | None = None
+    address: channel.Address | None = None  # the ledger's record channel
+    answers: channel.Answers | None = None  # where it writes the free-round decisions (from the first vote)
     pid: int = field(default_factory=os.getpid)
     _asked: Any = None  # the ledger's answer to stored_through, on its way
     _since_asked: int = 0  # records written to the socket since
     _asked_at: float = 0.0  # time.monotonic() then
+    _answers_tried: bool = False  # whether the answer connection was opened for this channel
     _reconnect_at: float = -math.inf  # time.monotonic() when the worker last asked for a socket
     hostname: str = field(default_factory=socket.gethostname)
 
@@ -92,8 +95,25 @@ class WorkerSession:
 
     def vote_free_round(self, free: bool) -> bool:
         """Tell the ledger whether this rank's next report is free of checkpoints; a free
-        rank waits for every rank's answer and learns whether the whole round is free."""
-        return self.settings.ledger.vote_free_round(self.attempt, self.next_index, self.rank, free)
+        rank waits for every rank's answer and learns whether the whole round is free. On the
+        record channel the decision comes on the answer connection; one that does not come in
+        time is asked for (the round is then not free if still open); a connection that
+        broke (the ledger's host died), and the vote is cast again by an actor call."""
+        ledger, index = self.settings.ledger, self.next_index
+        if self.answers is None and not self._answers_tried and self.sender is not None and not self.sender.broken:
+            self._answers_tried = True  # once per connection: one that fails means actor calls
+            self.answers = channel.connect_answers(self.address, self.rank)
+        answers, sender = self.answers, self.sender
+        if answers is None or answers.broken or sender is None or not sender.vote(self.attempt, index, self.rank, free):
+            return ledger.vote_free_round(self.attempt, index, self.rank, free)
+        if not free:
+            return False
+        decision = answers.wait(self.attempt, index, ledger.vote_timeout_s)
+        if decision is not None:
+            return decision
+        if answers.broken:
+            return ledger.vote_free_round(self.attempt, index, self.rank, free)
+        return ledger.settle_free_round(self.attempt, index, self.rank)
 
     def on_report(self, report: EngineReport) -> None:
         """The engine delivered a report of this worker: record it in the ledger."""
@@ -148,7 +168,14 @@ class WorkerSession:
             assert self.sender is not None
             self.sender.close()
             self.sender, self._asked, self._since_asked = sender, None, 0
+            self.close_answers()
+            self.address, self._answers_tried = address, False  # the next vote connects again
             channel.logger.info("compat's record channel reconnected to the ledger's restarted host")
+
+    def close_answers(self) -> None:
+        if self.answers is not None:
+            self.answers.close()
+            self.answers = None
 
     def _confirm(self) -> None:
         """Learn, without waiting, how far the ledger has stored this worker's records: the
@@ -240,7 +267,9 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     rank, size = side.rank_and_size()
     attempt = settings.ledger.worker_started(rank, ray.get_runtime_context().get_actor_id())
     address = settings.ledger.open_channel() if settings.use_channel else None
-    session = _session = WorkerSession(settings, side, rank, size, attempt, sender=channel.connect(address))
+    session = _session = WorkerSession(
+        settings, side, rank, size, attempt, sender=channel.connect(address), address=address
+    )
     side.start(session)
     usage.take()
     undo_engine = side.install(session.on_report)
@@ -264,6 +293,7 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
         if session.sender is not None:
             session.drain(ARRIVAL_TIMEOUT_S)  # every record it wrote is stored before worker_done
             session.sender.close()
+        session.close_answers()
         try:
             # Blocking: every earlier record from this worker is in before fit() returns.
             settings.ledger.worker_done(rank, returned, usages, error, attempt, sent)

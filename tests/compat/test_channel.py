@@ -5,6 +5,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from compat.callbacks import UserCallback
 from compat.errors import InvalidSwitchValueError
 from compat_core.run import channel
 from compat_core.run.ledger import Record, RunLedger
+from compat_core.run.ledger.votes import FreeRoundVote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -359,3 +361,101 @@ def test_a_worker_whose_channel_broke_reconnects_to_the_restarted_hosts_socket(t
     assert ledger.by_actor[:2] == [3, 4] and len(ledger.by_actor) <= 5, ledger.by_actor
     session.drain(10.0)  # returns as soon as the restarted host has them all
     assert sorted(r.index for r in restarted.close().records) == list(range(40))  # each once
+
+
+class _LedgerCalls:
+    """A worker's ``LedgerClient`` calling a :class:`RunLedger` in this process; counts the
+    vote calls (each would be a Ray call waiting in the ledger's host)."""
+
+    def __init__(self, ledger: RunLedger, vote_timeout_s: float) -> None:
+        self.ledger, self.vote_timeout_s, self.calls = ledger, vote_timeout_s, []
+
+    def vote_free_round(self, attempt, index, rank, free):
+        self.calls.append(("vote", index, rank))
+        return self.ledger.vote_free_round(attempt, index, rank, free, free) if free else False
+
+    def settle_free_round(self, attempt, index, rank):
+        self.calls.append(("settle", index, rank))
+        return self.ledger.settle_free_round(attempt, index, rank)
+
+
+def _sessions(ledger: RunLedger, width: int, vote_timeout_s: float = 30.0):
+    from types import SimpleNamespace
+
+    from compat_core.run.worker import WorkerSession
+
+    client = _LedgerCalls(ledger, vote_timeout_s)
+    address = ledger.open_channel("127.0.0.1")
+    settings = SimpleNamespace(ledger=client)
+    sessions = [
+        WorkerSession(settings, None, rank, width, sender=channel.connect(address), address=address)
+        for rank in range(width)
+    ]
+    return client, sessions
+
+
+def _vote_all(sessions, frees, index=0):
+    answers = {}
+
+    def vote(session, free):
+        session.next_index = index
+        answers[session.rank] = session.vote_free_round(free)
+
+    threads = [threading.Thread(target=vote, args=(s, f)) for s, f in zip(sessions, frees, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return [answers.get(s.rank) for s in sessions]
+
+
+def test_a_free_round_is_decided_on_the_channel_without_a_call_per_rank() -> None:
+    """Each rank writes its vote on its record connection and reads the decision on its answer
+    connection: no rank waits in a call to the ledger (at 1,024 ranks a waiting call cost the
+    host about 100 KB a rank)."""
+    ledger = RunLedger(4)
+    client, sessions = _sessions(ledger, 4)
+    assert _vote_all(sessions, [True] * 4, index=0) == [True] * 4
+    assert _vote_all(sessions, [True, True, False, True], index=1) == [False, False, False, False]
+    assert client.calls == []  # every decision came on the channel
+    assert ledger._vote.pending() == 0
+    for session in sessions:
+        session.close_answers()
+        session.sender.close()
+    ledger.close()
+
+
+def test_a_rank_that_never_votes_sends_the_round_through_ray_after_the_timeout() -> None:
+    """Rank 1 is slow: rank 0 hears nothing within the vote's timeout, asks, and the round is
+    not free, for rank 1 too when it comes."""
+    ledger = RunLedger(2)
+    client, sessions = _sessions(ledger, 2, vote_timeout_s=0.3)
+    assert _vote_all(sessions[:1], [True]) == [False]
+    assert client.calls == [("settle", 0, 0)]
+    assert _vote_all(sessions[1:], [True]) == [False]  # told on its answer connection
+    assert client.calls == [("settle", 0, 0)]
+    ledger.close()
+
+
+def test_a_vote_whose_connection_broke_is_cast_again_by_an_actor_call() -> None:
+    """The ledger's host died with the votes unanswered (here: its listener closed): each rank
+    sees its answer connection end and votes again by an actor call, which Ray delivers to the
+    restarted host; the round is decided there."""
+    ledger = RunLedger(2)
+    client, sessions = _sessions(ledger, 2)
+    first = {}
+    waiting = threading.Thread(target=lambda: first.update(free=sessions[0].vote_free_round(True)))
+    waiting.start()
+    deadline = time.monotonic() + 10
+    while ledger._vote.pending() == 0 and time.monotonic() < deadline:  # rank 0's vote is counted
+        time.sleep(0.01)
+    ledger._listener.close()  # the host's end: its connections close, nothing more is answered
+    ledger._vote = FreeRoundVote(2)  # the restarted host: rank 0's channel vote died with it
+    deadline = time.monotonic() + 10
+    while client.calls == [] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert client.calls == [("vote", 0, 0)]  # rank 0 votes again, by an actor call, and waits
+    assert _vote_all(sessions[1:], [True]) == [True]  # rank 1 cannot connect: an actor call too
+    waiting.join(timeout=10)
+    assert first == {"free": True}
+    assert client.calls == [("vote", 0, 0), ("vote", 0, 1)]

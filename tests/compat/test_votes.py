@@ -119,3 +119,81 @@ def test_a_bad_vote_timeout_is_an_error_naming_the_variable(monkeypatch) -> None
         votes.vote_timeout_s()
     monkeypatch.setenv("COMPAT_VOTE_TIMEOUT_S", "2.5")
     assert votes.vote_timeout_s() == 2.5
+
+
+class _Pushes:
+    """What :class:`FreeRoundVote` pushes: (rank, round, free) in order; ranks in ``gone`` cannot
+    be written to (their answer connection broke)."""
+
+    def __init__(self, gone: frozenset[int] = frozenset()) -> None:
+        self.sent: list[tuple[int, tuple[int, int], bool]] = []
+        self.gone = gone
+
+    def __call__(self, rank: int, key: tuple[int, int], free: bool) -> bool:
+        if rank in self.gone:
+            return False
+        self.sent.append((rank, key, free))
+        return True
+
+
+def test_pushed_ranks_are_each_sent_the_decision_once_when_the_round_is_decided() -> None:
+    pushes = _Pushes()
+    vote = FreeRoundVote(world_size=3, timeout_s=5, push=pushes)
+    vote.vote_pushed(ROUND, 2, True)
+    vote.vote_pushed(ROUND, 0, True)
+    assert pushes.sent == []  # undecided: nobody is told anything, nothing waits in a call
+    vote.vote_pushed(ROUND, 1, True)
+    assert sorted(pushes.sent) == [(rank, ROUND, True) for rank in range(3)]
+    assert vote.pending() == 0  # every rank has its answer: the round is gone
+
+
+def test_a_checkpoint_decides_at_once_and_a_late_pushed_rank_is_told_when_it_votes() -> None:
+    pushes = _Pushes()
+    vote = FreeRoundVote(world_size=3, timeout_s=5, push=pushes)
+    vote.vote_pushed(ROUND, 0, True)
+    vote.vote_pushed(ROUND, 1, False)  # rank 1 passes a checkpoint: it goes on, told nothing
+    assert pushes.sent == [(0, ROUND, False)]
+    vote.vote_pushed(ROUND, 2, True)
+    assert pushes.sent == [(0, ROUND, False), (2, ROUND, False)]
+    assert vote.pending() == 0
+
+
+def test_a_pushed_rank_that_hears_nothing_settles_the_round_for_everyone() -> None:
+    """Rank 1 never votes (slow or dead): rank 0, after its timeout, asks; the round is not
+    free, and rank 2, pushed that decision, and the late rank 1 get the same."""
+    pushes = _Pushes()
+    vote = FreeRoundVote(world_size=3, timeout_s=5, push=pushes)
+    vote.vote_pushed(ROUND, 0, True)
+    vote.vote_pushed(ROUND, 2, True)
+    assert vote.settle(ROUND, 0) is False
+    assert pushes.sent == [(2, ROUND, False)]  # rank 0 has its answer from the call
+    vote.vote_pushed(ROUND, 1, True)
+    assert pushes.sent[-1] == (1, ROUND, False)
+    assert vote.pending() == 0
+
+
+def test_a_rank_whose_pushed_answer_was_lost_asks_and_gets_the_same_decision() -> None:
+    """The decision was pushed to every rank (the round left memory), but rank 1's connection
+    broke before it read it: asking by an actor call, or settling, it is given what the others
+    acted on, not a new vote that would wait for them."""
+    pushes = _Pushes()
+    vote = FreeRoundVote(world_size=2, timeout_s=0.2, push=pushes)
+    vote.vote_pushed(ROUND, 0, True)
+    vote.vote_pushed(ROUND, 1, True)
+    assert vote.pending() == 0
+    started = time.monotonic()
+    assert vote.vote(ROUND, 1, True, True) is True
+    assert vote.settle(ROUND, 1) is True
+    assert time.monotonic() - started < 0.2  # at once, not after the timeout
+    assert vote.pending() == 0
+
+
+def test_a_rank_that_cannot_be_pushed_to_stays_unanswered_until_it_asks() -> None:
+    pushes = _Pushes(gone=frozenset({1}))
+    vote = FreeRoundVote(world_size=2, timeout_s=5, push=pushes)
+    vote.vote_pushed(ROUND, 0, True)
+    vote.vote_pushed(ROUND, 1, True)
+    assert pushes.sent == [(0, ROUND, True)]
+    assert vote.pending() == 1  # rank 1's answer is owed
+    assert vote.settle(ROUND, 1) is True  # it asks (its connection broke): the round's decision
+    assert vote.pending() == 0

@@ -36,6 +36,7 @@ from compat_core.releases import standins
 from compat_core.run.ledger import journal
 from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
 from compat_core.run.ledger.run import RunLedger, recover
+from compat_core.run.ledger.votes import VOTE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from compat_core.run.channel import Address
@@ -218,6 +219,7 @@ class LedgerClient:
         journal_path: str | None = None,
         world_size: int = 1,
         max_restarts: int = MAX_RESTARTS,
+        vote_timeout_s: float = VOTE_TIMEOUT_S,
     ) -> None:
         self.actor = actor
         self.max_restarts = max_restarts
@@ -225,6 +227,7 @@ class LedgerClient:
         self.pid = pid  # the host's process
         self.journal_path = journal_path  # on the driver's node: what the host was told
         self.world_size = world_size
+        self.vote_timeout_s = vote_timeout_s  # how long a rank waits for a round's decision
 
     def _send(self, method: Callable[..., Any], *args: Any) -> Any:
         """Call ``method`` of the run's :class:`RunLedger` in the host: its ``ObjectRef``."""
@@ -256,11 +259,15 @@ class LedgerClient:
 
     def vote_free_round(self, attempt: int, index: int, rank: int, free: bool) -> bool:
         """A rank whose report is free of checkpoints waits for the round's decision; one
-        with a checkpoint votes and goes on (its round is not free)."""
+        with a checkpoint votes and goes on (its round is not free). (A worker with the record
+        channel votes on it: compat_core.run.worker.)"""
         import ray
 
         vote = self._send(RunLedger.vote_free_round, attempt, index, rank, free, free)
         return bool(ray.get(vote)) if free else False
+
+    def settle_free_round(self, attempt: int, index: int, rank: int) -> bool:
+        return cast(bool, self._ask(RunLedger.settle_free_round, attempt, index, rank))
 
     def next_checkpoint_index(self, attempt: int) -> int:
         return cast(int, self._ask(RunLedger.next_checkpoint_index, attempt))
@@ -370,7 +377,8 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
     journal_path = os.path.join(journals, f"{run_id}{journal.JOURNAL_SUFFIX}")  # the host is on this node
     run_options = {**run_options, "journal_path": journal_path}
     pid = ray.get(actor.open_run.remote(run_id, world_size, run_options))  # before any worker calls it
-    return LedgerClient(actor, run_id, pid, journal_path, world_size, restarts)
+    vote_timeout = run_options.get("vote_timeout_s") or VOTE_TIMEOUT_S
+    return LedgerClient(actor, run_id, pid, journal_path, world_size, restarts, vote_timeout)
 
 
 def journal_dir() -> str:

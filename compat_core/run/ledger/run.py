@@ -139,10 +139,12 @@ class RunLedger:
             if self._listener is None:
                 host = host or channel.node_ip()
                 try:
-                    self._listener = channel.Listener(host, self._records_sent)
+                    self._listener = channel.Listener(host, self._records_sent, self._vote_sent)
                 except OSError as exc:
                     channel.logger.warning("compat's run ledger cannot listen on %s (%s): actor calls", host, exc)
                     return None
+                listener = self._listener
+                self._vote.push = lambda rank, key, free: listener.push(rank, *key, free)
             return self._listener.address
 
     # -- called by workers -------------------------------------------------
@@ -232,6 +234,15 @@ class RunLedger:
     async def vote_free_round_async(self, attempt: int, index: int, rank: int, free: bool, wait: bool) -> bool:
         """:meth:`vote_free_round` on the host's event loop: a waiting rank holds no thread."""
         return await self._vote.vote_async((attempt, index), rank, free, wait)
+
+    def _vote_sent(self, attempt: int, index: int, rank: int, free: bool) -> None:
+        """A vote from the record channel: the decision is pushed to the rank's answer connection."""
+        self._vote.vote_pushed((attempt, index), rank, free)
+
+    def settle_free_round(self, attempt: int, index: int, rank: int) -> bool:
+        """A rank that voted on the channel and heard no decision in time: see
+        :meth:`FreeRoundVote.settle`."""
+        return self._vote.settle((attempt, index), rank)
 
     def reported_checkpoints(
         self, attempt: int, rank: int, sent: int, validated: bool, timeout_s: float | None

@@ -13,9 +13,19 @@ wrongly from then on.) The round is decided
 - *not free* when a rank has waited :data:`VOTE_TIMEOUT_S` for the others (a rank slower than
   that, or dead): the ranks still to vote are told so when they come.
 
+A rank learns the decision in one of two ways. On the record channel (compat_core.run.channel)
+its vote is a message and the decision is **pushed** to it, on a connection of its own, when the
+round is decided (:meth:`FreeRoundVote.vote_pushed`): a waiting rank holds nothing in the host
+but its place in a set. A rank without the channel (or whose channel broke: the host died) asks
+by an actor call that waits for the decision (:meth:`FreeRoundVote.vote`,
+:meth:`~FreeRoundVote.vote_async`); a pushed rank that heard nothing within the timeout asks by
+:meth:`FreeRoundVote.settle`, which decides the round not free if it is still open.
+
 A round's state is dropped once every rank has its answer, so the vote's memory does not grow
-with a run's length. Each decision is journaled before any rank is given it: a restarted host
-gives a rank that asks again (Ray retries the call) the decision the others already acted on.
+with a run's length; the decisions of the last rounds are kept, for a rank that asks again (its
+pushed answer was on its way when it gave up waiting). Each decision is journaled before any
+rank is given it: a restarted host gives a rank that asks again (Ray retries the call) the
+decision the others already acted on.
 """
 
 from __future__ import annotations
@@ -52,11 +62,12 @@ class _Round:
     """One round's votes, its decision once made, which ranks have it, and the event its
     waiting ranks sleep on (set once, when the round is decided)."""
 
-    __slots__ = ("answered", "decided", "free", "loop_decided", "votes")
+    __slots__ = ("answered", "decided", "free", "loop_decided", "pushed", "votes")
 
     def __init__(self) -> None:
         self.votes: set[int] = set()  # ranks that voted (every vote so far free while undecided)
         self.answered: set[int] = set()
+        self.pushed: set[int] = set()  # ranks waiting for the decision on their answer connection
         self.decided = threading.Event()  # what ranks waiting on threads sleep on
         # What ranks waiting as coroutines sleep on (vote_async: the ledger's host), and its loop.
         self.loop_decided: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
@@ -69,18 +80,31 @@ class _Round:
         return self.loop_decided[1]
 
 
+# Pushes a round's decision to a rank: ``push(rank, key, free)``; False when it could not (the
+# rank then asks, by an actor call, when its wait times out).
+Push = Callable[[int, RoundKey, bool], bool]
+
+
 class FreeRoundVote:
     """The vote of a run of ``world_size`` ranks. Its cost is linear in the ranks: a vote is a
     few set operations, and the ranks waiting for a round are woken once, when it is decided
-    (each sleeps on its round's event, not on one condition every vote notifies)."""
+    (pushed ranks are each sent the decision once; ranks in an actor call each sleep on their
+    round's event, not on one condition every vote notifies). ``push`` delivers decisions to
+    the ranks that voted by :meth:`vote_pushed` (the record channel's answer connections)."""
 
     def __init__(
-        self, world_size: int, timeout_s: float | None = None, log: Callable[..., object] | None = None
+        self,
+        world_size: int,
+        timeout_s: float | None = None,
+        log: Callable[..., object] | None = None,
+        push: Push | None = None,
     ) -> None:
         self.world_size = world_size
         self._log = log
+        self.push = push
         self.timeout_s = VOTE_TIMEOUT_S if timeout_s is None else timeout_s
         self._rounds: dict[RoundKey, _Round] = {}
+        self._recent: dict[RoundKey, bool] = {}  # the last rounds' decisions (recent())
         self._lock = threading.Lock()
 
     def vote(self, key: RoundKey, rank: int, free: bool, wait: bool) -> bool:
@@ -95,12 +119,45 @@ class FreeRoundVote:
         round_.decided.wait(self.timeout_s)  # woken once, by the decision (or the timeout)
         return self._after_waiting(key, round_, rank)
 
+    def vote_pushed(self, key: RoundKey, rank: int, free: bool) -> None:
+        """Rank ``rank``'s vote from the record channel: a free rank is pushed the round's
+        decision, now if it is made, else when it is; a rank whose report is not free goes
+        through Ray's report without waiting (it is told nothing)."""
+        with self._lock:
+            round_ = self._cast(key, rank, free)
+            if not free:
+                self._answer(key, round_, rank)
+            elif round_.decided.is_set():
+                self._push(key, round_, rank)
+            else:
+                round_.pushed.add(rank)
+
+    def settle(self, key: RoundKey, rank: int) -> bool:
+        """The decision for a pushed rank that heard none within the timeout (or whose answer
+        connection broke): the round's, else -- still open -- *not free*, for every rank."""
+        with self._lock:
+            round_ = self._cast(key, rank, True)
+            round_.pushed.discard(rank)  # answered here
+            if not round_.decided.is_set():
+                self._decide(key, round_, False)
+            return self._answer(key, round_, rank)
+
+    def _push(self, key: RoundKey, round_: _Round, rank: int) -> None:
+        """Send the round's decision to ``rank`` (under the lock): answered if it could be."""
+        if self.push is not None and self.push(rank, key, round_.free):
+            self._answer(key, round_, rank)
+
     def _cast(self, key: RoundKey, rank: int, free: bool) -> _Round:
         """Count rank ``rank``'s vote in round ``key`` (under the lock), deciding the round when
         the vote does: not free at once, free with the last rank's vote."""
         round_ = self._rounds.get(key)
         if round_ is None:
-            round_ = self._rounds[key] = _Round()
+            round_ = _Round()
+            if key in self._recent:  # decided and answered, asked again (an answer lost on its way)
+                round_.free = self._recent[key]
+                round_.decided.set()
+                return round_  # the same decision, from a round not kept
+            self._rounds[key] = round_
         round_.votes.add(rank)
         if not round_.decided.is_set():
             if not free:
@@ -136,6 +193,10 @@ class FreeRoundVote:
             self._log("vote", key, free)
         round_.free = free
         round_.decided.set()
+        self._remember(key, free)
+        for rank in sorted(round_.pushed):
+            self._push(key, round_, rank)
+        round_.pushed.clear()
         if round_.loop_decided is not None:
             loop, decided = round_.loop_decided
             try:
@@ -154,6 +215,12 @@ class FreeRoundVote:
             self._rounds.pop(key, None)
         return round_.free
 
+    def _remember(self, key: RoundKey, free: bool) -> None:
+        """Keep ``key``'s decision among the :meth:`recent` ones (a few per attempt)."""
+        self._recent[key] = free
+        if len(self._recent) > 8:
+            self._recent = self.recent(self._recent)
+
     def restore(self, decided: dict[RoundKey, bool]) -> None:
         """A lost host's decisions (from its journal); only :meth:`recent` ones are kept."""
         with self._lock:
@@ -161,6 +228,7 @@ class FreeRoundVote:
                 round_ = self._rounds.setdefault(key, _Round())
                 round_.free = free
                 round_.decided.set()
+                self._recent[key] = free
 
     @staticmethod
     def recent(decided: dict[RoundKey, bool]) -> dict[RoundKey, bool]:
