@@ -22,7 +22,7 @@ import os
 import posixpath
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -329,13 +329,17 @@ class DataParallelTrainer:
         captured = capture.reserve()
         # Ray Tune may end a trial at any report (a scheduler's early stop) and then its process:
         # a trial's records are written first, and replaced when fit() returns.
-        trial_records = functools.partial(self._trial_record, engine, trial_dir, driver_usages, call_site, start_time)
+        trial_records = functools.partial(self._trial_record, engine, trial_dir, call_site, start_time, driver_usages)
         if trial_dir is not None:
             capture.unfinished(captured, engine.mode.backend, call)  # for compare
-            trial_records("unfinished")
+            # Tune may end the trial's process at any report, before compat's code runs again:
+            # what its workers rely on is added to the record by the ledger, as it comes.
+            started = trial_records("unfinished", [])
+            assert started is not None
+            job.ledger.keep_usages_with(_TrialUsages(trial_dir, started, tuple(driver_usages)))
         raw, error = _run_engine(engine, job, in_trial)
         if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
-            trial_records("stopped")
+            trial_records("stopped", _usages_so_far(job.ledger))
             raise error
         snapshot = _close_ledger(job.ledger)
         parts = engine.result_parts(job, raw, snapshot, error)
@@ -377,16 +381,22 @@ class DataParallelTrainer:
         self,
         engine: Engine,
         trial_dir: RunStorage | None,
-        usages: list[Usage],
         call_site: str,
         start_time: float,
+        driver_usages: list[Usage],
         ended: str,
-    ) -> None:
+        workers_usages: list[Usage],
+    ) -> readiness.RunRecord | None:
         """A Tune trial's readiness record before its fit() returns (``ended``: ``unfinished``
-        when it starts, ``stopped`` when Tune ends it), in the trial's directory."""
-        if trial_dir is not None:
-            record = self._readiness_record(engine, trial_dir.run_dir, usages, call_site, start_time, ended)
-            _keep_readiness_record(trial_dir, record)
+        when it starts, ``stopped`` when Tune ends it, with what the workers relied on till
+        then), kept in the trial's directory."""
+        if trial_dir is None:
+            return None
+        record = self._readiness_record(
+            engine, trial_dir.run_dir, _merged(driver_usages, workers_usages), call_site, start_time, ended
+        )
+        _keep_readiness_record(trial_dir, record)
+        return record
 
     def _readiness_record(
         self,
@@ -679,6 +689,40 @@ def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, Bas
         if not in_trial:
             raise
         return None, stop
+
+
+def _merged(*usages: Iterable[Usage]) -> list[Usage]:
+    log = UsageLog()
+    for part in usages:
+        log.merge(part)
+    return log.as_list()
+
+
+@dataclass(frozen=True)
+class _TrialUsages:
+    """A Tune trial's readiness record at its start (``record``, with the driver's behaviours),
+    kept again by the run's ledger, in its host, each time the workers rely on a V1-only
+    behaviour new to the run (``RunLedger.keep_usages_with``): Tune ends a trial's process at
+    a report, and compat's code in it may not run again."""
+
+    storage: RunStorage
+    record: readiness.RunRecord
+    driver: tuple[Usage, ...]
+
+    def __call__(self, workers: list[Usage]) -> None:
+        behaviours = readiness.behaviours(_merged(self.driver, workers))
+        _keep_readiness_record(
+            self.storage, dataclasses.replace(self.record, behaviours=behaviours, ended_at=time.time())
+        )
+
+
+def _usages_so_far(ledger: LedgerClient) -> list[Usage]:
+    """What a trial's workers relied on till Tune stopped it; none when its ledger does not
+    answer within a few seconds (Tune ends the trial's process soon after)."""
+    try:
+        return ledger.usages(timeout_s=5.0)
+    except Exception:
+        return []
 
 
 def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:

@@ -408,3 +408,33 @@ def test_a_host_asks_ray_whether_it_was_restarted_without_a_deprecation_warning(
             return restarted, [f"{w.category.__name__}: {w.message}" for w in caught]
 
     assert ray.get(Probe.remote().restarted.remote()) == (False, [])
+
+
+class _KindsSeen:
+    """A usage sink (picklable: the journal keeps it): the kinds it was called with, in a file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self, usages: list[Usage]) -> None:
+        with open(self.path, "a") as f:
+            f.write(",".join(u.kind for u in usages) + "\n")
+
+
+def test_the_usage_sink_hears_each_new_kind_once_and_a_restarted_host_keeps_telling_it(tmp_path) -> None:
+    """A Tune trial's readiness record is kept again by the ledger each time the workers rely on
+    a V1-only behaviour new to the run (Tune may end the trial's process at any report): the
+    sink is called with every kind known, once per new kind, and a host rebuilt from the
+    journal calls the same sink for the next one."""
+    path = str(tmp_path / "run.journal")
+    seen = tmp_path / "seen.txt"
+    ledger = RunLedger(1, journal_path=path)
+    ledger.keep_usages_with(_KindsSeen(str(seen)))
+    assert not seen.exists()  # nothing relied on yet: nothing to say
+    trial = Usage("trial-api", 1, "train.py:3")
+    ledger.record(Record(0, 0, {"step": 0}, False, False, 0.0, usages=[trial]))
+    ledger.record(Record(0, 1, {"step": 1}, False, False, 0.0, usages=[trial]))  # known: not told again
+    assert seen.read_text().splitlines() == ["trial-api"]
+    again = RunLedger.reopen(path)  # the host died and was restarted
+    again.record(Record(0, 2, {"step": 2}, False, False, 0.0, usages=[Usage("session-api", 1, "train.py:5")]))
+    assert seen.read_text().splitlines() == ["trial-api", "session-api,trial-api"]

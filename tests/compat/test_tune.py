@@ -26,6 +26,21 @@ def _train_fn(config):
             )
 
 
+def _train_fn_asking_its_trial(config):
+    """:func:`_train_fn`, asking V1's trial API first (a V1-only behaviour the workers record
+    while the trial runs, not known when its fit() starts; it reaches the ledger with the first
+    report, before Tune can stop the trial at it)."""
+    for epoch in range(EPOCHS):
+        if epoch == 0:
+            train.get_context().get_trial_name()
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "epoch"), "w") as f:
+                f.write(str(epoch))
+            train.report(
+                {"loss": config["lr"] * (EPOCHS - epoch), "epoch": epoch}, checkpoint=train.Checkpoint.from_directory(d)
+            )
+
+
 def _warm_up_then_train(config):
     train.report({"warm_up": 1.0})  # no checkpoint: Tune keeps it as a result, in both modes
     _train_fn(config)
@@ -37,10 +52,10 @@ import ray
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler
 import compat as train
-from tests.compat.test_tune import STOP_AT, _train_fn, _warm_up_then_train
+from tests.compat.test_tune import STOP_AT, _train_fn_asking_its_trial, _warm_up_then_train
 
 ray.init(num_cpus=2, include_dashboard=False, address="local")
-trainer = train.torch.TorchTrainer(_train_fn, scaling_config=train.ScalingConfig(num_workers=1))
+trainer = train.torch.TorchTrainer(_train_fn_asking_its_trial, scaling_config=train.ScalingConfig(num_workers=1))
 grid = tune.Tuner(
     trainer,
     param_space={"train_loop_config": {"lr": tune.grid_search([0.1, 1.0])}},
@@ -63,11 +78,14 @@ from compat.readiness import _record as readiness
 records = []
 for trial_result in grid:
     lines = open(os.path.join(trial_result.path, readiness.RECORD_FILE)).read()
-    records += [[r.job, r.path, r.outcome, r.mode, r.call_site] for r in readiness.parse_lines(lines)[0]]
+    records += [
+        [r.job, r.path, r.outcome, r.mode, r.call_site, sorted(b.kind for b in r.behaviours)]
+        for r in readiness.parse_lines(lines)[0]
+    ]
 trial_paths = sorted(r.path for r in grid)
-sweep_report = train.migration_report(grid).splitlines()[0]
+sweep_report = train.migration_report(grid)
 print("SWEEP " + json.dumps({
-    "records": records, "trial_paths": trial_paths, "report": sweep_report,
+    "records": records, "trial_paths": trial_paths, "report": sweep_report.splitlines()[0], "report_text": sweep_report,
     "trials": len(grid), "errors": len(grid.errors), "config": best.config,
     "loss": best.metrics["loss"], "epoch": best.metrics["epoch"], "stored": stored,
     "epochs": list(best.metrics_dataframe["epoch"]), "free_cpus": free,
@@ -153,14 +171,21 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     assert sweep["free_cpus"] == 2  # nothing the sweep started still holds a CPU
     records = sweep["records"]
     assert {r[0] for r in records} == {"sweep"} and sorted({r[1] for r in records}) == sweep["trial_paths"]
-    # One run per trial (the reader keeps a run's last line), stopped by ASHA before its end.
+    # One run per trial (the reader keeps a run's last line), stopped by ASHA before its end:
+    # its record names what its workers relied on until Tune stopped it (the trial API, asked
+    # after the trial started).
     assert len(records) >= 2 and {r[2] for r in records} <= {"unfinished", "stopped"}
+    last = {r[1]: r for r in records}  # each trial's last line: the one the reader keeps
+    assert [r[5] for r in last.values()] == [["trial-api"]] * 2, records
     assert {r[3] for r in records} == {"v1" if setting == "0" else "v2"}
     # compat.migration_report of the ResultGrid: what its trials' records hold.
-    assert sweep["report"] == (
-        "Sweep 'sweep' (2 trials): no V1-only behaviour recorded in its trials: it "
-        + ("behaves the same under V2." if setting == "0" else "gives what it would under V1.")
+    assert sweep["report"] == "Sweep 'sweep' (2 trials), " + (
+        "V1-only behaviours its trials relied on (they change when V2 is on), worst first:"
+        if setting == "0"
+        else "changed by the flip: its trials have V2's semantics and relied on behaviours V1 gives otherwise, "
+        "worst first:"
     )
+    assert "  trial-api [breaks]: 2x in 2 of 2 trials" in sweep["report_text"], sweep["report_text"]
     fit_line = SWEEP.splitlines().index(").fit()") + 1
     assert {r[4] for r in records} == {f"<string>:{fit_line}"}  # the sweep's fit() in the driver's program
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESTORED ")]
@@ -182,7 +207,8 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     # without a checkpoint is no free-floating report in a trial (Tune keeps it as a result).
     output = out.stdout + out.stderr
     assert "The `Checkpoint` class should be imported" not in output
-    assert "V1OnlyWarning" not in output
+    warned = [line for line in output.splitlines() if "V1OnlyWarning" in line]
+    assert all("[trial-api]" in line for line in warned), warned  # v2: the trial API, as asked
 
 
 def test_param_space_merges_like_v1_and_names_unknown_keys() -> None:

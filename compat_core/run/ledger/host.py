@@ -303,6 +303,15 @@ class LedgerClient:
     ) -> list[DeliveredRound]:
         return cast(list[DeliveredRound], self._ask(RunLedger.delivered_since, consumer, count, flush, wait_s))
 
+    def usages(self, timeout_s: float) -> list[Usage]:
+        """What the workers relied on so far; raises ``GetTimeoutError`` after ``timeout_s``."""
+        import ray
+
+        return cast("list[Usage]", ray.get(self._send(RunLedger.usages), timeout=timeout_s))
+
+    def keep_usages_with(self, sink: Callable[[list[Usage]], None]) -> None:
+        self._ask(RunLedger.keep_usages_with, sink)
+
     def wake_consumers(self) -> None:
         """Without waiting."""
         self._send(RunLedger.wake_consumers)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from compat_core import messages
@@ -128,6 +129,9 @@ class RunLedger:
         # The records themselves are the journal's (LedgerSnapshot reads them from it); those
         # it could not keep (no journal: a ledger in its caller's process) are kept here.
         self._kept: list[Record] = []
+        # Told each time the workers rely on a V1-only behaviour new to the run (keep_usages_with).
+        self._usage_sink: Callable[[list[Usage]], None] | None = None
+        self._sink_lock = threading.Lock()  # one call at a time, each with every kind known then
         self._lock = threading.Lock()
 
     def open_channel(self, host: str | None = None) -> channel.Address | None:
@@ -211,13 +215,48 @@ class RunLedger:
         if not added:
             return
         with self._lock:
-            self._usage.merge(record.usages)
+            new_kind = self._merge_usages(record.usages)
             if not journaled:
                 self._kept.append(record)
+        if new_kind:
+            self._tell_usages()
         if validation is not None:
             self._validations.request(record.key, *validation)
         if complete is not None:
             self._delivery.round_complete(record.key, complete)
+
+    def usages(self) -> list[Usage]:
+        """The V1-only behaviours the workers relied on so far (a run Tune ends before its
+        fit() returns leaves them in its readiness record)."""
+        with self._lock:
+            return self._usage.as_list()
+
+    def keep_usages_with(self, sink: Callable[[list[Usage]], None]) -> None:
+        """Call ``sink`` with every V1-only behaviour the workers relied on so far, now and each
+        time a report or a worker's end brings one new to the run (in this process: a Tune
+        trial's readiness record, which must hold them before Tune ends the trial's process
+        at a report). A sink that raises is logged and called again with the next new one."""
+        self._log("usage_sink", sink)
+        with self._lock:
+            self._usage_sink = sink
+        self._tell_usages()
+
+    def _merge_usages(self, usages: list[Usage]) -> bool:
+        """Count ``usages`` (under the lock); whether a kind is new to the run."""
+        known = len(self._usage.entries)
+        self._usage.merge(usages)
+        return len(self._usage.entries) > known
+
+    def _tell_usages(self) -> None:
+        with self._sink_lock:
+            with self._lock:
+                sink, usages = self._usage_sink, self._usage.as_list()
+            if sink is None or not usages:
+                return
+            try:
+                sink(usages)
+            except Exception:
+                channel.logger.exception("compat's run ledger could not keep the run's V1-only behaviours")
 
     def stored_through(self, attempt: int, rank: int, wanted: int = 0, timeout_s: float = 0.0) -> int:
         """The first index of ``rank``'s records in ``attempt`` not stored yet: a worker forgets
@@ -283,7 +322,9 @@ class RunLedger:
         with self._lock:
             if rank == 0:
                 self._return_value = return_value
-            self._usage.merge(usages)
+            new_kind = self._merge_usages(usages)
+        if new_kind:
+            self._tell_usages()
         if error is None:
             return
         self._failures.add(attempt, rank, error)
@@ -476,6 +517,8 @@ class _Replay:
             ledger._validations.use_config(args[0])
         elif kind == "seed":
             ledger._validations.store_seed(*args)
+        elif kind == "usage_sink":
+            ledger._usage_sink = args[0]
 
     def _hand_over_complete(self) -> None:
         """What the lost host had handed over restored, the complete rounds it had not go on."""
