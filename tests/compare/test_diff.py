@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from compat.compare._diff import compare_runs
+
+pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
 
 
 def record(backend: str, free: bool) -> dict:

@@ -17,6 +17,8 @@ from compat_core.run import channel
 from compat_core.run.ledger import Record, RunLedger
 from compat_core.run.ledger.votes import FreeRoundVote
 
+pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -449,8 +451,8 @@ def test_a_vote_whose_connection_broke_is_cast_again_by_an_actor_call() -> None:
     deadline = time.monotonic() + 10
     while ledger._vote.pending() == 0 and time.monotonic() < deadline:  # rank 0's vote is counted
         time.sleep(0.01)
+    ledger._vote = FreeRoundVote(2)  # the restarted host's: rank 0's channel vote died with the old one
     ledger._listener.close()  # the host's end: its connections close, nothing more is answered
-    ledger._vote = FreeRoundVote(2)  # the restarted host: rank 0's channel vote died with it
     deadline = time.monotonic() + 10
     while client.calls == [] and time.monotonic() < deadline:
         time.sleep(0.01)

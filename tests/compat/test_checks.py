@@ -8,6 +8,8 @@ import torch
 
 from compat._checks import ReportError, check_metrics, non_finite_keys
 
+pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
+
 
 def check(metrics):
     return check_metrics(metrics)

@@ -333,6 +333,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 from compat_core.semantics.rounds import Retention, retained  # noqa: E402
 
+pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
+
 _scores = st.one_of(st.none(), st.integers(-3, 3).map(float), st.just(float("nan")))
 
 

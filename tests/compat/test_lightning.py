@@ -69,13 +69,16 @@ def every_door_and_a_failure(config):
         raise RuntimeError("injected failure")
 
 
+@pytest.mark.one_pass  # every mode and engine here, each set by the test: CI's second pass would repeat them
 def test_a_mixed_run_with_a_failure_gives_the_same_calls_and_frame_in_both_modes(
     ray_cluster, monkeypatch, tmp_path
 ) -> None:
     seen = {}
-    for backend in ("v1", "v2"):
-        monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0" if backend == "v1" else "1")
-        base = tmp_path / backend
+    # V1 semantics on each engine, and V2's (COMPAT_V1_ENGINE matters to the v1 backend only).
+    for run, setting, engine in (("v1", "0", "v1"), ("v1-on-v2", "0", "v2"), ("v2", "1", "v2")):
+        monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", setting)
+        monkeypatch.setenv("COMPAT_V1_ENGINE", engine)
+        base = tmp_path / run
         base.mkdir()
         log = str(base / "calls.jsonl")
         result = TorchTrainer(
@@ -90,11 +93,12 @@ def test_a_mixed_run_with_a_failure_gives_the_same_calls_and_frame_in_both_modes
             ),
         ).fit()
         calls = [json.loads(line) for line in Path(log).read_text().splitlines()]
-        seen[backend] = (calls, frame_without_time(result))
+        seen[run] = (calls, frame_without_time(result))
     v1_calls, v1_frame = seen["v1"]
-    v2_calls, v2_frame = seen["v2"]
-    assert v1_calls == v2_calls
-    pd.testing.assert_frame_equal(v1_frame, v2_frame)
+    for other in ("v1-on-v2", "v2"):
+        calls, frame = seen[other]
+        assert calls == v1_calls, other
+        pd.testing.assert_frame_equal(frame, v1_frame)
     # Two attempts of four rounds each (compat, ray.train, two Lightning epochs), one failure between.
     assert [c.get("exception") for c in v1_calls] == [None] * 4 + [[1]] + [None] * 4
     assert v1_frame["attempt"].tolist() == [0] * 8 + [1] * 8

@@ -1,7 +1,11 @@
 """The backends' semantics as plain functions (no Ray)."""
 
+import pytest
+
 from compat_core.semantics.observed import V1Semantics, V2Semantics
 from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome, WorkerReport
+
+pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
 
 
 def rnd(index, metrics0, metrics1=None, ckpt=False, validation=None, wants=False):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,8 @@ from compat_core.run.ledger import Record, RunLedger
 from compat_core.semantics import v1_logs
 from compat_core.semantics.observed import V1Semantics, V2Semantics
 from compat_core.semantics.rounds import CheckpointStatus, merge_validation
+
+pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
 
 EXAMPLES = settings(max_examples=300, deadline=None)
 
