@@ -339,7 +339,10 @@ class DataParallelTrainer:
             job.ledger.keep_usages_with(_TrialUsages(trial_dir, started, tuple(driver_usages)))
         raw, error = _run_engine(engine, job, in_trial)
         if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
-            trial_records("stopped", _usages_so_far(job.ledger))
+            assert trial_dir is not None
+            # What the ledger knows now, and what it had already kept in the trial's record (its
+            # answer may not come in time: the record must not lose what it said).
+            trial_records("stopped", _at_least(_usages_so_far(job.ledger), _kept_for(trial_dir)))
             raise error
         snapshot = _close_ledger(job.ledger)
         parts = engine.result_parts(job, raw, snapshot, error)
@@ -714,6 +717,27 @@ class _TrialUsages:
         _keep_readiness_record(
             self.storage, dataclasses.replace(self.record, behaviours=behaviours, ended_at=time.time())
         )
+
+
+def _kept_for(trial: RunStorage) -> list[Usage]:
+    """The behaviours the trial's last readiness record (its run's) already names."""
+    try:
+        records = readiness.parse_lines(trial.read_text(readiness.RECORD_FILE) or "")[0]
+    except Exception:
+        return []
+    ours = [r for r in records if r.path == trial.run_dir]
+    return [Usage(b.kind, b.count, b.first_site) for b in ours[-1].behaviours] if ours else []
+
+
+def _at_least(*sources: list[Usage]) -> list[Usage]:
+    """Each kind any of ``sources`` names, with the most uses any of them counts (they count the
+    same uses, some of them later)."""
+    most: dict[str, Usage] = {}
+    for usages in sources:
+        for u in usages:
+            if u.kind not in most or u.count > most[u.kind].count:
+                most[u.kind] = u
+    return sorted(most.values(), key=lambda u: u.kind)
 
 
 def _usages_so_far(ledger: LedgerClient) -> list[Usage]:
