@@ -55,6 +55,12 @@ VOTE = "vote"  # ("vote", attempt, index, rank, free): a rank's free-round vote
 # A decision the ledger writes on an answer connection: attempt, report index, free.
 _DECISION = struct.Struct("!qq?")
 
+
+def _tagged(message: Any, tag: str) -> bool:
+    """Whether ``message`` is the tagged tuple ``(tag, ...)`` (a record is a pair of objects)."""
+    return type(message) is tuple and bool(message) and message[0] == tag
+
+
 logger = logging.getLogger(__name__)
 
 
@@ -200,7 +206,7 @@ class Listener:
             except Exception:  # one bad record must not stop the others
                 logger.exception("compat's record channel could not read a record")
                 continue
-            if type(message) is tuple and message and message[0] == ANSWERS:
+            if _tagged(message, ANSWERS):
                 self._answering(message[1], sock)
             else:
                 batch.append((message, sent))
@@ -210,7 +216,7 @@ class Listener:
 
     def _deliver_batch(self, batch: list[tuple[Any, bytes]]) -> None:
         """The batch's records to ``deliver``, then its votes to ``vote``."""
-        records = [item for item in batch if not (type(item[0]) is tuple and item[0] and item[0][0] == VOTE)]
+        records = [item for item in batch if not _tagged(item[0], VOTE)]
         try:
             if records:
                 self._deliver(records)
@@ -219,7 +225,7 @@ class Listener:
         if len(records) == len(batch) or self._vote is None:
             return
         for message, _ in batch:
-            if type(message) is tuple and message and message[0] == VOTE:
+            if _tagged(message, VOTE):
                 try:
                     self._vote(*message[1:])
                 except Exception:  # the rank asks by an actor call when no decision comes
@@ -328,11 +334,7 @@ class Sender:
             data = cloudpickle.dumps(message)  # type: ignore[no-untyped-call]  # untyped in Ray
         except Exception:
             return False
-        try:
-            self._connection.send_bytes(data)
-        except OSError as exc:
-            self.broken = True
-            logger.info("compat's record channel broke (%s); using actor calls", exc)
+        if not self._write(data):
             return False
         self._kept.append((index, message))
         return True
@@ -340,10 +342,12 @@ class Sender:
     def vote(self, attempt: int, index: int, rank: int, free: bool) -> bool:
         """Write rank ``rank``'s free-round vote (not kept: a rank whose connection breaks votes
         again by an actor call); False when it could not be written."""
-        if self.broken:
-            return False
+        return not self.broken and self._write(pickle.dumps((VOTE, attempt, index, rank, free)))
+
+    def _write(self, data: bytes) -> bool:
+        """``data`` onto the connection; False (and broken from now on) when it cannot be."""
         try:
-            self._connection.send_bytes(pickle.dumps((VOTE, attempt, index, rank, free)))
+            self._connection.send_bytes(data)
         except OSError as exc:
             self.broken = True
             logger.info("compat's record channel broke (%s); using actor calls", exc)
