@@ -329,20 +329,18 @@ class DataParallelTrainer:
         captured = capture.reserve()
         # Ray Tune may end a trial at any report (a scheduler's early stop) and then its process:
         # a trial's records are written first, and replaced when fit() returns.
-        trial_records = functools.partial(self._trial_record, engine, trial_dir, call_site, start_time, driver_usages)
+        trial_records = functools.partial(self._trial_record, engine, trial_dir, call_site, start_time)
         if trial_dir is not None:
             capture.unfinished(captured, engine.mode.backend, call)  # for compare
             # Tune may end the trial's process at any report, before compat's code runs again:
             # what its workers rely on is added to the record by the ledger, as it comes.
-            started = trial_records("unfinished", [])
+            started = trial_records("unfinished", driver_usages)
             assert started is not None
             job.ledger.keep_usages_with(_TrialUsages(trial_dir, started, tuple(driver_usages)))
         raw, error = _run_engine(engine, job, in_trial)
         if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
             assert trial_dir is not None
-            # What the ledger knows now, and what it had already kept in the trial's record (its
-            # answer may not come in time: the record must not lose what it said).
-            trial_records("stopped", _at_least(_usages_so_far(job.ledger), _kept_for(trial_dir)))
+            trial_records("stopped", _stopped_usages(driver_usages, _usages_so_far(job.ledger), _kept_for(trial_dir)))
             raise error
         snapshot = _close_ledger(job.ledger)
         parts = engine.result_parts(job, raw, snapshot, error)
@@ -386,18 +384,15 @@ class DataParallelTrainer:
         trial_dir: RunStorage | None,
         call_site: str,
         start_time: float,
-        driver_usages: list[Usage],
         ended: str,
-        workers_usages: list[Usage],
+        usages: list[Usage],
     ) -> readiness.RunRecord | None:
         """A Tune trial's readiness record before its fit() returns (``ended``: ``unfinished``
         when it starts, ``stopped`` when Tune ends it, with what the workers relied on till
         then), kept in the trial's directory."""
         if trial_dir is None:
             return None
-        record = self._readiness_record(
-            engine, trial_dir.run_dir, _merged(driver_usages, workers_usages), call_site, start_time, ended
-        )
+        record = self._readiness_record(engine, trial_dir.run_dir, usages, call_site, start_time, ended)
         _keep_readiness_record(trial_dir, record)
         return record
 
@@ -729,14 +724,14 @@ def _kept_for(trial: RunStorage) -> list[Usage]:
     return [Usage(b.kind, b.count, b.first_site) for b in ours[-1].behaviours] if ours else []
 
 
-def _at_least(*sources: list[Usage]) -> list[Usage]:
-    """Each kind any of ``sources`` names, with the most uses any of them counts (they count the
-    same uses, some of them later)."""
-    most: dict[str, Usage] = {}
-    for usages in sources:
-        for u in usages:
-            if u.kind not in most or u.count > most[u.kind].count:
-                most[u.kind] = u
+def _stopped_usages(driver: list[Usage], workers: list[Usage], kept: list[Usage]) -> list[Usage]:
+    """What a trial Tune stopped relied on: the driver's and the workers' (the ledger's answer,
+    which may not come in time), or, where it says more, what the trial's record already names
+    (``kept``: the same uses, the driver's among them, counted when the ledger kept it)."""
+    most = {u.kind: u for u in _merged(driver, workers)}
+    for u in kept:
+        if u.kind not in most or u.count > most[u.kind].count:
+            most[u.kind] = u
     return sorted(most.values(), key=lambda u: u.kind)
 
 

@@ -237,3 +237,47 @@ def test_a_raising_callback_lets_training_finish_then_is_a_callback_error(tmp_pa
         fit(FakeEngine(V1_MODE), tmp_path, callbacks=[callback])
     assert callback.seen == [0, 1, 2]  # after_report once per round, in order, past the failure
     assert list(raised.value.result.metrics_dataframe["epoch"]) == [0, 1, 2]
+
+
+def test_a_stopped_trials_record_counts_each_use_once_whichever_source_names_it(tmp_path) -> None:
+    """A trial Tune stopped: its record is made of the driver's behaviours, the ledger's answer
+    (the workers') and what the trial's record already names (the driver's among them): a use
+    named by two sources is one use, and the record loses nothing the ledger did not answer."""
+    import pyarrow.fs as pafs
+
+    from compat._trainer import _kept_for, _stopped_usages
+    from compat_core.usage import Usage
+
+    (tmp_path / "trial").mkdir()
+    trial = storage.RunStorage(pafs.LocalFileSystem(), str(tmp_path / "trial"))
+    trial.append_text(readiness.RECORD_FILE, _record_line(trial.run_dir, [Usage("tune-callback", 1, "job.py:3")]))
+    trial.append_text(
+        readiness.RECORD_FILE,
+        _record_line(trial.run_dir, [Usage("tune-callback", 1, "job.py:3"), Usage("trial-api", 2, "job.py:9")]),
+    )
+    driver = [Usage("tune-callback", 1, "job.py:3")]
+    kept = _kept_for(trial)
+    counts = lambda usages: {u.kind: u.count for u in usages}  # noqa: E731
+    assert counts(_stopped_usages(driver, [], kept)) == {"tune-callback": 1, "trial-api": 2}  # no answer
+    workers = [Usage("trial-api", 3, "job.py:9")]  # the ledger had one more use by then
+    assert counts(_stopped_usages(driver, workers, kept)) == {"tune-callback": 1, "trial-api": 3}
+
+
+def _record_line(path: str, usages: list) -> str:
+    return readiness.RunRecord(
+        job="sweep",
+        run=os.path.basename(path),
+        path=path,
+        script="job.py",
+        call_site="job.py:12",
+        trainer="TorchTrainer",
+        ray_version="2.60.0",
+        compat_version="0",
+        python_version="3.11",
+        mode="v1",
+        engine="v2",
+        started_at=0.0,
+        ended_at=1.0,
+        outcome="unfinished",
+        behaviours=readiness.behaviours(usages),
+    ).line()
