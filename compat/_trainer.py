@@ -314,8 +314,6 @@ class DataParallelTrainer:
 
     def _fit(self, engine: Engine, *, in_trial: bool) -> Result:
         call_site = (in_trial and self.__dict__.get("_driver_call_site")) or where.user_call_site()
-        if self.scaling_config.elasticity_enabled:
-            raise CompatError(messages.ELASTIC_NOT_YET)
         if not in_trial:  # before anything starts: Ray's processes would import another compat
             _shadowing.check()
         ensure_ray()

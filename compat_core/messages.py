@@ -182,14 +182,6 @@ UNKNOWN_REPORT_CHECKPOINT_POSITION = (
 )
 
 
-ELASTIC_NOT_YET = (
-    "ScalingConfig(num_workers=(min, max)): elastic training is not supported by compat yet: "
-    "compat's run ledger counts every round over a fixed number of workers, and V2 restarts the "
-    "worker group at another size when it resizes (docs/compatibility.md §31). Give a fixed "
-    "num_workers, or run this job on raw ray.train under V2."
-)
-
-
 def train_api_in_tune(name: str) -> str:
     """Raw V2's error for ``ray.train.<name>`` in a Tune function trainable, then compat's words."""
     from compat_core import v1_only

@@ -47,6 +47,9 @@ class V1WorkerSide:
         context = self.context()
         return context.get_world_rank(), context.get_world_size()
 
+    def worker_group(self) -> str | None:
+        return None  # V1 restarts every rank of one fixed size: an attempt is a rank's restart
+
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
         from ray.train import context as v1_context

@@ -60,6 +60,9 @@ class V2WorkerSide:
         context = self.context()
         return context.get_world_rank(), context.get_world_size()
 
+    def worker_group(self) -> str | None:
+        return adapters.v2_worker_group_id()
+
     def install(self, sink: ReportSink) -> Callable[[], None]:
         import ray.train
         from ray.train.v2.api import train_fn_utils as api

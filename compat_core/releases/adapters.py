@@ -35,6 +35,13 @@ def v2_train_context() -> Any:
     return get_train_context()
 
 
+def v2_worker_group_id() -> str:
+    """An id of this V2 worker's group: its synchronization actor's, which V2's controller
+    starts once per worker group (Ray 2.44 to 2.60 alike); a group it resizes is a new one."""
+    actor = v2_train_context().get_synchronization_actor()
+    return str(actor._ray_actor_id.hex())
+
+
 def worker_group_placement_group(worker_group: Any) -> Any:
     """The placement group of a V2 worker group: its state's handle since 2.5x
     (``get_worker_group_state().placement_group_handle``), the state's own attribute before

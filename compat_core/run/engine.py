@@ -96,6 +96,12 @@ class WorkerSide(Protocol):
 
     def rank_and_size(self) -> tuple[int, int]: ...
 
+    def worker_group(self) -> str | None:
+        """An id of this worker's group, the same for its every rank and new each time the
+        engine starts one (V2's engine may start one of another size: an elastic run); None
+        where every attempt restarts every rank (V1's engine)."""
+        ...
+
     def torch_utils(self) -> Any:
         """The engine's ``train_loop_utils`` module (prepare_model, prepare_data_loader, ...)."""
         ...

@@ -265,7 +265,7 @@ def _run(user_fn: Callable[..., Any], settings: WorkerSettings, args: tuple[Any,
     os.environ.update(settings.env)
     side = settings.side
     rank, size = side.rank_and_size()
-    attempt = settings.ledger.worker_started(rank, ray.get_runtime_context().get_actor_id())
+    attempt = settings.ledger.worker_started(rank, ray.get_runtime_context().get_actor_id(), side.worker_group(), size)
     address = settings.ledger.open_channel() if settings.use_channel else None
     session = _session = WorkerSession(
         settings, side, rank, size, attempt, sender=channel.connect(address), address=address

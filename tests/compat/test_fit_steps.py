@@ -70,6 +70,9 @@ class FakeWorkerSide:
     def rank_and_size(self) -> tuple[int, int]:
         return 0, 1
 
+    def worker_group(self) -> str | None:
+        return None
+
     def install(self, sink: Any) -> Any:
         self.sink = sink
         return lambda: None

@@ -24,33 +24,36 @@ pytestmark = pytest.mark.one_pass  # plain code: no Ray cluster, no mode
 @st.composite
 def schedules(draw):
     world = draw(st.integers(1, 3))
+    elastic = draw(st.booleans())  # V2's engine: each attempt a worker group, of any size up to the run's
     attempts = []
     for attempt in range(draw(st.integers(1, 2))):
+        size = draw(st.integers(1, world)) if elastic else world
+        group = (f"group-{attempt}", size) if elastic else None
         rounds = draw(st.integers(0, 4))
-        sent = {rank: draw(st.integers(0, rounds)) for rank in range(world)}  # a rank may stop early
+        sent = {rank: draw(st.integers(0, rounds)) for rank in range(size)}  # a rank may stop early
         records = [
             Record(rank, index, {"loss": draw(st.floats(allow_nan=False)), "rank": rank},
                    has_checkpoint=index % 2 == 0, wants_validation=False, timestamp=float(index),
                    checkpoint=f"ckpt-{attempt}-{index}" if index % 2 == 0 else None, attempt=attempt,
                    usages=[Usage("free-floating-report", 1, "job.py:3")] if index % 2 else [])
-            for rank in range(world)
+            for rank in range(size)
             for index in range(sent[rank])
         ]  # fmt: skip
         order = draw(st.permutations(records))
         again = draw(st.lists(st.sampled_from(records), max_size=2)) if records else []  # sent again
         validated = draw(st.lists(st.integers(0, max(rounds - 1, 0)), max_size=2, unique=True)) if rounds else []
-        failing = draw(st.sets(st.integers(0, world - 1), max_size=world))
+        failing = draw(st.sets(st.integers(0, size - 1), max_size=size))
         engine = draw(st.booleans())
-        attempts.append((attempt, sent, [*order, *again], validated, failing, engine))
+        attempts.append((attempt, sent, [*order, *again], validated, failing, engine, group))
     return world, attempts
 
 
 def steps(attempts) -> list:
     """The schedule as the calls workers and the engine make, each a function of the ledger."""
     calls = []
-    for attempt, sent, records, validated, failing, engine in attempts:
+    for attempt, sent, records, validated, failing, engine, group in attempts:
         for rank in sent:
-            calls.append(lambda ledger, rank=rank, attempt=attempt: _started(ledger, rank, attempt))
+            calls.append(lambda ledger, rank=rank, attempt=attempt, group=group: _started(ledger, rank, attempt, group))
         for record in records:
             calls.append(lambda ledger, record=record: ledger.record(record))
         for index in validated:
@@ -68,8 +71,8 @@ def steps(attempts) -> list:
     return calls
 
 
-def _started(ledger: RunLedger, rank: int, attempt: int) -> None:
-    assert ledger.worker_started(rank, f"actor-{attempt}-{rank}") == attempt
+def _started(ledger: RunLedger, rank: int, attempt: int, group: tuple[str, int] | None) -> None:
+    assert ledger.worker_started(rank, f"actor-{attempt}-{rank}", *(group or ())) == attempt
 
 
 def tell(ledger: RunLedger, attempts) -> None:
@@ -88,6 +91,8 @@ def plain(snapshot):
         [{rank: (type(e).__name__, str(e)) for rank, e in attempt.items()} for attempt in snapshot.failures],
         snapshot.attempts,
         [(r.attempt, r.index) for r in snapshot.rounds()],
+        snapshot.world_sizes,
+        snapshot.digest.complete_rounds,
     )
 
 

@@ -239,6 +239,35 @@ def test_attempt_numbers_count_restarts_per_rank() -> None:
     assert ledger.close().attempts == 2
 
 
+def test_an_elastic_runs_attempts_are_its_worker_groups_each_complete_at_its_own_size() -> None:
+    """V2's engine resizes an elastic run by starting a worker group of another size: an
+    attempt is a group (its id from the workers, whichever rank starts first), its rounds are
+    complete with its own ranks, and a resize (no failure) calls no after_exception, as raw
+    V2's controller calls none."""
+    cb = Recorder()
+    ledger = RunLedger(2, callbacks=[cb], vote_timeout_s=5)
+    assert ledger.worker_started(0, "a0", "group-a", 1) == 0
+    assert ledger.vote_free_round(0, 0, 0, True, True) is True  # the only rank: free at once
+    ledger.record(rec_at(0, 0, 0, step=0))
+    ledger.record(rec_at(0, 0, 1, step=1))
+    # The cluster grew: a group of 2, rank 1 asking first; the other group's rank 0 again.
+    assert [ledger.worker_started(1, "b1", "group-b", 2), ledger.worker_started(0, "b0", "group-b", 2)] == [1, 1]
+    assert ledger.worker_started(0, "b0", "group-b", 2) == 1  # asked again (a restarted host): the same
+    ledger.record(rec_at(1, 0, 0, step=2))
+    assert delivered(ledger, 2) == 2  # attempt 1's round waits for its second rank
+    ledger.record(rec_at(1, 1, 0, step=2))
+    ledger.record(rec_at(1, 0, 1, step=3))  # the node of rank 1 goes away before it reports again
+    lost = ConnectionError("the node went away")
+    ledger.engine_failed({1: lost})
+    assert ledger.worker_started(0, "c0", "group-c", 1) == 2
+    ledger.record(rec_at(2, 0, 0, step=3))
+    snap = ledger.close()
+    assert [[m["step"] for m in metrics] for metrics, _ in cb.calls] == [[0], [1], [2, 2], [3]]
+    assert cb.exceptions == [{1: lost}]  # the failure, not the resize
+    assert [(r.attempt, r.index, len(r.reports)) for r in snap.rounds()] == [(0, 0, 1), (0, 1, 1), (1, 0, 2), (2, 0, 1)]
+    assert (snap.attempts, snap.world_sizes, snap.digest.complete_rounds) == (3, {0: 1, 2: 1}, 4)
+
+
 def test_usages_travel_with_each_record_so_a_crashed_worker_keeps_them() -> None:
     ledger = RunLedger(1)
     record = rec(0, 0, a=1)

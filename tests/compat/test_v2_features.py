@@ -171,13 +171,6 @@ def test_v2_engine_options_reach_rays_v2_configs(monkeypatch: pytest.MonkeyPatch
     assert (failure.max_failures, failure.max_preemption_failures, failure.preemption_grace_s) == (1, 4, 0.0)
 
 
-def test_elastic_training_is_refused_at_fit_with_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
-    trainer = compat.torch.TorchTrainer(lambda: None, scaling_config=compat.ScalingConfig(num_workers=(1, 2)))
-    with pytest.raises(CompatError, match="elastic training is not supported by compat yet"):
-        trainer.fit()
-
-
 def test_a_trainer_overriding_v1s_hooks_is_refused_when_made() -> None:
     class Custom(compat.torch.TorchTrainer):
         def setup(self) -> None:

@@ -27,12 +27,11 @@ def reported_checkpoints(
     def left() -> float | None:
         return None if deadline is None else max(0.0, deadline - time.monotonic())
 
-    world_size = store.world_size
     store.wait(
         lambda: store.count_locked(attempt, rank) >= sent and store.rounds_complete_locked(attempt, sent), left()
     )
     complete = store.checkpoint_rounds()
-    rounds = [to_round(key, ranks, world_size) for key, ranks in sorted(complete.items())]
+    rounds = [to_round(key, ranks) for key, ranks in sorted(complete.items())]
     wanted = [(r.attempt, r.index) for r in rounds if r.has_checkpoint and r.wants_validation]
     if validated:
         store.wait(lambda: store.validated_locked(wanted), left())

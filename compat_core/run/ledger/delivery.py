@@ -131,7 +131,6 @@ class RoundDelivery:
 
     def __init__(
         self,
-        world_size: int,
         callbacks: list[Any],
         run_context: Any,
         round_sink: RoundSink | None,
@@ -139,7 +138,6 @@ class RoundDelivery:
         consumers: tuple[str, ...] = (),
         rows: RowMaker | None = None,
     ) -> None:
-        self.world_size = world_size
         self.callbacks = callbacks
         self._run_context = run_context
         self._round_sink = round_sink
@@ -273,7 +271,7 @@ class RoundDelivery:
         if self._round_sink is not None:
             self._call(self._round_sink, "__call__", key[1], delivered)
         if self.callbacks:
-            records = [round_[i] for i in range(self.world_size)]
+            records = [round_[i] for i in sorted(round_)]
             metrics = [dict(r.metrics) for r in records]
             checkpoint = next((r.checkpoint for r in records if r.has_checkpoint), None)
             for callback in self.callbacks:

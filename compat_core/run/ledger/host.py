@@ -240,8 +240,10 @@ class LedgerClient:
         return ray.get(self._send(method, *args))
 
     # --- the workers' calls
-    def worker_started(self, rank: int, actor_id: str | None) -> int:
-        return cast(int, self._ask(RunLedger.worker_started, rank, actor_id))
+    def worker_started(
+        self, rank: int, actor_id: str | None, group: str | None = None, world_size: int | None = None
+    ) -> int:
+        return cast(int, self._ask(RunLedger.worker_started, rank, actor_id, group, world_size))
 
     def open_channel(self) -> Address | None:
         return cast("Address | None", self._ask(RunLedger.open_channel))

@@ -24,6 +24,31 @@ from compat_core.usage import Usage
 RoundKey = tuple[int, int]
 
 
+class WorldSizes:
+    """How many ranks each attempt of a run has: the run's own number (``default``) unless the
+    attempt's workers said otherwise when they started. An elastic run's attempts differ: V2's
+    engine starts each worker group at the size the cluster allows, between the run's minimum
+    and maximum (``ScalingConfig(num_workers=(min, max))``)."""
+
+    def __init__(self, default: int, sizes: dict[int, int] | None = None) -> None:
+        self.default = default
+        self._sizes = dict(sizes or {})
+
+    @classmethod
+    def given(cls, sizes: int | WorldSizes) -> WorldSizes:
+        return sizes if isinstance(sizes, WorldSizes) else cls(sizes)
+
+    def of(self, attempt: int) -> int:
+        return self._sizes.get(attempt, self.default)
+
+    def set(self, attempt: int, size: int) -> None:
+        self._sizes[attempt] = size  # one dict assignment: safe to read from any thread
+
+    def as_dict(self) -> dict[int, int]:
+        """The attempts whose size is not the default's."""
+        return {attempt: size for attempt, size in dict(self._sizes).items() if size != self.default}
+
+
 @dataclass
 class Record:
     """One worker's report as the ledger stores it, whatever called ``report``.
@@ -96,7 +121,7 @@ class LedgerSnapshot:
     its caller's process). Once the driver has it, the snapshot owns the journal
     (:meth:`keep_journal`): it goes with the snapshot."""
 
-    world_size: int
+    world_size: int  # the run's; an attempt of another size is in ``world_sizes``
     validations: dict[RoundKey, ValidationOutcome]
     return_value: Any
     usages: list[Usage]
@@ -108,7 +133,14 @@ class LedgerSnapshot:
     host_lost: str | None = None
     journal_path: str | None = None
     unjournaled: list[Record] = field(default_factory=list, repr=False)
+    # The attempts whose worker group had another size than ``world_size`` (an elastic run's).
+    world_sizes: dict[int, int] = field(default_factory=dict)
     _digest: RecordDigest | None = field(default=None, repr=False)
+
+    @property
+    def sizes(self) -> WorldSizes:
+        """Each attempt's number of ranks."""
+        return WorldSizes(self.world_size, self.world_sizes)
 
     def iter_records(self) -> Iterator[Record]:
         """Every record of the run, once each: the journal's in the order it kept them, then
@@ -128,13 +160,14 @@ class LedgerSnapshot:
         """What the driver reads of every record, made in one pass (then kept: its size is the
         run's checkpoints and metric names, not its reports)."""
         if self._digest is None:
-            self._digest = digest(self.iter_records(), self.world_size, self.validations)
+            self._digest = digest(self.iter_records(), self.sizes, self.validations)
         return self._digest
 
     def rounds(self) -> list[ReportRound]:
         """Complete rounds of every attempt, in order; within an attempt, a round missing a
         rank (cut off by a failure) ends that attempt's rounds."""
         by_key = group_rounds(self.iter_records())
+        sizes = self.sizes
         rounds = []
         cut: set[int] = set()
         for key in sorted(by_key):
@@ -142,10 +175,10 @@ class LedgerSnapshot:
             ranks = by_key[key]
             if attempt in cut:
                 continue
-            if len(ranks) < self.world_size:
+            if len(ranks) < sizes.of(attempt):
                 cut.add(attempt)
                 continue
-            rounds.append(to_round(key, ranks, self.world_size, self.validations.get(key)))
+            rounds.append(to_round(key, ranks, self.validations.get(key)))
         return rounds
 
     def keep_journal(self) -> None:
@@ -190,10 +223,13 @@ class RecordDigest:
     last_rank0: Record | None = None
 
 
-def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKey, ValidationOutcome]) -> RecordDigest:
+def digest(
+    records: Iterable[Record], world_size: int | WorldSizes, validations: dict[RoundKey, ValidationOutcome]
+) -> RecordDigest:
     """:class:`RecordDigest` of ``records`` (each once). A round is held only until its last
     rank's record arrives; which complete rounds count (a round missing a rank ends its
     attempt's rounds) is known at the end, from each worker's watermark."""
+    sizes = WorldSizes.given(world_size)
     arrivals = Arrivals()
     checkpointed: dict[RoundKey, dict[int, Record]] = {}
     key_sets: dict[tuple[int, tuple[str, ...]], int] = {}  # (attempt, rank 0's keys) -> first round
@@ -212,7 +248,7 @@ def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKe
             count, first = non_finite.get(key, (0, at))
             non_finite[key] = (count + 1, min(first, at))
 
-    for (attempt, index), round_ in completed_rounds(records, world_size, read):
+    for (attempt, index), round_ in completed_rounds(records, sizes, read):
         complete += 1
         if last is None or (attempt, index) > last[0]:
             last = ((attempt, index), round_[0])
@@ -220,7 +256,7 @@ def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKe
         key_sets[seen] = min(index, key_sets.get(seen, index))
         if any(r.has_checkpoint for r in round_.values()):
             checkpointed[(attempt, index)] = round_
-    cuts = {attempt: arrivals.first_incomplete(attempt, world_size) for attempt in arrivals.attempts()}
+    cuts = {attempt: arrivals.first_incomplete(attempt, sizes.of(attempt)) for attempt in arrivals.attempts()}
 
     def counted(attempt: int, index: int) -> bool:
         cut = cuts.get(attempt)
@@ -228,9 +264,7 @@ def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKe
 
     return RecordDigest(
         checkpoint_rounds=[
-            to_round(key, checkpointed[key], world_size, validations.get(key))
-            for key in sorted(checkpointed)
-            if counted(*key)
+            to_round(key, checkpointed[key], validations.get(key)) for key in sorted(checkpointed) if counted(*key)
         ],
         rank0_keys=frozenset(k for (attempt, keys), index in key_sets.items() if counted(attempt, index) for k in keys),
         non_finite=non_finite,
@@ -241,17 +275,18 @@ def digest(records: Iterable[Record], world_size: int, validations: dict[RoundKe
 
 
 def completed_rounds(
-    records: Iterable[Record], world_size: int, each: Callable[[Record], None] | None = None
+    records: Iterable[Record], world_size: int | WorldSizes, each: Callable[[Record], None] | None = None
 ) -> Iterator[tuple[RoundKey, dict[int, Record]]]:
-    """Each round of ``records`` (each once) that every rank completes, as its last rank's
-    record comes (``each`` sees every record first): a round is held only until then."""
+    """Each round of ``records`` (each once) that every rank of its attempt completes, as its
+    last rank's record comes (``each`` sees every record first): a round is held only until then."""
+    sizes = WorldSizes.given(world_size)
     pending: dict[RoundKey, dict[int, Record]] = {}
     for record in records:
         if each is not None:
             each(record)
         round_ = pending.setdefault(record.key, {})
         round_[record.rank] = record
-        if len(round_) == world_size:
+        if len(round_) == sizes.of(record.attempt):
             yield record.key, pending.pop(record.key)
 
 
@@ -285,10 +320,10 @@ def round_dir_name(ranks: dict[int, Record]) -> str | None:
     return next((r.checkpoint_dir_name for r in ordered if r.checkpoint_dir_name), None)
 
 
-def to_round(key: RoundKey, ranks: dict[int, Record], world_size: int, validation: Any = None) -> ReportRound:
+def to_round(key: RoundKey, ranks: dict[int, Record], validation: Any = None) -> ReportRound:
+    """A complete round (every rank of its attempt) as the semantics read it."""
     reports = tuple(
-        WorkerReport(r.rank, r.metrics, r.has_checkpoint, r.wants_validation)
-        for r in (ranks[i] for i in range(world_size))
+        WorkerReport(r.rank, r.metrics, r.has_checkpoint, r.wants_validation) for r in (ranks[i] for i in sorted(ranks))
     )
     return ReportRound(key[1], reports, round_dir_name(ranks), validation, attempt=key[0])
 
@@ -349,8 +384,8 @@ class RecordStore:
     (the ledger journals each before storing it): a complete round leaves the store once
     handed on, as the ledger's delivery leaves it once delivered."""
 
-    def __init__(self, world_size: int, log: Callable[..., object] | None = None) -> None:
-        self.world_size = world_size
+    def __init__(self, world_size: int | WorldSizes, log: Callable[..., object] | None = None) -> None:
+        self.sizes = WorldSizes.given(world_size)
         # Every validation outcome is journaled before the store counts it (the ledger
         # journals the records it is handed itself).
         self._log = log
@@ -387,7 +422,7 @@ class RecordStore:
             self._changed.notify_all()
             round_ = self._pending.setdefault(record.key, {})
             round_[record.rank] = record
-            if len(round_) < self.world_size:
+            if len(round_) < self.sizes.of(record.attempt):
                 return True, None
             del self._pending[record.key]
             if any(r.has_checkpoint for r in round_.values()):
@@ -455,7 +490,8 @@ class RecordStore:
         every rank of the attempt has ended (a dead rank never sends the rest)."""
         return self.wait(
             lambda: (
-                self.rounds_complete_locked(attempt, sent) or len(self._finished.get(attempt, ())) >= self.world_size
+                self.rounds_complete_locked(attempt, sent)
+                or len(self._finished.get(attempt, ())) >= self.sizes.of(attempt)
             ),
             timeout,
         )

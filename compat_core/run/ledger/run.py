@@ -20,7 +20,14 @@ from compat_core.run import channel
 from compat_core.run.ledger import checkpoints, journal
 from compat_core.run.ledger.delivery import RoundDelivery, RoundSink, RowMaker
 from compat_core.run.ledger.journal import Journal
-from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record, RecordStore
+from compat_core.run.ledger.records import (
+    CallbackFailure,
+    DeliveredRound,
+    LedgerSnapshot,
+    Record,
+    RecordStore,
+    WorldSizes,
+)
 from compat_core.run.ledger.validating import ValidationRunner, Validations
 from compat_core.run.ledger.votes import FreeRoundVote
 from compat_core.semantics.rounds import CheckpointStatus, Retention
@@ -113,19 +120,20 @@ class RunLedger:
         # V1's number of the run's first checkpoint (a restored trial's follows its stored ones).
         self._first_checkpoint_index = first_checkpoint_index
         self._retention = retention or Retention()
-        self._store = RecordStore(world_size, self._log)
-        self._delivery = RoundDelivery(
-            world_size, list(callbacks or []), run_context, round_sink, self._log, consumers, rows
-        )
+        # Each attempt's ranks: the run's number, or its worker group's (an elastic run's differ).
+        self.sizes = WorldSizes(world_size)
+        self._store = RecordStore(self.sizes, self._log)
+        self._delivery = RoundDelivery(list(callbacks or []), run_context, round_sink, self._log, consumers, rows)
         self._validations = Validations(self._store, validation_runner)
-        self._vote = FreeRoundVote(world_size, vote_timeout_s, self._log)
+        self._vote = FreeRoundVote(self.sizes, vote_timeout_s, self._log)
         self._failures = Failures()
         self._listener: channel.Listener | None = None
         # The run's outcome: rank 0's return value, the workers' usage, attempts started.
         self._return_value: Any = None
         self._usage = UsageLog()
-        self._starts: dict[int, int] = {}
+        self._starts: dict[int, int] = {}  # rank -> one past the last attempt it started in
         self._actors: dict[str, tuple[int, int]] = {}  # a worker's Ray actor id: (attempt, rank)
+        self._groups: dict[str, int] = {}  # a worker group's id (V2's engine): its attempt
         # The records themselves are the journal's (LedgerSnapshot reads them from it); those
         # it could not keep (no journal: a ledger in its caller's process) are kept here.
         self._kept: list[Record] = []
@@ -152,21 +160,40 @@ class RunLedger:
             return self._listener.address
 
     # -- called by workers -------------------------------------------------
-    def worker_started(self, rank: int, actor_id: str | None = None) -> int:
-        """A worker of ``rank`` (the Ray actor ``actor_id``) starts the training function;
-        returns its attempt number. Asked again by the same actor (Ray retried the call on a
-        restarted host), the same number."""
+    def worker_started(
+        self, rank: int, actor_id: str | None = None, group: str | None = None, world_size: int | None = None
+    ) -> int:
+        """A worker of ``rank`` (the Ray actor ``actor_id``) of a group of ``world_size`` starts
+        the training function; returns its attempt number. Asked again by the same actor (Ray
+        retried the call on a restarted host), the same number.
+
+        An attempt is a worker group: the one named ``group`` (V2's engine, which may start a
+        group of another size each time: an elastic run), else -- V1's engine restarts every
+        rank -- the number of times this rank started before."""
         with self._lock:
             if actor_id is not None and self._actors.get(actor_id, (0, -1))[1] == rank:
                 return self._actors[actor_id][0]
-            attempt = self._starts.get(rank, 0)
-            self._log("started", rank, attempt, actor_id)
-            self._starts[rank] = attempt + 1
-            if actor_id is not None:
-                self._actors[actor_id] = (attempt, rank)
-        if attempt > 0:
+            if group is None:
+                attempt = self._starts.get(rank, 0)
+            else:
+                attempt = self._groups.get(group, max(self._starts.values(), default=0))
+            self._log("started", rank, attempt, actor_id, group, world_size)
+            self._started(rank, attempt, actor_id, group, world_size)
+        if attempt > 0 and group is None:
+            # V2's engine reports each failure itself (EngineFailures), and an attempt it ends
+            # without one (a resize) ends without after_exception, as raw V2's.
             self._end_unexplained(attempt - 1)
         return attempt
+
+    def _started(self, rank: int, attempt: int, actor_id: str | None, group: str | None, size: int | None) -> None:
+        """Note a worker's start (under the lock; replayed from the journal the same way)."""
+        self._starts[rank] = max(self._starts.get(rank, 0), attempt + 1)
+        if actor_id is not None:
+            self._actors[actor_id] = (attempt, rank)
+        if group is not None:
+            self._groups.setdefault(group, attempt)
+        if size is not None:
+            self.sizes.set(attempt, size)
 
     def _end_unexplained(self, attempt: int) -> None:
         """The engine retries: if ``attempt`` ended without a word (no rank failed, some did
@@ -175,7 +202,7 @@ class RunLedger:
         not (a running trial whose actor died before its task's error came, docs §21)."""
         if self._failures.of_attempt(attempt):
             return
-        lost = [rank for rank in range(self.world_size) if not self._store.finished(attempt, rank)]
+        lost = [rank for rank in range(self.sizes.of(attempt)) if not self._store.finished(attempt, rank)]
         if not lost:
             return
         seen = self._store.last_seen(attempt)
@@ -370,7 +397,7 @@ class RunLedger:
         elif found is not None:
             return  # a worker of an attempt already over
         else:
-            ranks = [rank for rank in range(self.world_size) if not self._store.finished(attempt, rank)]
+            ranks = [rank for rank in range(self.sizes.of(attempt)) if not self._store.finished(attempt, rank)]
         if ranks:
             self.engine_failed(dict.fromkeys(ranks, error))
 
@@ -430,6 +457,7 @@ class RunLedger:
                 host_lost=host_lost,
                 journal_path=journal_path or (self._journal.path if self._journal is not None else None),
                 unjournaled=list(self._kept),
+                world_sizes=self.sizes.as_dict(),
             )
 
     @classmethod
@@ -485,10 +513,8 @@ class _Replay:
             ledger._store.add_validation(*args)
             self.validate.pop(args[0], None)
         elif kind == "started":
-            rank, attempt, actor_id = args[0], args[1], args[2] if len(args) > 2 else None
-            ledger._starts[rank] = max(ledger._starts.get(rank, 0), attempt + 1)
-            if actor_id is not None:
-                ledger._actors[actor_id] = (attempt, rank)
+            rank, attempt, actor_id, group, size = (*args, None, None, None)[:5]  # older journals: fewer
+            ledger._started(rank, attempt, actor_id, group, size)
         elif kind == "done":
             rank, value, usages, error, attempt = args
             ledger._store.finish(attempt, rank)

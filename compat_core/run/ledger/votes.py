@@ -36,7 +36,7 @@ import os
 import threading
 from collections.abc import Callable
 
-from compat_core.run.ledger.records import RoundKey
+from compat_core.run.ledger.records import RoundKey, WorldSizes
 
 # How long a rank waits for the others to say whether a round carries a checkpoint.
 VOTE_TIMEOUT_ENV_VAR = "COMPAT_VOTE_TIMEOUT_S"
@@ -86,20 +86,21 @@ Push = Callable[[int, RoundKey, bool], bool]
 
 
 class FreeRoundVote:
-    """The vote of a run of ``world_size`` ranks. Its cost is linear in the ranks: a vote is a
-    few set operations, and the ranks waiting for a round are woken once, when it is decided
-    (pushed ranks are each sent the decision once; ranks in an actor call each sleep on their
-    round's event, not on one condition every vote notifies). ``push`` delivers decisions to
+    """The vote of a run of ``world_size`` ranks (each attempt's own number: :class:`WorldSizes`).
+    Its cost is linear in the ranks: a vote is a few set operations, and the ranks waiting for a
+    round are woken once, when it is decided (pushed ranks are each sent the decision once;
+    ranks in an actor call each sleep on their round's event, not on one condition every vote
+    notifies). ``push`` delivers decisions to
     the ranks that voted by :meth:`vote_pushed` (the record channel's answer connections)."""
 
     def __init__(
         self,
-        world_size: int,
+        world_size: int | WorldSizes,
         timeout_s: float | None = None,
         log: Callable[..., object] | None = None,
         push: Push | None = None,
     ) -> None:
-        self.world_size = world_size
+        self.sizes = WorldSizes.given(world_size)
         self._log = log
         self.push = push
         self.timeout_s = VOTE_TIMEOUT_S if timeout_s is None else timeout_s
@@ -162,7 +163,7 @@ class FreeRoundVote:
         if not round_.decided.is_set():
             if not free:
                 self._decide(key, round_, False)
-            elif len(round_.votes) >= self.world_size:  # undecided: every vote so far was free
+            elif len(round_.votes) >= self.sizes.of(key[0]):  # undecided: every vote so far was free
                 self._decide(key, round_, True)
         return round_
 
@@ -211,7 +212,7 @@ class FreeRoundVote:
     def _answer(self, key: RoundKey, round_: _Round, rank: int) -> bool:
         """Rank ``rank`` has the round's decision; once every rank has, the round leaves memory."""
         round_.answered.add(rank)
-        if len(round_.answered) >= self.world_size:
+        if len(round_.answered) >= self.sizes.of(key[0]):
             self._rounds.pop(key, None)
         return round_.free
 
