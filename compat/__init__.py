@@ -23,7 +23,6 @@ from compat_core.releases.standins import (
     CheckpointUploadMode,
     LoggingConfig,
     NCCLHangError,
-    PreemptionError,
     PreemptionInfo,
     ValidationConfig,
     ValidationFn,
@@ -54,15 +53,17 @@ from compat_core.errors import (
     ControllerFailedError,
     InvalidSwitchValueError,
     NotInTrainingFunctionError,
+    PreemptedFailedError,
     ReportError,
     TrainingFailedError,
     UnsupportedRayError,
     WorkerGroupFailedError,
 )
 
-# V2's names for the two failure families (compat's errors are also Ray's V2 classes).
+# V2's names for its failure families (compat's errors are also Ray's V2 classes).
 WorkerGroupError = WorkerGroupFailedError
 ControllerError = ControllerFailedError
+PreemptionError = PreemptedFailedError
 ReportedCheckpointStatus = CheckpointStatus
 from compat_core.semantics.result import ReportedCheckpoint, Result
 from compat.readiness._results import migration_report

@@ -5,7 +5,8 @@
 ``ray.train.base_trainer.TrainingFailedError`` and V2's), so ``except
 ray.train.TrainingFailedError:`` keeps catching after a team adopts compat. When V2 said
 the cause was the worker group or the controller, the error is also a
-``ray.train.WorkerGroupError`` / ``ray.train.ControllerError``.
+``ray.train.WorkerGroupError`` / ``ray.train.ControllerError``, and when V2 gave up on a
+preempted run, a ``ray.train.PreemptionError``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def _ray_bases() -> tuple[tuple[type[BaseException], ...], type[BaseException], 
 
 
 _FAILED_BASES, _WORKER_GROUP_ERROR, _CONTROLLER_ERROR = _ray_bases()
+
+
+def _ray_preemption_error() -> type[BaseException]:
+    """Ray's ``PreemptionError`` (2.58+; a stand-in Ray never raises before)."""
+    try:
+        from compat_core.releases.standins import PreemptionError
+
+        return PreemptionError
+    except Exception:  # an unsupported Ray: the version check reports it
+        return RuntimeError
+
+
+_PREEMPTION_ERROR = _ray_preemption_error()
 
 
 class CompatError(Exception):
@@ -147,11 +161,31 @@ class ControllerFailedError(TrainingFailedError, _CONTROLLER_ERROR):  # type: ig
         self.with_traceback(controller_failure.__traceback__)
 
 
+class PreemptedFailedError(TrainingFailedError, _PREEMPTION_ERROR):  # type: ignore[misc, valid-type]
+    """V2 gave up on a run its nodes' preemptions interrupted (more of them than
+    ``FailureConfig(max_preemption_failures)`` allows): also a ``ray.train.PreemptionError``,
+    with its ``preemption_info`` and ``drain_timed_out``.
+
+    Built by a user as Ray's: ``PreemptionError(preemption_info, drain_timed_out=False)``."""
+
+    def __init__(self, preemption_info: Any, drain_timed_out: bool = False) -> None:
+        super().__init__(
+            "Training was interrupted by node preemption "
+            f"(preempted_ranks={preemption_info.preempted_ranks}, drain_timed_out={drain_timed_out})."
+        )
+        self.preemption_info, self.drain_timed_out = preemption_info, drain_timed_out
+
+
 def training_failed(
     message: str, result: Any, worker_failures: dict[int, BaseException], cause: BaseException
 ) -> TrainingFailedError:
     """The :class:`TrainingFailedError` subclass that keeps the family of Ray's ``cause``."""
     cls: type[TrainingFailedError] = TrainingFailedError
+    if isinstance(cause, _PREEMPTION_ERROR) and _PREEMPTION_ERROR is not RuntimeError:
+        error = _rebuilt(PreemptedFailedError, message, result, worker_failures, cause)
+        error.preemption_info = getattr(cause, "preemption_info", None)
+        error.drain_timed_out = getattr(cause, "drain_timed_out", False)
+        return error
     if isinstance(cause, _CONTROLLER_ERROR) and _CONTROLLER_ERROR is not RuntimeError:
         cls = ControllerFailedError
     elif worker_failures or (isinstance(cause, _WORKER_GROUP_ERROR) and _WORKER_GROUP_ERROR is not RuntimeError):

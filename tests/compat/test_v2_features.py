@@ -17,6 +17,7 @@ import pytest
 import compat
 from compat_core import config, switch
 from compat_core.errors import CompatError
+from compat_core.releases import facts
 
 
 def _uploader(api: Any) -> Any:
@@ -210,3 +211,22 @@ def test_validation_mistakes_raise_as_raw_v2_raises(v2: None, tmp_path: Path) ->
         seen[api] = trainer.fit().return_value
     assert seen["compat"] == seen["ray.train"]
     assert [kind for kind, _ in seen["ray.train"]] == ["ValueError", "ValueError"]
+
+
+@pytest.mark.skipif(not facts.PREEMPTION, reason="PreemptionError is Ray 2.58's")
+def test_a_run_v2_gave_up_on_after_preemptions_fails_with_rays_preemption_error() -> None:
+    """``except ray.train.PreemptionError:`` (or compat's) catches the failure of a fit whose
+    preemptions exceeded ``max_preemption_failures``; ``compat.PreemptionError`` is built as
+    Ray's. (The run itself, on a cluster whose nodes are drained: test_cluster_features.)"""
+    from ray.train import PreemptionError as RayPreemptionError
+
+    from compat_core import errors
+
+    info = compat.PreemptionInfo(deadline_ms=5, preempted_node_to_ranks={"node": [0]})
+    cause = RayPreemptionError(info, drain_timed_out=True)
+    failed = errors.training_failed(f"Training failed: {cause}", None, {}, cause)
+    assert isinstance(failed, RayPreemptionError) and isinstance(failed, compat.TrainingFailedError)
+    assert isinstance(failed, compat.PreemptionError) and failed.cause is cause
+    assert (failed.preemption_info, failed.drain_timed_out) == (info, True)
+    built = compat.PreemptionError(info, drain_timed_out=True)
+    assert str(built) == str(cause) and built.preemption_info is info
