@@ -18,7 +18,7 @@ cluster, and the suite's is single-node.
 - *Preemption, on nodes a label selects*: two nodes labelled ``pool=spot``, which
   ``label_selector={"pool": "spot"}`` confines the worker to (the head and the elastic runs' node
   have a free CPU too); the worker's node is drained by Ray's GCS with the reason
-  ``PREEMPTION`` and a deadline 4 s away (what a cloud's spot notice becomes), then the node the
+  ``PREEMPTION`` and a deadline 3 s away (what a cloud's spot notice becomes), then the node the
   run restarted on. ``FailureConfig(max_failures=0, max_preemption_failures=1)``: the first
   preemption is retried from the preemption budget, the second ends the run.
 """
@@ -32,6 +32,8 @@ import sys
 from typing import Any, cast
 
 import pytest
+
+from tests.compat.clusters import private_ray_tmpdir
 
 SCRIPT = r"""
 import json, os, sys, tempfile, threading, time
@@ -209,7 +211,7 @@ def preempted(train, Trainer, name):
         node = next(r[0] for r in seen() if r[0] not in drained)
         full = next(n.node_id for n in nodes if n.node_id.startswith(node))
         reason = autoscaler_pb2.DrainNodeReason.Value("DRAIN_NODE_REASON_PREEMPTION")
-        gcs.drain_node(full, reason, "spot instance reclaimed", int((time.time() + 4) * 1000))
+        gcs.drain_node(full, reason, "spot instance reclaimed", int((time.time() + 3) * 1000))
         drained.append(node)
     runner.join()
     for node in nodes:
@@ -303,9 +305,10 @@ def runs(tmp_path_factory) -> dict[str, Any]:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     work = tmp_path_factory.mktemp("cluster")
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(work), "500"], env=env, capture_output=True, text=True, timeout=600
-    )
+    with private_ray_tmpdir(env) as env:
+        out = subprocess.run(
+            [sys.executable, "-c", SCRIPT, str(work), "500"], env=env, capture_output=True, text=True, timeout=600
+        )
     lines = [line for line in out.stdout.splitlines() if line.startswith("CLUSTER ")]
     assert lines, out.stdout[-2000:] + out.stderr[-4000:]
     return cast("dict[str, Any]", json.loads(lines[-1].removeprefix("CLUSTER ")))
