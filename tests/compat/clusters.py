@@ -1,11 +1,22 @@
-"""For tests that start a multi-node ``ray.cluster_utils.Cluster`` in a subprocess."""
+"""For tests that start a multi-node ``ray.cluster_utils.Cluster`` in a subprocess (a process
+connects to one Ray cluster, and the suite's is single-node): :func:`run_script` on the test's
+side, :func:`watchdog` inside the script."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @contextlib.contextmanager
@@ -20,3 +31,32 @@ def private_ray_tmpdir(env: dict[str, str]) -> Iterator[dict[str, str]]:
         yield {**env, "RAY_TMPDIR": directory}
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def run_script(script: str, marker: str, args: list[str], env: dict[str, str], timeout_s: float) -> Any:
+    """Run ``script`` (``python -c``) with ``args``, this checkout on its path, ``env`` over the
+    test's environment (without ``RAY_ADDRESS``) and a private ``RAY_TMPDIR``; the JSON it
+    printed on its last line starting with ``marker``."""
+    full = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    full.update(env)
+    full["PYTHONPATH"] = os.pathsep.join([ROOT, full.get("PYTHONPATH", "")])
+    with private_ray_tmpdir(full) as full:
+        out = subprocess.run(
+            [sys.executable, "-c", script, *args], env=full, capture_output=True, text=True, timeout=timeout_s
+        )
+    lines = [line for line in out.stdout.splitlines() if line.startswith(marker + " ")]
+    assert lines, out.stdout[-2000:] + out.stderr[-4000:]
+    return json.loads(lines[-1].removeprefix(marker + " "))
+
+
+def watchdog(cluster: Any, seconds: float) -> None:
+    """In the script: never leave a cluster behind, whatever hangs (after ``seconds``, the
+    cluster is shut down and the process exits with 3)."""
+
+    def expire() -> None:
+        time.sleep(seconds)
+        print("DEADLINE: a run did not end", flush=True)
+        cluster.shutdown()
+        os._exit(3)
+
+    threading.Thread(target=expire, daemon=True).start()

@@ -25,15 +25,11 @@ cluster, and the suite's is single-node.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from typing import Any, cast
 
 import pytest
 
-from tests.compat.clusters import private_ray_tmpdir
+from tests.compat.clusters import run_script
 
 SCRIPT = r"""
 import json, os, sys, tempfile, threading, time
@@ -45,6 +41,7 @@ from ray.cluster_utils import Cluster
 import ray.train as raw_train
 from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer as RawTrainer
 import compat
+from tests.compat.clusters import watchdog
 
 WORK = Path(sys.argv[1])
 SLOT = {"worker_slot": 1}
@@ -251,14 +248,7 @@ coordinator = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(Coord
 ray.get(coordinator.__ray_ready__.remote())
 
 
-def deadline():  # never leave a cluster behind, whatever hangs
-    time.sleep(float(sys.argv[2]))
-    print("DEADLINE: a run did not end", flush=True)
-    cluster.shutdown()
-    os._exit(3)
-
-
-threading.Thread(target=deadline, daemon=True).start()
+watchdog(cluster, float(sys.argv[2]))
 
 
 RUNS = (
@@ -294,24 +284,17 @@ def stretches(values: list[int]) -> list[int]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Any]:
     """What every run of the three programs observed (one subprocess, one cluster)."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env["RAY_TRAIN_V2_ENABLED"] = "1"
     # Raw V2 polls its workers as compat's runs do (compat's default; Ray's is 2 s), and a
     # group started on a node the coordinator has not yet seen go gives up after 5 s, not 60;
     # the workers hear of a drained node within 0.2 s (Ray's: 5 s).
-    env["RAY_TRAIN_HEALTH_CHECK_INTERVAL_S"] = "0.05"
-    env["RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S"] = "5"
-    env["RAY_TRAIN_PREEMPTION_POLL_INTERVAL_S"] = "0.2"
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    env = {
+        "RAY_TRAIN_V2_ENABLED": "1",
+        "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.05",
+        "RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S": "5",
+        "RAY_TRAIN_PREEMPTION_POLL_INTERVAL_S": "0.2",
+    }
     work = tmp_path_factory.mktemp("cluster")
-    with private_ray_tmpdir(env) as env:
-        out = subprocess.run(
-            [sys.executable, "-c", SCRIPT, str(work), "500"], env=env, capture_output=True, text=True, timeout=600
-        )
-    lines = [line for line in out.stdout.splitlines() if line.startswith("CLUSTER ")]
-    assert lines, out.stdout[-2000:] + out.stderr[-4000:]
-    return cast("dict[str, Any]", json.loads(lines[-1].removeprefix("CLUSTER ")))
+    return cast("dict[str, Any]", run_script(SCRIPT, "CLUSTER", [str(work), "500"], env, timeout_s=600))
 
 
 @pytest.mark.ray

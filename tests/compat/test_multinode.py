@@ -12,14 +12,9 @@ process connects to one Ray cluster and the suite's is single-node."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.compat.clusters import private_ray_tmpdir
+from tests.compat.clusters import run_script
 
 SCRIPT = r"""
 import json, os, sys, threading, time
@@ -29,6 +24,7 @@ import ray
 from ray.cluster_utils import Cluster
 
 import compat as train
+from tests.compat.clusters import watchdog
 
 WORK = Path(sys.argv[1])
 SLOT = {"worker_slot": 1}
@@ -83,14 +79,7 @@ def remove_the_node_of_rank_1():
     cluster.remove_node(node)
 
 
-def deadline():  # never leave a cluster behind, whatever hangs
-    time.sleep(float(sys.argv[2]))
-    print("DEADLINE: the run did not end", flush=True)
-    cluster.shutdown()
-    os._exit(3)
-
-
-threading.Thread(target=deadline, daemon=True).start()
+watchdog(cluster, float(sys.argv[2]))
 remover = threading.Thread(target=remove_the_node_of_rank_1, daemon=True)
 remover.start()
 calls = WORK / "calls.jsonl"
@@ -126,17 +115,8 @@ def test_a_process_exit_then_a_lost_node_each_reach_after_exception_once_and_los
     """Under V1 (V1's engine). Under v2, a lost node is test_cluster_features' elastic run (one
     after_exception naming the lost rank, every report kept, raw V2 as the oracle) and a process
     that exits test_runs' dead-worker case."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env["RAY_TRAIN_V2_ENABLED"] = setting
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    with private_ray_tmpdir(env) as env:
-        out = subprocess.run(
-            [sys.executable, "-c", SCRIPT, str(tmp_path), "300"], env=env, capture_output=True, text=True, timeout=400
-        )
-    lines = [line for line in out.stdout.splitlines() if line.startswith("MULTINODE ")]
-    assert lines, out.stderr[-4000:]
-    run = json.loads(lines[-1].removeprefix("MULTINODE "))
+    env = {"RAY_TRAIN_V2_ENABLED": setting}
+    run = run_script(SCRIPT, "MULTINODE", [str(tmp_path), "300"], env, timeout_s=400)
     assert run["backend"] == ("v1" if setting == "0" else "v2")
     calls = run["calls"]
     assert run["ready"]["1"] == run["removed"] != run["ready"]["0"]
