@@ -169,10 +169,7 @@ class PreemptedFailedError(TrainingFailedError, _PREEMPTION_ERROR):  # type: ign
     Built by a user as Ray's: ``PreemptionError(preemption_info, drain_timed_out=False)``."""
 
     def __init__(self, preemption_info: Any, drain_timed_out: bool = False) -> None:
-        super().__init__(
-            "Training was interrupted by node preemption "
-            f"(preempted_ranks={preemption_info.preempted_ranks}, drain_timed_out={drain_timed_out})."
-        )
+        super().__init__(str(_PREEMPTION_ERROR(preemption_info, drain_timed_out)))  # Ray's message
         self.preemption_info, self.drain_timed_out = preemption_info, drain_timed_out
 
 
