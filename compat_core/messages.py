@@ -28,6 +28,14 @@ def invalid_record_channel(var: str, value: str) -> str:
     )
 
 
+def invalid_record_max_bytes(var: str, value: str) -> str:
+    return (
+        f"{var}={value!r} is not a size in bytes. Unset it (the default is 512 MiB) or set it to a "
+        "positive whole number of bytes: the largest report record a worker sends over the record "
+        "channel (a larger one goes by a Ray actor call) and the host reads from it."
+    )
+
+
 def validation_failed(error: str, *, device_needs_worker: bool) -> str:
     """A validation task's failure, with the way out when it is Ray 2.50's ``get_device``."""
     if device_needs_worker and "TrainFnUtils has not been initialized" in error:
@@ -267,6 +275,31 @@ def cannot_keep_readiness_record(path: str, error: BaseException) -> str:
         f"This run's readiness record could not be stored at {path} ({type(error).__name__}: {error}): "
         "`python -m compat readiness` will not count this run; result.migration_report() still "
         "shows what it relied on. Check that the storage is writable."
+    )
+
+
+def worker_reports_changed(path: str) -> str:
+    return (
+        f"{path} is not the file this fit() wrote: it was replaced or changed in storage since. Its "
+        "values are read as Result.from_path reads them (objects other than plain values, containers "
+        "and numpy arrays as StoredValue, nothing unpickled that could run code). Pass "
+        "Result.from_path(path, trust_stored_objects=True) only if you trust whoever changed it."
+    )
+
+
+def stored_values_unreadable(path: str, where: list[str]) -> str:
+    shown = "; ".join(where[:5]) + (f"; and {len(where) - 5} more" if len(where) > 5 else "")
+    return (
+        f"{path}: {len(where)} stored value(s) could not be read and are UnreadableValue in "
+        f"worker_metrics_dataframe (the file is corrupt; every other value was read): {shown}"
+    )
+
+
+def stored_reports_cut(path: str, error: BaseException, rows: int) -> str:
+    return (
+        f"{path} is cut short or corrupt ({type(error).__name__}: {error}): worker_metrics_dataframe "
+        f"holds the {rows} report(s) stored before the damage. Restore the file from a copy to read "
+        "the rest."
     )
 
 

@@ -40,13 +40,21 @@ import selectors
 import socket
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from typing import Any
 
 ENV_VAR = "COMPAT_RECORD_CHANNEL"
+MAX_BYTES_VAR = "COMPAT_RECORD_MAX_BYTES"
+_DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+# A connection's whole key exchange, on either side: a worker that has not connected and proved
+# the key within it uses actor calls; the host drops a peer that has not proved it within it.
 _CONNECT_TIMEOUT_S = 5.0
+# Connections accepted that have not proved the key yet, at most; one more drops the oldest (a
+# run's own workers prove it within milliseconds of connecting).
+_MAX_PENDING = 64
 
 Address = tuple[str, int, bytes]  # host, port, key
 # What a worker writes besides its records (``(record, validation)`` pairs): tagged tuples.
@@ -62,6 +70,25 @@ def _tagged(message: Any, tag: str) -> bool:
 
 
 logger = logging.getLogger(__name__)
+
+
+def max_bytes() -> int:
+    """The largest message the channel carries (``COMPAT_RECORD_MAX_BYTES``, default 512 MiB): a
+    worker sends a larger record by an actor call, and the host closes a connection that announces
+    one (or a negative length) instead of reading it."""
+    from compat_core import messages
+    from compat_core.errors import InvalidSwitchValueError
+
+    value = os.environ.get(MAX_BYTES_VAR, "").strip()
+    if not value:
+        return _DEFAULT_MAX_BYTES
+    try:
+        size = int(value)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise InvalidSwitchValueError(messages.invalid_record_max_bytes(MAX_BYTES_VAR, value))
+    return size
 
 
 def wanted() -> bool:
@@ -92,6 +119,7 @@ class Listener:
         vote: Callable[[int, int, int, bool], None] | None = None,
     ) -> None:
         self._key = secrets.token_bytes(32)
+        self._max_bytes = max_bytes()
         self._vote = vote  # (attempt, index, rank, free), after the records read with it
         self._answers: dict[int, socket.socket] = {}  # rank -> its answer connection
         self._ranks: dict[socket.socket, int] = {}  # answer connection -> its rank
@@ -132,26 +160,25 @@ class Listener:
             self._wake_writer.send(b"\0")
 
     def _accept_loop(self) -> None:
-        """Accepts connections and has each prove it holds the run's key (a blocking exchange,
-        bounded by :data:`_CONNECT_TIMEOUT_S`), then hands it to the reading loop."""
+        """Accepts connections and has each prove it holds the run's key on a thread of its own
+        (:class:`_Handshakes`), so a peer that never answers, or answers a byte at a time, delays
+        nobody else's; a connection that proves it goes to the reading loop."""
+        handshakes = _Handshakes(self._key, self._joined)
         while not self._closed:
             try:
                 sock, _ = self._server.accept()
             except OSError:
                 return  # closed
-            try:
-                _challenge(sock, self._key)
-            except Exception as exc:  # a wrong key, a client that never answers, not our protocol
-                logger.warning("compat's record channel refused a connection: %s", exc)
-                sock.close()
-                continue
-            sock.setblocking(False)
-            self._joining.append(sock)
-            self._wake()
+            handshakes.start(sock)
+
+    def _joined(self, sock: socket.socket) -> None:
+        """``sock`` proved the key: the reading loop takes it."""
+        sock.setblocking(False)
+        self._joining.append(sock)
+        self._wake()
 
     def _read_loop(self) -> None:
-        partial: dict[socket.socket, bytes] = {}  # a record cut by the last read, per connection
-        connections: set[socket.socket] = set()
+        incoming: dict[socket.socket, _Incoming] = {}  # what each connection has sent, not yet whole
         try:
             while not self._closed:
                 batch: list[tuple[Any, bytes]] = []
@@ -163,14 +190,13 @@ class Listener:
                                 pass
                         while self._joining:
                             joined = self._joining.popleft()
-                            connections.add(joined)
+                            incoming[joined] = _Incoming(self._max_bytes)
                             self._selector.register(joined, selectors.EVENT_READ, None)
                         continue
                     assert isinstance(sock, socket.socket)
-                    if not self._read(sock, partial, batch):
+                    if not self._read(sock, incoming[sock], batch):
                         self._selector.unregister(sock)
-                        connections.discard(sock)
-                        partial.pop(sock, None)
+                        del incoming[sock]
                         self._forget(sock)
                         sock.close()  # the worker finished (or died): everything it wrote was read
                     if len(batch) >= _BATCH and not self._closed:
@@ -179,39 +205,37 @@ class Listener:
                 if batch and not self._closed:
                     self._deliver_batch(batch)
         finally:
-            for sock in connections:
+            for sock in incoming:
                 sock.close()
             self._selector.close()
             self._wake_reader.close()
             self._wake_writer.close()
 
-    def _read(self, sock: socket.socket, partial: dict[socket.socket, bytes], batch: list[tuple[Any, bytes]]) -> bool:
+    def _read(self, sock: socket.socket, incoming: _Incoming, batch: list[tuple[Any, bytes]]) -> bool:
         """Read what ``sock`` has, adding each record (and vote) it completes to ``batch``; False
-        once the worker closed its end (or the connection broke)."""
+        once the worker closed its end, the connection broke, or it announced a message the
+        channel does not carry (a negative length, one over :func:`max_bytes`)."""
         try:
-            data = sock.recv(_READ_SIZE)
+            if not incoming.receive(sock):
+                return False
         except BlockingIOError:
             return True
         except OSError:
             return False
-        if not data:
+        try:
+            for sent in incoming.messages():
+                try:
+                    message = pickle.loads(sent)
+                except Exception:  # one bad record must not stop the others
+                    logger.exception("compat's record channel could not read a record")
+                    continue
+                if _tagged(message, ANSWERS):
+                    self._answering(message[1], sock)
+                else:
+                    batch.append((message, sent))
+        except _BadFrame as exc:
+            logger.warning("compat's record channel closed a connection: %s", exc)
             return False
-        data = partial.pop(sock, b"") + data
-        start = 0
-        while (frame := _frame(data, start)) is not None:
-            begin, start = frame
-            sent = data[begin:start]
-            try:
-                message = pickle.loads(sent)
-            except Exception:  # one bad record must not stop the others
-                logger.exception("compat's record channel could not read a record")
-                continue
-            if _tagged(message, ANSWERS):
-                self._answering(message[1], sock)
-            else:
-                batch.append((message, sent))
-        if start < len(data):
-            partial[sock] = data[start:]
         return True
 
     def _deliver_batch(self, batch: list[tuple[Any, bytes]]) -> None:
@@ -277,15 +301,74 @@ class Listener:
         return False
 
 
-_READ_SIZE = 64 * 1024  # what one read takes of a connection at most
+_READ_SIZE = 256 * 1024  # what one read takes of a connection at most
 _BATCH = 256  # records delivered (journaled with one write) at once, at most
 _SIZE = struct.Struct("!i")  # multiprocessing.connection's frame: a length, then the bytes
 _LONG_SIZE = struct.Struct("!Q")  # after a length of -1: a record over 2 GiB
 
 
-def _frame(buffer: bytes | bytearray, start: int) -> tuple[int, int] | None:
+class _BadFrame(Exception):
+    """A connection announced a message the channel does not carry."""
+
+
+class _Incoming:
+    """What one connection has sent and the reading loop has not handed on: the messages it
+    completes, in order. Each byte is copied once into the buffer (a message announced larger
+    than a read is received into a buffer of its size), so reading is linear in what is read."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._buffer = bytearray()  # frames' headers and small messages
+        self._body: bytearray | None = None  # the large message being received, whole size
+        self._filled = 0  # how much of ``_body`` has been received
+
+    def receive(self, sock: socket.socket) -> bool:
+        """One read from ``sock`` (raises ``BlockingIOError`` when it has nothing); False when its
+        peer closed its end."""
+        if self._body is not None:
+            view = memoryview(self._body)[self._filled :]
+            count = sock.recv_into(view, min(len(view), 4 * _READ_SIZE))
+            self._filled += count
+            return count > 0
+        data = sock.recv(_READ_SIZE)
+        self._buffer += data
+        return bool(data)
+
+    def messages(self) -> list[bytes]:
+        """The messages now whole, oldest first (raises :class:`_BadFrame` on a length the
+        channel does not carry: the connection is closed, the rest of it unread)."""
+        done: list[bytes] = []
+        if self._body is not None:
+            if self._filled < len(self._body):
+                return done
+            done.append(bytes(self._body))
+            self._body = None
+        start = 0
+        buffer = self._buffer
+        while True:
+            header = _header(buffer, start, self._limit)
+            if header is None:
+                break
+            begin, size = header
+            end = begin + size
+            if end <= len(buffer):
+                done.append(bytes(buffer[begin:end]))
+                start = end
+                continue
+            if size > _READ_SIZE:  # the rest straight into a buffer of its own
+                self._body = bytearray(size)
+                have = len(buffer) - begin
+                self._body[:have] = buffer[begin:]
+                self._filled = have
+                start = len(buffer)
+            break
+        del buffer[:start]
+        return done
+
+
+def _header(buffer: bytearray, start: int, limit: int) -> tuple[int, int] | None:
     """Where the message that starts at ``start`` of ``buffer`` (as ``Connection.send_bytes``
-    frames them) begins and ends; None while it is not whole."""
+    frames them) begins and how long it is; None while its header is not whole."""
     if len(buffer) - start < _SIZE.size:
         return None
     (size,) = _SIZE.unpack_from(buffer, start)
@@ -295,23 +378,91 @@ def _frame(buffer: bytes | bytearray, start: int) -> tuple[int, int] | None:
             return None
         (size,) = _LONG_SIZE.unpack_from(buffer, begin)
         begin += _LONG_SIZE.size
-    end = begin + size
-    return (begin, end) if len(buffer) >= end else None
+    if size < 0:
+        raise _BadFrame(f"it announced a message of {size} bytes")
+    if size > limit:
+        raise _BadFrame(f"it announced a message of {size:,} bytes, over {MAX_BYTES_VAR}={limit:,}")
+    return begin, size
 
 
-def _challenge(sock: socket.socket, key: bytes) -> None:
-    """Both sides prove they hold ``key`` (``multiprocessing.connection``'s HMAC exchange), on a
-    copy of the socket's descriptor; a peer that does not answer within
-    :data:`_CONNECT_TIMEOUT_S` fails it."""
-    timeout = struct.pack("ll", int(_CONNECT_TIMEOUT_S), 0)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeout)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeout)
+class _Handshakes:
+    """The host's side of new connections: each proves it holds the key on a thread of its own,
+    within :data:`_CONNECT_TIMEOUT_S` for the whole exchange (however slowly its peer sends);
+    at most :data:`_MAX_PENDING` at once, one more dropping the oldest. A refusal is logged as a
+    warning the first time, then at debug level (a peer cannot fill the log)."""
+
+    def __init__(self, key: bytes, joined: Callable[[socket.socket], None]) -> None:
+        self._key = key
+        self._joined = joined
+        self._pending: dict[socket.socket, None] = {}  # oldest first
+        self._lock = threading.Lock()
+        self._refused = 0
+
+    def start(self, sock: socket.socket) -> None:
+        with self._lock:
+            if len(self._pending) >= _MAX_PENDING:
+                _shut(next(iter(self._pending)))  # its thread sees the end and forgets it
+            self._pending[sock] = None
+        threading.Thread(target=self._run, args=(sock,), name="compat-channel-key", daemon=True).start()
+
+    def _run(self, sock: socket.socket) -> None:
+        try:
+            _challenge(sock, self._key, server=True)
+        except Exception as exc:  # a wrong key, a client that never answers, not our protocol
+            with self._lock:
+                self._pending.pop(sock, None)
+                self._refused += 1
+                first = self._refused == 1
+            (logger.warning if first else logger.debug)(
+                "compat's record channel refused a connection: %s%s",
+                exc or type(exc).__name__,
+                " (further refusals are logged at debug level)" if first else "",
+            )
+            sock.close()
+            return
+        with self._lock:
+            dropped = self._pending.pop(sock, ...) is ...
+        if dropped:
+            sock.close()
+        else:
+            self._joined(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _challenge(sock: socket.socket, key: bytes, *, server: bool, within: float = _CONNECT_TIMEOUT_S) -> None:
+    """Both sides prove they hold ``key`` (``multiprocessing.connection``'s HMAC exchange; the
+    host challenges first), on a copy of the socket's descriptor, within ``within`` seconds for
+    the whole exchange (the socket is shut down when they are up)."""
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        _shut(sock)
+
+    deadline = threading.Timer(within, expire)
+    deadline.daemon = True
+    deadline.start()
     connection = Connection(os.dup(sock.fileno()))
     try:
-        deliver_challenge(connection, key)
-        answer_challenge(connection, key)
+        if server:
+            deliver_challenge(connection, key)
+            answer_challenge(connection, key)
+        else:
+            answer_challenge(connection, key)
+            deliver_challenge(connection, key)
+    except Exception:
+        if expired.is_set():
+            raise TimeoutError(f"the key exchange took over {within:g} s") from None
+        raise
     finally:
+        deadline.cancel()
         connection.close()
+    if expired.is_set():
+        raise TimeoutError(f"the key exchange took over {within:g} s")
 
 
 class Sender:
@@ -322,6 +473,7 @@ class Sender:
         self._connection = connection
         self.broken = False
         self._kept: deque[tuple[int, Any]] = deque()
+        self._limit = max_bytes()
 
     def send(self, message: Any, index: int = 0) -> bool:
         """Write ``message`` (the record of index ``index``); False when it could not be (the
@@ -333,6 +485,8 @@ class Sender:
         try:
             data = cloudpickle.dumps(message)  # type: ignore[no-untyped-call]  # untyped in Ray
         except Exception:
+            return False
+        if len(data) > self._limit:  # the host would close the connection: an actor call takes it
             return False
         if not self._write(data):
             return False
@@ -393,8 +547,6 @@ class Answers:
         """Round ``(attempt, index)``'s decision (True: free); None when none came within
         ``timeout_s`` or the connection broke (the worker then asks by an actor call).
         Decisions of earlier rounds (the worker asked for them instead) are skipped."""
-        import time
-
         deadline = time.monotonic() + timeout_s
         while not self.broken:
             left = deadline - time.monotonic()
@@ -440,14 +592,20 @@ def _connect(address: Address | None) -> Connection | None:
     if address is None:
         return None
     host, port, key = address
+    started = time.monotonic()
     try:
         sock = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S)
+    except Exception as exc:
+        logger.info("compat's record channel to %s:%s is unavailable (%s); using actor calls", host, port, exc)
+        return None
+    try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # records are small: send each at once
         sock.settimeout(None)
+        left = _CONNECT_TIMEOUT_S - (time.monotonic() - started)  # connect and key: one timeout
+        _challenge(sock, key, server=False, within=max(left, 0.001))
         connection = Connection(sock.detach())
-        answer_challenge(connection, key)
-        deliver_challenge(connection, key)
     except Exception as exc:
+        sock.close()
         logger.info("compat's record channel to %s:%s is unavailable (%s); using actor calls", host, port, exc)
         return None
     return connection
