@@ -557,7 +557,7 @@ def _run_storage(experiment: RunStorage | None, raw: Any, outcome: Result) -> Ru
 
 def _keep_worker_reports(
     run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals
-) -> tuple[RunStorage, str] | None:
+) -> tuple[RunStorage, worker_reports.Stored] | None:
     """Every worker's reports, stored with the run for ``Result.from_path``: the run and the
     name of this fit's file (None when there is none: a run that cannot store them keeps them
     in the result it returns). A restored run first stores those of earlier drivers killed
@@ -570,19 +570,20 @@ def _keep_worker_reports(
             worker_reports.write(run, functools.partial(journaled_records, path))
             with contextlib.suppress(OSError):
                 os.remove(path)
-        name = worker_reports.write(run, snapshot.iter_records)
+        stored = worker_reports.write(run, snapshot.iter_records)
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
         where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
         return None
-    return (run, name) if name is not None else None
+    return (run, stored) if stored is not None else None
 
 
-def _read_stored_reports(run: RunStorage, name: str) -> Any:
-    """This fit's stored reports as ``worker_metrics_dataframe`` (at the user's first read)."""
+def _read_stored_reports(run: RunStorage, stored: worker_reports.Stored) -> Any:
+    """This fit's stored reports as ``worker_metrics_dataframe`` (at the user's first read):
+    trusted only while the file is the bytes this process wrote (else read as ``from_path``)."""
     try:
-        return worker_reports.read_file(run, name, trusted=True)  # this process wrote it
+        return worker_reports.read_file(run, stored.name, written=stored)
     except OSError as exc:
-        raise FileNotFoundError(messages.worker_reports_gone(run.path(name), exc)) from exc
+        raise FileNotFoundError(messages.worker_reports_gone(run.path(stored.name), exc)) from exc
 
 
 Journals = tuple[tuple[str, str], ...]  # (host, path) of run ledgers' journals

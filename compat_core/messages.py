@@ -359,6 +359,16 @@ def compat_shadowed(found: str, ours: str, directory: str, why: str) -> str:
     )
 
 
+def unsafe_state_parent(path: str, parent: str, problem: str, var: str) -> str:
+    return (
+        f"compat will not keep its run state (journals read back with pickle, staged logs) in "
+        f"{path}: the directory {parent} above it is not safe ({problem}), so another user could "
+        f"rename compat's directory away and put their own in its place. Set {var} to a directory "
+        "whose every parent only you or root can write (or is sticky, as /tmp is), or make "
+        f"{parent} so (chmod go-w, or chmod +t)."
+    )
+
+
 def unsafe_state_dir(path: str, problem: str, var: str) -> str:
     return (
         f"compat will not keep its run state (journals read back with pickle, staged logs) in "

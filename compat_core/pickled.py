@@ -155,6 +155,28 @@ class StoredValue:
         return (StoredValue, (self.type_name,))
 
 
+class UnreadableValue:
+    """Stands, in what compat reads back from a run's storage, for a value whose stored bytes are
+    corrupt (``reason``: what the unpickler said); the rest of the run is read."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"<UnreadableValue: {self.reason}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnreadableValue) and other.reason == self.reason
+
+    def __hash__(self) -> int:
+        return hash(self.reason)
+
+    def __reduce__(self) -> Any:
+        return (UnreadableValue, (self.reason,))
+
+
 def load_stored(data: bytes, trusted: bool) -> Any:
     """A value compat stored with a run: ``trusted``, as :func:`loads`; else by :func:`safe_loads`,
     a :class:`StoredValue` naming the class it would have needed to load anything more."""

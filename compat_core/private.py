@@ -12,7 +12,11 @@ directory per user, as tmux and ssh-agent keep theirs:
 - an existing one is used only when it is a real directory (not a symlink), owned by this user and
   writable by nobody else; anything else is refused with :class:`UnsafeStateDirectoryError`,
   which says what to do;
-- every file in it is opened without following a symlink (:func:`open_fd`).
+- every directory above it, as ssh checks the directories above its files: owned by this user or
+  root, writable by nobody else unless sticky (``/tmp``), so nobody else can rename it away and
+  put their own in its place;
+- every file in it is opened relative to its directory, opened without following a symlink and
+  checked again through the descriptor opened (:func:`open_fd`): what is read is what was checked.
 
 Nobody else can then create, replace or remove a name inside it, so nothing compat reads back
 from it was written by another user. docs/architecture.md "Threat model" says the whole contract.
@@ -56,6 +60,10 @@ def ensure_private(path: str, *, configured: bool = False) -> None:
     (``COMPAT_STATE_DIR``): its parents are theirs to create."""
     if configured:
         os.makedirs(os.path.dirname(path), exist_ok=True)
+    unsafe = _unsafe_parent(path)
+    if unsafe is not None:
+        parent, why = unsafe
+        raise UnsafeStateDirectoryError(messages.unsafe_state_parent(path, parent, why, ENV_VAR))
     try:
         os.mkdir(path, 0o700)
         return  # ours, as created: mkdir makes nothing where a name exists, a symlink included
@@ -65,6 +73,22 @@ def ensure_private(path: str, *, configured: bool = False) -> None:
     problem = _problem(info)
     if problem is not None:
         raise UnsafeStateDirectoryError(messages.unsafe_state_dir(path, problem, ENV_VAR))
+
+
+def _unsafe_parent(path: str) -> tuple[str, str] | None:
+    """The first directory above ``path`` (symlinks resolved) that another user could rename
+    ``path`` in, and why; None when there is none."""
+    parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    while True:
+        info = os.stat(parent)
+        if info.st_uid not in (0, os.geteuid()):
+            return parent, f"it belongs to user id {info.st_uid}, neither you (user id {os.geteuid()}) nor root"
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+            return parent, f"other users can write to it and it is not sticky (mode {stat.S_IMODE(info.st_mode):04o})"
+        above = os.path.dirname(parent)
+        if above == parent:
+            return None
+        parent = above
 
 
 def _problem(info: os.stat_result) -> str | None:
@@ -80,10 +104,23 @@ def _problem(info: os.stat_result) -> str | None:
     return None
 
 
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
 def open_fd(path: str, flags: int, mode: int = 0o600) -> int:
-    """``os.open(path, flags)`` refusing a symlink at ``path`` (``OSError`` ``ELOOP``); files it
-    creates are readable by this user only."""
-    return os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+    """``os.open(path, flags)`` refusing a symlink at ``path`` (``OSError`` ``ELOOP``), opened
+    relative to its directory, itself opened without following a symlink and checked private
+    through that descriptor (:class:`UnsafeStateDirectoryError` if it is not: the directory was
+    replaced since it was checked); files it creates are readable by this user only."""
+    directory, name = os.path.split(path)
+    directory_fd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC)
+    try:
+        problem = _problem(os.fstat(directory_fd))
+        if problem is not None:
+            raise UnsafeStateDirectoryError(messages.unsafe_state_dir(directory, problem, ENV_VAR))
+        return os.open(name, flags | os.O_NOFOLLOW | _CLOEXEC, mode, dir_fd=directory_fd)
+    finally:
+        os.close(directory_fd)
 
 
 _FLAGS = {"r": os.O_RDONLY, "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}

@@ -22,17 +22,20 @@ storage (``trust_stored_objects=True``).
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 import posixpath
 import re
+import warnings
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from compat_core import pickled
+from compat_core import messages, pickled
 from compat_core.semantics.v1_logs import read_json_lines
 from compat_core.storage import RunStorage
 
@@ -146,25 +149,58 @@ def _batch(records: list[Any], schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
-def write(run: RunStorage, records: Callable[[], Iterable[Any]]) -> str | None:
+@dataclass(frozen=True)
+class Stored:
+    """A fit's stored reports: the file's name in the run's directory and the SHA-256 of the
+    bytes written, by which the process that wrote it knows it is still what it wrote."""
+
+    name: str
+    sha256: str
+
+
+class _Hashing:
+    """A file-like sink that hashes what it passes on."""
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+        self.hash = hashlib.sha256()
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        self.hash.update(data)
+        return int(self._sink.write(data))
+
+    def tell(self) -> int:
+        return int(self._sink.tell())
+
+    def flush(self) -> None:
+        self._sink.flush()
+
+    def close(self) -> None:
+        self.closed = True  # the sink is closed by its own ``with``
+
+
+def write(run: RunStorage, records: Callable[[], Iterable[Any]]) -> Stored | None:
     """Store the reports ``records()`` yields (called twice: it reads them again) in a new file
-    of the run's directory; its name, or None when there is no report."""
+    of the run's directory; its name and hash, or None when there is no report."""
     schema, total = _schema(records())
     if total == 0:
         return None
     taken = [number for number, _ in _stored_files(run)]
     name = f"compat_worker_reports.{max(taken, default=-1) + 1:06d}.arrow"
     run.filesystem.create_dir(run.run_dir, recursive=True)
-    with run.filesystem.open_output_stream(run.path(name)) as sink, pa.ipc.new_file(sink, schema) as writer:
-        batch: list[Any] = []
-        for record in records():
-            batch.append(record)
-            if len(batch) == BATCH:
+    with run.filesystem.open_output_stream(run.path(name)) as sink:
+        hashing = _Hashing(sink)
+        with pa.ipc.new_file(pa.PythonFile(hashing, mode="w"), schema) as writer:
+            batch: list[Any] = []
+            for record in records():
+                batch.append(record)
+                if len(batch) == BATCH:
+                    writer.write_batch(_batch(batch, schema))
+                    batch = []
+            if batch:
                 writer.write_batch(_batch(batch, schema))
-                batch = []
-        if batch:
-            writer.write_batch(_batch(batch, schema))
-    return name
+    return Stored(name, hashing.hash.hexdigest())
 
 
 def _stored_files(run: RunStorage) -> list[tuple[int, str]]:
@@ -173,19 +209,78 @@ def _stored_files(run: RunStorage) -> list[tuple[int, str]]:
     return sorted((int(m.group(1)), m.group(0)) for name in names if (m := _FILE.fullmatch(name)))
 
 
-def read_file(run: RunStorage, name: str, trusted: bool = False) -> pd.DataFrame:
+class CorruptStoredDataWarning(UserWarning):
+    """Part of what compat stored with a run could not be read: the warning names the file and
+    the reports; the rest was read."""
+
+
+def read_file(run: RunStorage, name: str, trusted: bool = False, written: Stored | None = None) -> pd.DataFrame:
     """The reports one fit stored (``name``, as :func:`write` returned it). A pickled value is
     rebuilt only from plain values, containers and numpy (:func:`compat_core.pickled.safe_loads`;
-    another class's value is a :class:`compat_core.pickled.StoredValue`) unless ``trusted``."""
-    with run.filesystem.open_input_file(run.path(name)) as f:
-        table = pa.ipc.open_file(f).read_all()
+    another class's value is a :class:`compat_core.pickled.StoredValue`) unless ``trusted``, or
+    ``written`` (what this process wrote) has the file's hash: it is still the bytes written. A
+    file cut short gives the reports before the cut, a value that cannot be read is a
+    :class:`compat_core.pickled.UnreadableValue`; each with a :class:`CorruptStoredDataWarning`
+    naming the file and the reports."""
+    path = run.path(name)
+    with run.filesystem.open_input_file(path) as f:
+        data = f.read_buffer()
+    if written is not None and not trusted:
+        trusted = hashlib.sha256(data).digest().hex() == written.sha256
+        if not trusted:
+            warnings.warn(messages.worker_reports_changed(path), CorruptStoredDataWarning, stacklevel=2)
+    table = _table(data, path)
     table = table.sort_by([("attempt", "ascending"), ("report_index", "ascending"), ("world_rank", "ascending")])
     frame = table.to_pandas()
+    unreadable: list[str] = []
     for field in table.schema:
         if field.metadata == _PICKLED:
-            objects = [np.nan if b is None else pickled.load_stored(b, trusted) for b in frame[field.name]]
+            objects = [np.nan if b is None else _load(b, trusted) for b in frame[field.name]]
+            for row, value in enumerate(objects):
+                if isinstance(value, pickled.UnreadableValue):
+                    unreadable.append(_report_at(frame, row, field.name, value.reason))
             frame[field.name] = pd.Series(objects, index=frame.index, dtype=object).infer_objects()
+    if unreadable:
+        warnings.warn(messages.stored_values_unreadable(path, unreadable), CorruptStoredDataWarning, stacklevel=2)
     return frame
+
+
+def _load(data: bytes, trusted: bool) -> Any:
+    try:
+        return pickled.load_stored(data, trusted)
+    except Exception as exc:  # corrupt bytes: whatever the unpickler raised
+        return pickled.UnreadableValue(f"{type(exc).__name__}: {exc}")
+
+
+def _report_at(frame: pd.DataFrame, row: int, column: str, reason: str) -> str:
+    at = frame.iloc[row]
+    return (
+        f"{column!r} of rank {at['world_rank']}'s report {at['report_index']} "
+        f"(attempt {at['attempt']}, row {row}): {reason}"
+    )
+
+
+def _table(data: Any, path: str) -> pa.Table:
+    """The Arrow file's table; a file cut short or with a damaged footer: the record batches
+    before the damage (the file format is a stream of batches, then a footer), with a warning."""
+    try:
+        return pa.ipc.open_file(data).read_all()
+    except (pa.ArrowInvalid, OSError) as exc:
+        problem = exc
+    batches: list[pa.RecordBatch] = []
+    schema = None
+    try:
+        reader = pa.ipc.open_stream(data.slice(8))  # after the file's magic and its padding
+        schema = reader.schema
+        for batch in reader:
+            batches.append(batch)
+    except (pa.ArrowInvalid, OSError):
+        pass
+    rows = sum(len(b) for b in batches)
+    warnings.warn(messages.stored_reports_cut(path, problem, rows), CorruptStoredDataWarning, stacklevel=3)
+    if schema is None:
+        return pa.table({name: pa.array([], type) for name, type in FIXED.items()})
+    return pa.Table.from_batches(batches, schema=schema)
 
 
 def read(run: RunStorage, trusted: bool = False) -> pd.DataFrame | None:
@@ -196,6 +291,7 @@ def read(run: RunStorage, trusted: bool = False) -> pd.DataFrame | None:
     if rows:
         frames.append(pd.DataFrame(rows))
     frames.extend(read_file(run, name, trusted) for _, name in _stored_files(run))
+    frames = [frame for frame in frames if len(frame)]
     if not frames:
         return None
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)

@@ -123,7 +123,7 @@ def test_the_frame_stored_with_the_run_reads_back_as_the_frame_fit_gave(tmp_path
     directory = tmp_path / "run"
     shutil.rmtree(directory, ignore_errors=True)
     run = at(str(directory))
-    assert worker_reports.write(run, lambda: iter(records)) == "compat_worker_reports.000000.arrow"
+    assert worker_reports.write(run, lambda: iter(records)).name == "compat_worker_reports.000000.arrow"
     pd.testing.assert_frame_equal(worker_reports.read(run), worker_dataframe(records))
     worker_reports.write(run, lambda: iter(records[:1]))
     both = pd.concat([worker_dataframe(records), worker_dataframe(records[:1])], ignore_index=True)
