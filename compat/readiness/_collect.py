@@ -72,7 +72,7 @@ def collect(locations: Iterable[str], *, site_packages: bool = False, jobs: int 
     def read_records(path: str, shown: str) -> None:
         if os.path.abspath(path) not in read:
             read.add(os.path.abspath(path))
-            _read_records(pafs.LocalFileSystem(), os.path.abspath(path), shown, found)
+            _parse(_read_local(os.path.abspath(path)), shown, found)
 
     for location in locations:
         if "://" in location:
@@ -81,6 +81,8 @@ def collect(locations: Iterable[str], *, site_packages: bool = False, jobs: int 
             found.problems.append(Problem(location, "does not exist"))
         elif not os.path.exists(location):
             found.problems.append(Problem(location, "is a broken symbolic link"))
+        elif (kind := special_kind(location)) is not None:
+            found.problems.append(Problem(location, f"is {kind}, not a file or directory: skipped"))
         elif os.path.isfile(location):
             if os.path.basename(location) == RECORD_FILE:
                 read_records(location, location)
@@ -165,25 +167,79 @@ def _records_at_uri(uri: str, found: Collected) -> None:
         _parse(text, f"{scheme}://{path}", found)
 
 
+MAX_RECORD_FILE_BYTES = 256 * 1024 * 1024  # a record is about 2 KB a fit: over 100,000 fits
+
+
+class _NotRead(Exception):
+    """A record file skipped, not failed: ``str()`` says why."""
+
+
+def special_kind(path: str) -> str | None:
+    """What ``path`` is when it is neither a regular file nor a directory (symlinks followed):
+    "a FIFO", "a socket", "a device"; None otherwise (or when it cannot be looked at)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return None
+
+
+def _read_local(path: str) -> str | Exception:
+    """A local record file's text: opened without blocking and checked through its descriptor to
+    be a regular file (a FIFO, socket or device is never read) of at most
+    :data:`MAX_RECORD_FILE_BYTES`."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return _NotRead(f"is {special_kind(path) or 'not a regular file'}, not a record file: skipped")
+        if info.st_size > MAX_RECORD_FILE_BYTES:
+            return _NotRead(
+                f"is {info.st_size:,} bytes, over the {MAX_RECORD_FILE_BYTES:,} a record file may be: skipped "
+                "(not one compat wrote: each fit appends one line of about 2 KB)"
+            )
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read().decode("utf-8", errors="replace")  # a bad line is named, the rest read
+    except (OSError, UnicodeDecodeError) as exc:
+        return exc
+    finally:
+        os.close(fd)
+
+
 def _read_text(filesystem: Any, path: str) -> str | Exception:
     try:
+        info = filesystem.get_file_info(path)
+        if info.size is not None and info.size > MAX_RECORD_FILE_BYTES:
+            return _NotRead(f"is {info.size:,} bytes, over the {MAX_RECORD_FILE_BYTES:,} a record file may be: skipped")
         with filesystem.open_input_stream(path) as f:
-            return bytes(f.read()).decode("utf-8")
+            return bytes(f.read()).decode("utf-8", errors="replace")
     except Exception as exc:  # reported with the path; the other records are still read
         return exc
 
 
-def _read_records(filesystem: Any, path: str, shown: str, found: Collected) -> None:
-    _parse(_read_text(filesystem, path), shown, found)
-
-
 def _parse(text: str | Exception, shown: str, found: Collected) -> None:
+    if isinstance(text, _NotRead):
+        found.problems.append(Problem(shown, str(text)))
+        return
     if isinstance(text, Exception):
         found.problems.append(Problem(shown, f"cannot be read ({_reason(text)})"))
         return
-    records, problems = readiness.parse_lines(text)
+    records, problems = readiness.parse_numbered(text)
     found.records.extend(records)
-    found.problems.extend(Problem(shown, message) for message in problems)
+    found.problems.extend(Problem(f"{shown}:{number}", message) for number, message in problems)
 
 
 def _reason(error: Exception) -> str:

@@ -25,7 +25,13 @@ RECORD_FILE = "compat_readiness.jsonl"
 SCHEMA = "ray-train-compat/readiness"
 VERSION = 1
 JOB_ENV_VAR = "COMPAT_JOB_NAME"
-OUTCOMES = ("succeeded", "failed", "callback-failed", "stopped")
+OUTCOMES = (
+    "succeeded",
+    "failed",
+    "callback-failed",
+    "stopped",
+    "unfinished",
+)  # unfinished: a Tune trial's, as its fit starts
 SEVERITIES = ("breaks", "silent", "warns", "fix")  # worst first, as the codemod's
 
 
@@ -121,44 +127,117 @@ def from_json(data: Any) -> RunRecord:
             "upgrade ray-train-compat where you run `compat readiness`"
         )
     try:
-        versions = data.get("versions") or {}
+        versions = _mapping(data, "versions")
         return RunRecord(
-            job=str(data["job"]),
-            run=str(data["run"]),
-            path=str(data["path"]),
-            script=str(data.get("script", "")),
-            call_site=str(data.get("call_site", "")),
-            trainer=str(data.get("trainer", "")),
-            ray_version=str(versions.get("ray", "")),
-            compat_version=str(versions.get("compat", "")),
-            python_version=str(versions.get("python", "")),
-            mode=str(data["mode"]),
-            engine=str(data.get("engine", data["mode"])),
-            started_at=_epoch(data["started_at"]),
-            ended_at=_epoch(data["ended_at"]),
-            outcome=str(data["outcome"]),
-            error=None if data.get("error") is None else str(data["error"]),
-            behaviours=tuple(
-                Behaviour(
-                    kind=str(b["kind"]),
-                    count=int(b["count"]),
-                    first_site=str(b.get("first_site", "")),
-                    severity=str(b["severity"]),
-                    rule=None if b.get("rule") is None else str(b["rule"]),
-                    advice=str(b.get("advice", "")),
-                )
-                for b in data.get("behaviours") or []
-            ),
+            job=_text(data, "job", required=True),
+            run=_text(data, "run", required=True),
+            path=_text(data, "path", required=True),
+            script=_text(data, "script"),
+            call_site=_text(data, "call_site"),
+            trainer=_text(data, "trainer"),
+            ray_version=_text(versions, "ray", "versions.ray"),
+            compat_version=_text(versions, "compat", "versions.compat"),
+            python_version=_text(versions, "python", "versions.python"),
+            mode=_choice(data, "mode", MODES, required=True),
+            engine=_choice(data, "engine", MODES) or _choice(data, "mode", MODES, required=True),
+            started_at=_epoch(data, "started_at"),
+            ended_at=_epoch(data, "ended_at"),
+            outcome=_choice(data, "outcome", OUTCOMES, required=True),
+            error=_text(data, "error", optional=True),
+            behaviours=tuple(_behaviour(b, f"behaviours[{i}]") for i, b in enumerate(_list(data, "behaviours"))),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        missing = f"the field {exc.args[0]!r} is missing" if isinstance(exc, KeyError) else str(exc)
-        raise RecordError(f"a malformed readiness record: {missing}") from None
+    except KeyError as exc:
+        raise RecordError(f"a malformed readiness record: the field {exc.args[0]!r} is missing") from None
+
+
+MODES = ("v1", "v2")
+
+
+def _malformed(field: str, value: Any, wanted: str) -> RecordError:
+    shown = json.dumps(value, allow_nan=True, default=str)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return RecordError(f"a malformed readiness record: the field {field!r} is {shown}, not {wanted}")
+
+
+def _text(
+    data: Mapping[str, Any], key: str, name: str | None = None, *, required: bool = False, optional: bool = False
+) -> Any:
+    """A string field (``optional``: None allowed; ``required``: missing is an error, else "")."""
+    if key not in data:
+        if required:
+            raise KeyError(name or key)
+        return None if optional else ""
+    value = data[key]
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise _malformed(name or key, value, "a string" + (" or null" if optional else ""))
+    return value
+
+
+def _choice(data: Mapping[str, Any], key: str, allowed: tuple[str, ...], *, required: bool = False) -> str:
+    if key not in data and not required:
+        return ""
+    value = _text(data, key, required=True)
+    if value not in allowed:
+        raise _malformed(key, value, "one of " + ", ".join(allowed))
+    return str(value)
+
+
+def _mapping(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _malformed(key, value, "an object")
+    return value
+
+
+def _list(data: Mapping[str, Any], key: str) -> list[Any]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _malformed(key, value, "a list")
+    return value
+
+
+def _behaviour(data: Any, name: str) -> Behaviour:
+    if not isinstance(data, Mapping):
+        raise _malformed(name, data, "an object")
+    count = data.get("count")
+    if "count" not in data:
+        raise KeyError(f"{name}.count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise _malformed(f"{name}.count", count, "a whole number of times (0 or more)")
+    return Behaviour(
+        kind=_text(data, "kind", f"{name}.kind", required=True),
+        count=count,
+        first_site=_text(data, "first_site", f"{name}.first_site"),
+        severity=_choice_named(data, "severity", SEVERITIES, f"{name}.severity"),
+        rule=_text(data, "rule", f"{name}.rule", optional=True),
+        advice=_text(data, "advice", f"{name}.advice"),
+    )
+
+
+def _choice_named(data: Mapping[str, Any], key: str, allowed: tuple[str, ...], name: str) -> str:
+    value = _text(data, key, name, required=True)
+    if value not in allowed:
+        raise _malformed(name, value, "one of " + ", ".join(allowed))
+    return str(value)
 
 
 def parse_lines(text: str) -> tuple[list[RunRecord], list[str]]:
     """The records of a ``compat_readiness.jsonl``, and a message for each line that is not
     one (``line N: ...``); a blank line is skipped, the others are still read."""
-    records, problems = [], []
+    records, problems = parse_numbered(text)
+    return records, [f"line {number}: {message}" for number, message in problems]
+
+
+def parse_numbered(text: str) -> tuple[list[RunRecord], list[tuple[int, str]]]:
+    """:func:`parse_lines`, each problem as its line's number and what is wrong with it."""
+    records: list[RunRecord] = []
+    problems: list[tuple[int, str]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -166,9 +245,11 @@ def parse_lines(text: str) -> tuple[list[RunRecord], list[str]]:
             records.append(from_json(json.loads(line)))
         except json.JSONDecodeError as exc:
             what = exc.msg.removesuffix(" at")  # json's "Unterminated string starting at" names no place
-            problems.append(f"line {number}: not JSON ({what} at column {exc.colno}; a write cut short?)")
+            problems.append((number, f"not JSON ({what} at column {exc.colno}; a write cut short?)"))
         except RecordError as exc:
-            problems.append(f"line {number}: {exc}")
+            problems.append((number, str(exc)))
+        except RecursionError:  # json's parser on a line nested thousands deep
+            problems.append((number, "not a readiness record (nested too deeply to read)"))
     return records, problems
 
 
@@ -224,11 +305,28 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _epoch(value: Any) -> float:
-    if isinstance(value, (int, float)):
-        return float(value)
-    text = str(value)
-    parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.timestamp()
+def _epoch(data: Mapping[str, Any], key: str) -> float:
+    """A time field: seconds since the epoch, or ISO 8601 (UTC when it names no zone); one that
+    is no time a date can hold (infinite, not a number, past year 9999) is malformed."""
+    if key not in data:
+        raise KeyError(key)
+    value = data[key]
+    seconds: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value
+        try:
+            parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=timezone.utc)
+            seconds = parsed.timestamp()
+        except (ValueError, OverflowError):
+            seconds = None
+    if seconds is not None:
+        try:
+            _iso(seconds)  # what every format writes it as
+            return seconds
+        except (ValueError, OverflowError, OSError):
+            pass
+    raise _malformed(key, value, "a time (ISO 8601, or seconds since 1970)")

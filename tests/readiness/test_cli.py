@@ -76,7 +76,7 @@ def test_the_fleet_as_json_jobs_repositories_blockers_trend_and_problems(capsys,
     assert report["trend"]["behaviours"]["free-floating-report"] == [2, 3, 3, 2]
     problems = {p["path"]: p["message"] for p in report["problems"]}
     assert problems[str(tmp_path / "gone")] == "does not exist"
-    assert "schema version 7, newer than this compat reads" in problems[str(broken / RECORD_FILE)]
+    assert "schema version 7, newer than this compat reads" in problems[f"{broken / RECORD_FILE}:1"]
     assert "warning: " in err and str(tmp_path / "gone") in err  # said on stderr too: stdout is the JSON
 
 
@@ -218,8 +218,8 @@ def test_runs_on_an_object_store_are_read_through_pyarrow(capsys, s3, tmp_path) 
     assert jobs["ranker"]["trend"] == [2, 1, 0] and jobs["embedder"]["last_run"]["outcome"] == "failed"
     assert report["problems"] == [  # each location's in turn
         {
-            "path": "s3://fleet/ray_results/ranker-9/compat_readiness.jsonl",
-            "message": "line 1: not JSON (Expecting value at column 1; a write cut short?)",
+            "path": "s3://fleet/ray_results/ranker-9/compat_readiness.jsonl:1",
+            "message": "not JSON (Expecting value at column 1; a write cut short?)",
         },
         {"path": "s3://fleet/nothing-here", "message": "does not exist"},
     ]
