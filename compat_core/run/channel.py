@@ -415,7 +415,7 @@ class _Handshakes:
                 first = self._refused == 1
             (logger.warning if first else logger.debug)(
                 "compat's record channel refused a connection: %s%s",
-                exc or type(exc).__name__,
+                str(exc) or type(exc).__name__,
                 " (further refusals are logged at debug level)" if first else "",
             )
             sock.close()
