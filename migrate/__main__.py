@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from migrate import baseline, config, engine, formats
-from migrate.files import atomic_write, iter_files, matches_globs
+from migrate.files import MAX_FILE_BYTES, atomic_write, iter_files, matches_globs, parse_size
 from migrate.rules import BY_CODE, RULES
 from migrate.severity import SEVERITIES, at_least
 from migrate.tables import GUIDE
@@ -88,6 +88,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="N",
         help=f"files processed in N processes (default: every usable core for {PARALLEL_FROM} files or more, else 1)",
     )
+    parser.add_argument(
+        "--max-file-size", metavar="SIZE", default=None,
+        help="skip (as an error) files larger than SIZE: bytes or e.g. 2MiB (default: 512KiB)",
+    )  # fmt: skip
     parser.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     parser.add_argument("--quiet", "-q", action="store_true", help="print only findings and errors")
     return parser.parse_args(argv)
@@ -139,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.add_noqa:
         return add_noqa(plan, jobs, args)
     write = not (args.diff or args.check or args.statistics)
-    results = run(plan, write, jobs)
+    results = run(plan, write, jobs, args.max_file_size)
     if args.statistics:
         print(statistics(results, args.output_format))
         return exit_status(results, args)
@@ -159,6 +163,12 @@ def _plan(args: argparse.Namespace, finder: config.Finder | None) -> list[tuple[
         top = settings(args.paths[0])
     args.output_format = args.output_format or args.report or top.output_format or "text"
     args.fail_on = args.fail_on or top.fail_on or "fix"
+    if args.max_file_size is not None and not isinstance(args.max_file_size, int):
+        try:
+            args.max_file_size = parse_size(args.max_file_size)
+        except ValueError as exc:
+            raise config.ConfigError(f"--max-file-size: {exc}") from None
+    args.max_file_size = args.max_file_size or top.max_file_size or MAX_FILE_BYTES
 
     def excluded(path: str) -> bool:
         """The command line's --exclude globs when given, else the file's configuration."""
@@ -192,9 +202,9 @@ def check(paths: Sequence[str], *, jobs: int = 1, configured: bool = True) -> li
     if configured:
         args = parse_args([*paths, "--check", "--jobs", str(jobs)])
         plan = _plan(args, config.Finder([r.code for r in RULES]))
-    else:
-        codes = tuple(r.code for r in engine.select_rules())
-        plan = [(path, codes, "ray") for path in iter_files(paths)]
+        return run(plan, False, jobs, args.max_file_size)
+    codes = tuple(r.code for r in engine.select_rules())
+    plan = [(path, codes, "ray") for path in iter_files(paths)]
     return run(plan, False, jobs)
 
 
@@ -215,18 +225,20 @@ def default_jobs(files: int) -> int:
     return max(1, min(cores, files // 50))
 
 
-def run(plan: list[tuple[str, tuple[str, ...], str]], write: bool, jobs: int) -> list[engine.FileResult]:
+def run(
+    plan: list[tuple[str, tuple[str, ...], str]], write: bool, jobs: int, max_bytes: int = MAX_FILE_BYTES
+) -> list[engine.FileResult]:
     progress = _Progress(len(plan))
     results: list[engine.FileResult] = []
     if jobs == 1:
         for path, codes, target in plan:
-            results.append(engine.process_file(path, codes, target, write))
+            results.append(engine.process_file(path, codes, target, write, max_bytes=max_bytes))
             progress.step()
     else:
         # Files go out in chunks: most take well under a millisecond, less than sending
         # one task to a worker process costs.
         chunk = max(1, min(64, len(plan) // (jobs * 8)))
-        work = functools.partial(_process, write=write)
+        work = functools.partial(_process, write=write, max_bytes=max_bytes)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for result in pool.map(work, plan, chunksize=chunk):
                 results.append(result)
@@ -235,9 +247,9 @@ def run(plan: list[tuple[str, tuple[str, ...], str]], write: bool, jobs: int) ->
     return results
 
 
-def _process(job: tuple[str, tuple[str, ...], str], write: bool) -> engine.FileResult:
+def _process(job: tuple[str, tuple[str, ...], str], write: bool, max_bytes: int) -> engine.FileResult:
     path, codes, target = job
-    return engine.process_file(path, codes, target, write)
+    return engine.process_file(path, codes, target, write, max_bytes=max_bytes)
 
 
 def _diff_name(side: str, path: str) -> str:
@@ -367,34 +379,48 @@ def add_noqa(plan: list[tuple[str, tuple[str, ...], str]], jobs: int, args: argp
     (a directive stops its rule's rewrite on its line); nothing rewritten. Marked files are
     checked again, and marked again, until nothing new is found (a held rewrite can leave old
     API that a flag then finds): at most :data:`ADD_NOQA_ROUNDS` rounds."""
-    added = 0
+    added = removed = 0
     touched: set[str] = set()
-    results = run(plan, False, jobs)
-    for _ in range(ADD_NOQA_ROUNDS):
+    results = run(plan, False, jobs, args.max_file_size)
+    for round_ in range(ADD_NOQA_ROUNDS):
         marked_now = []
         for r in results:
-            if r.error:
+            if r.error or r.old_text is None:
                 continue
-            codes = baseline.codes_by_line(r.diagnostics)
-            if r.old_text is None or not codes:
-                continue
-            if r.path.endswith(".ipynb"):  # its findings name their cell: marked cell by cell
-                marked = baseline.add_noqa_to_notebook(r.old_text, r.diagnostics)
-            else:
-                marked = baseline.add_noqa(r.old_text, codes)
-            if marked.added:
-                atomic_write(r.path, marked.text.encode(r.encoding), bom=r.bom)
-                added += marked.added
+            text = r.old_text
+            for remove in (False, True):  # mark what is found, then take out what no longer serves
+                codes = (baseline.unused_by_line if remove else baseline.codes_by_line)(r.diagnostics)
+                if not codes:
+                    continue
+                if r.path.endswith(".ipynb"):  # its findings name their cell: marked cell by cell
+                    marked = baseline.add_noqa_to_notebook(text, r.diagnostics, remove=remove)
+                else:
+                    marked = (baseline.remove_unused if remove else baseline.add_noqa)(text, codes)
+                text = marked.text
+                if remove:
+                    removed += marked.added
+                else:
+                    added += marked.added
+            if text != r.old_text:
+                atomic_write(r.path, text.encode(r.encoding), bom=r.bom)
                 touched.add(r.path)
                 marked_now.append(r.path)
         if not marked_now:
             break
-        again = {path for path in marked_now}
-        results = [*[r for r in results if r.path not in again], *run([p for p in plan if p[0] in again], False, jobs)]
+        if round_ == ADD_NOQA_ROUNDS - 1:
+            print(
+                f"warning: the directives still changed after {ADD_NOQA_ROUNDS} rounds of marking; run "
+                "--add-noqa again, and report the files above as a bug of the tool",
+                file=sys.stderr,
+            )
+        again = set(marked_now)
+        rerun = [p for p in plan if p[0] in again]
+        results = [*[r for r in results if r.path not in again], *run(rerun, False, jobs, args.max_file_size)]
     for r in results:
         if r.error:
             print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)
-    print(f"Added {added} noqa directive(s) in {len(touched)} file(s).", file=sys.stderr)
+    dropped = f"; took out {removed} directive code(s) the others left unused" if removed else ""
+    print(f"Added {added} noqa directive(s) in {len(touched)} file(s){dropped}.", file=sys.stderr)
     cells = [r.path for r in results for d in r.diagnostics if d.code == "ERROR" and not d.suppressed]
     if cells:
         listed = ", ".join(f'"{p}" = ["ERROR"]' for p in sorted(set(cells)))
@@ -408,8 +434,9 @@ def add_noqa(plan: list[tuple[str, tuple[str, ...], str]], jobs: int, args: argp
     return 1 if any(r.error for r in results) and not args.exit_zero else 0
 
 
-# --add-noqa's rounds of marking (each round's directives can hold rewrites that leave old API to flag).
-ADD_NOQA_ROUNDS = 4
+# --add-noqa's rounds of marking (each round's directives can hold rewrites that leave old API to
+# flag, or leave a directive unused).
+ADD_NOQA_ROUNDS = 8
 
 
 if __name__ == "__main__":

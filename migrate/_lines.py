@@ -21,8 +21,44 @@ Opcodes = Sequence[tuple[str, int, int, int, int]]
 
 
 def opcodes(a: list[str], b: list[str]) -> Opcodes:
-    """How ``a``'s lines became ``b``'s (difflib's opcodes, computed once per pair)."""
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    """How ``a``'s lines became ``b``'s (difflib's opcodes, computed once per pair). The lines
+    both start and end with are equal blocks as they are; between them, difflib without its
+    junk heuristic, unless the lines there are many (a line repeated thousands of times, as in
+    generated data, makes it quadratic): then with it, which skips lines too common to anchor."""
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    middle_a, middle_b = a[start : len(a) - end], b[start : len(b) - end]
+    many = len(middle_a) * len(middle_b) > _EXACT_PAIRS
+    middle = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=many).get_opcodes()
+    ops: list[tuple[str, int, int, int, int]] = [("equal", 0, start, 0, start)] if start else []
+    for tag, i1, i2, j1, j2 in middle:
+        if middle_a or middle_b:
+            ops.append((tag, i1 + start, i2 + start, j1 + start, j2 + start))
+    if end:
+        ops.append(("equal", len(a) - end, len(a), len(b) - end, len(b)))
+    return _merged(ops)
+
+
+# Line pairs between the common start and end compared without difflib's junk heuristic, at most.
+_EXACT_PAIRS = 1_000_000
+
+
+def _merged(ops: list[tuple[str, int, int, int, int]]) -> Opcodes:
+    """Adjacent equal blocks as one (as difflib gives them)."""
+    merged: list[tuple[str, int, int, int, int]] = []
+    for op in ops:
+        if op[1] == op[2] and op[3] == op[4]:
+            continue
+        if merged and op[0] == "equal" and merged[-1][0] == "equal":
+            tag, i1, _, j1, _ = merged[-1]
+            merged[-1] = (tag, i1, op[2], j1, op[4])
+        else:
+            merged.append(op)
+    return merged
 
 
 def line_map_of(a: list[str], b: list[str], opcodes: Opcodes) -> list[int]:
@@ -47,7 +83,19 @@ def _map_by_similarity(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2
     for i in range(i1, i2):
         left = i2 - i - 1  # old lines still to place after this one
         high = max(low, j2 - 1 - min(left, j2 - 1 - low))  # leave room for them when there is
-        scores = [(difflib.SequenceMatcher(None, a[i], b[j], autojunk=False).ratio(), -j) for j in range(low, high + 1)]
+        scores = [(_similarity(a[i], b[j]), -j) for j in range(low, high + 1)]
         best = -max(scores)[1]
         mapping[i] = best
         low = best
+
+
+# Characters two lines may have together and still be compared by difflib's ratio (quadratic in
+# the lines' length); longer pairs are compared by the characters they share (linear).
+_RATIO_CHARS = 2_000
+
+
+def _similarity(x: str, y: str) -> float:
+    """How alike two lines are, 0 to 1: difflib's ratio, or for long lines its linear bound
+    ``quick_ratio`` (the characters they share, whatever their order)."""
+    matcher = difflib.SequenceMatcher(None, x, y, autojunk=False)
+    return matcher.ratio() if len(x) + len(y) <= _RATIO_CHARS else matcher.quick_ratio()

@@ -11,6 +11,12 @@ and the next new V1 call fails it. Marking can make new findings (a held rewrite
 that RTM100 flags): ``--add-noqa`` marks again until nothing new is found. A second run adds
 nothing. A notebook cell that does not parse cannot carry a directive: ``per-file-ignores``
 takes it (``"notebooks/sweep.ipynb" = ["ERROR"]``), as ruff's does.
+
+A directive can stop being used as others are added: ``# noqa: RTM002`` on an import the
+rewrite of a call would change is unused once the call's own directive holds that rewrite.
+So each round also takes out every code RTM900 finds unused (:func:`remove_unused`; a directive
+left with none goes), and ``--add-noqa`` ends only when a round neither marks nor removes
+anything: then ``--check`` finds nothing on the same tree, whatever it holds.
 """
 
 from __future__ import annotations
@@ -79,6 +85,37 @@ def add_noqa(text: str, codes: Mapping[int, set[str]]) -> Marked:
 _CODES_END = re.compile(r"#\s*(?i:noqa):\s?[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*")
 
 
+def unused_by_line(diagnostics: Sequence[Diagnostic]) -> dict[int, set[str]]:
+    """The codes RTM900 finds unused, by the line of their directive."""
+    found: dict[int, set[str]] = {}
+    for d in diagnostics:
+        codes = noqa.unused_codes(d) if not d.suppressed else ()
+        if codes:
+            found.setdefault(d.line, set()).update(codes)
+    return found
+
+
+def remove_unused(text: str, unused: Mapping[int, set[str]]) -> Marked:
+    """``text`` with the codes of ``unused`` (by line, 1-based) taken out of their directives;
+    ``added`` counts the directives changed."""
+    if not unused:
+        return Marked(text, 0)
+    lines = text.splitlines(keepends=True)
+    table = noqa.directives(text, unused)
+    changed = 0
+    for number, codes in sorted(unused.items()):
+        directive = table.get(number)
+        if directive is None:
+            continue
+        line = lines[number - 1]
+        body = line.rstrip("\r\n")
+        new_body = noqa.without_codes(body, directive, codes)
+        if new_body != body:
+            lines[number - 1] = new_body + line[len(body) :]
+            changed += 1
+    return Marked("".join(lines), changed)
+
+
 def _extend(body: str, start: int, codes: list[str]) -> str:
     """``body`` with ``codes`` appended to the code list of its ``# noqa:`` at ``start``."""
     match = _CODES_END.match(body, start)
@@ -87,9 +124,10 @@ def _extend(body: str, start: int, codes: list[str]) -> str:
     return f"{body[:end]}, {', '.join(codes)}{body[end:]}"
 
 
-def add_noqa_to_notebook(text: str, diagnostics: Sequence[Diagnostic]) -> Marked:
-    """A notebook's cells marked: its diagnostics name their cell (``cell N: ...``) and carry
-    the line within it. The other bytes of the file stay as they were."""
+def add_noqa_to_notebook(text: str, diagnostics: Sequence[Diagnostic], *, remove: bool = False) -> Marked:
+    """A notebook's cells marked (``remove``: their unused codes taken out, as
+    :func:`remove_unused`): its diagnostics name their cell (``cell N: ...``) and carry the
+    line within it. The other bytes of the file stay as they were."""
     from migrate.notebooks import cell_number, splice
 
     by_cell: dict[int, list[Diagnostic]] = {}
@@ -100,11 +138,11 @@ def add_noqa_to_notebook(text: str, diagnostics: Sequence[Diagnostic]) -> Marked
     notebook: dict[str, Any] = json.loads(text)
     added = 0
     for number, cell in enumerate(notebook.get("cells", []), start=1):
-        found = codes_by_line(by_cell.get(number, []))
+        found = (unused_by_line if remove else codes_by_line)(by_cell.get(number, []))
         if not found or cell.get("cell_type") != "code":
             continue
         source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        marked = add_noqa(source, found)
+        marked = (remove_unused if remove else add_noqa)(source, found)
         if marked.added:
             added += marked.added
             new = marked.text

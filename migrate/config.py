@@ -13,6 +13,7 @@ ignore = ["RTM116"]
 exclude = ["legacy/*", "*_pb2.py"]
 output-format = "github"                # text, json, github or sarif
 fail-on = "silent"                      # exit 1 only for breaks and silent findings
+max-file-size = "2MiB"                  # larger files are skipped (default 512KiB: generated code)
 [tool.ray-train-migrate.per-file-ignores]
 "tests/*" = ["RTM101"]
 ```
@@ -39,7 +40,7 @@ else:  # pragma: no cover - Python 3.10
 TABLE = "ray-train-migrate"
 TARGETS = ("ray", "compat", "native")
 FORMATS = ("text", "json", "github", "sarif")
-KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target", "output-format", "fail-on")
+KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target", "output-format", "fail-on", "max-file-size")
 
 
 class ConfigError(Exception):
@@ -58,6 +59,7 @@ class Settings:
     target: str | None = None
     output_format: str | None = None
     fail_on: str | None = None
+    max_file_size: int | None = None
 
     @property
     def root(self) -> Path:
@@ -117,6 +119,7 @@ def load(path: Path, known_codes: Iterable[str]) -> Settings:
         target=_choice(table, "target", TARGETS, where),
         output_format=_choice(table, "output-format", FORMATS, where),
         fail_on=_choice(table, "fail-on", SEVERITIES, where),
+        max_file_size=_size(table, "max-file-size", where),
     )
 
 
@@ -132,6 +135,17 @@ def _codes(value: Any, key: str, where: str, known: tuple[str, ...]) -> tuple[st
         if not any(k.startswith(code) for k in known):
             raise ConfigError(f"{where}: {key!r}: unknown rule code {code!r}; see `python -m migrate --list-rules`")
     return codes
+
+
+def _size(table: Mapping[str, Any], key: str, where: str) -> int | None:
+    from migrate.files import parse_size
+
+    if key not in table:
+        return None
+    try:
+        return parse_size(table[key])
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {key!r}: {exc}") from None
 
 
 def _choice(table: Mapping[str, Any], key: str, choices: tuple[str, ...], where: str) -> str | None:

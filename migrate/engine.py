@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from migrate import _deep, _index, _repairs, noqa, notebooks
 from migrate._lines import line_map
 from migrate._parse import LibcstSyntaxError, newer_python, parse_module, wrap
-from migrate.files import Unreadable, atomic_write, read_source
+from migrate.files import MAX_FILE_BYTES, Unreadable, atomic_write, read_source
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
@@ -367,8 +367,11 @@ UNPARSED = notebooks.UNPARSED_CELL
 UNPARSED_IGNORED = f"ignore:{UNPARSED}"
 
 
-def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool) -> FileResult:
-    """Migrate one file (``.py`` or ``.ipynb``). Errors are returned, never raised."""
+def process_file(
+    path: str, rule_codes: Sequence[str], target: str, write: bool, *, max_bytes: int = MAX_FILE_BYTES
+) -> FileResult:
+    """Migrate one file (``.py`` or ``.ipynb``; one over ``max_bytes`` is skipped with an error).
+    Errors are returned, never raised."""
     from migrate.rules import BY_CODE
 
     result = FileResult(path)
@@ -376,7 +379,7 @@ def process_file(path: str, rule_codes: Sequence[str], target: str, write: bool)
     context = Context(target=target, path=path)  # type: ignore[arg-type]
     lines_of = "output" if write else "input"  # findings point at what is on disk afterwards
     try:
-        source = read_source(path)
+        source = read_source(path, max_bytes)
     except Unreadable as exc:
         result.error = str(exc)
         return result

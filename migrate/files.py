@@ -13,7 +13,6 @@ import tokenize
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
-from pathlib import Path
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)  # PEP 263
 
@@ -43,10 +42,11 @@ def atomic_write(path: str, data: bytes, *, bom: bool = False) -> None:
 def iter_files(paths: Iterable[str], excluded: Callable[[str], bool] | None = None) -> Iterator[str]:
     """Python files and notebooks under ``paths``, skipping VCS dirs, venvs, site-packages, and
     the directories and files ``excluded`` rules out. A file named in ``paths`` is yielded
-    whatever it says (the caller applies ``--force-exclude``, as ruff does)."""
+    whatever it says (the caller applies ``--force-exclude``, as ruff does), as is a FIFO,
+    socket or device there or under them (:func:`read_source` reports it, never opened)."""
     skip = excluded or (lambda path: False)
     for root in paths:
-        if os.path.isfile(root):
+        if os.path.isfile(root) or (os.path.exists(root) and not os.path.isdir(root)):
             yield root
             continue
         if not os.path.isdir(root):
@@ -86,12 +86,39 @@ class Unreadable(Exception):
     """A file the codemod cannot read as text; the message says why and what to do."""
 
 
-def read_source(path: str) -> Source:
-    """``path``'s text in its own encoding (a notebook's is UTF-8), or :class:`Unreadable`."""
+MAX_FILE_BYTES = 512 * 1024
+"""The largest file read by default (``--max-file-size``, ``max-file-size``): hand-written
+Python is far smaller; a larger one is generated code, whose rewrite through libcst's tree
+takes hundreds of bytes of memory and about 0.3 ms per byte of dense literals (a 100 KB data
+file that imports Ray: about 30 s; docs/performance.md)."""
+
+
+def read_source(path: str, max_bytes: int = MAX_FILE_BYTES) -> Source:
+    """``path``'s text in its own encoding (a notebook's is UTF-8), or :class:`Unreadable`: a
+    FIFO, socket or device is never read (opened without blocking and checked through its
+    descriptor), nor a file over ``max_bytes``."""
     try:
-        raw = Path(path).read_bytes()
+        if not stat.S_ISREG(mode := os.stat(path).st_mode):  # a socket cannot even be opened
+            raise Unreadable(f"is {special_kind(mode)}, not a regular file; skipped")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise Unreadable(f"cannot read: {exc.strerror}") from exc
+    try:
+        info = os.fstat(fd)  # what was opened, whatever the path names now
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable(f"is {special_kind(info.st_mode)}, not a regular file; skipped")
+        if info.st_size > max_bytes:
+            raise Unreadable(
+                f"is {info.st_size:,} bytes, over the largest file read ({max_bytes:,} bytes: generated code?); "
+                "skipped. Exclude it, or raise the limit with --max-file-size or max-file-size in "
+                "[tool.ray-train-migrate]"
+            )
+        with os.fdopen(os.dup(fd), "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise Unreadable(f"cannot read: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
     bom = raw.startswith(b"\xef\xbb\xbf")
     encoding = "utf-8"
     if not bom and not path.endswith(".ipynb"):
@@ -108,3 +135,29 @@ def read_source(path: str) -> Source:
             f"not {name} (byte {exc.start}); declare the encoding (PEP 263) or convert the file; skipped"
         ) from exc
     return Source(text, encoding, bom)
+
+
+def special_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` that is not a regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+_SIZE = re.compile(r"(\d+)\s*(|b|kb|kib|mb|mib|gb|gib)", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 1000**2, "mib": 1024**2, "gb": 1000**3, "gib": 1024**3}
+
+
+def parse_size(value: object) -> int:
+    """A size as ``--max-file-size`` and ``max-file-size`` take it: bytes (``4194304``) or with
+    a unit (``4MiB``, ``500KB``); ``ValueError`` saying what is accepted."""
+    match = _SIZE.fullmatch(str(value).strip()) if not isinstance(value, bool) else None
+    if match is None or int(match.group(1)) < 1:
+        raise ValueError(f"{value!r} is not a size: give bytes (e.g. 4194304) or a number with KB, MB, KiB or MiB")
+    return int(match.group(1)) * _UNITS[match.group(2).lower()]

@@ -164,6 +164,31 @@ def apply(diagnostics: Sequence[Diagnostic], text: str, ran: Collection[str]) ->
             unused = [c for c in listed_here if c in ran and c != UNUSED_NOQA and (directive.line, c) not in used]
             if unused:  # one without codes is never reported: it may serve other tools
                 listed = ", ".join(unused)
-                message = f"unused `noqa` directive (unused: {listed}): nothing on this line is flagged so; remove it"
+                message = f"unused `noqa` directive (unused: {listed}){_UNUSED_END}"
                 out.append(Diagnostic(UNUSED_NOQA, directive.line, directive.col, message, False))
     return out
+
+
+_UNUSED_END = ": nothing on this line is flagged so; remove it"
+_UNUSED_LISTED = re.compile(r"\(unused: (?P<codes>[A-Z0-9, ]+)\)" + re.escape(_UNUSED_END))
+
+
+def unused_codes(diagnostic: Diagnostic) -> tuple[str, ...]:
+    """The codes an RTM900 finding names as unused on its line (none for another finding)."""
+    match = _UNUSED_LISTED.search(diagnostic.message) if diagnostic.code == UNUSED_NOQA else None
+    return tuple(_CODE.findall(match.group("codes"))) if match else ()
+
+
+def without_codes(body: str, directive: Directive, codes: Collection[str]) -> str:
+    """A line (no line ending) with ``codes`` taken out of its ``directive``; a directive left
+    with none goes (text after it stays a comment)."""
+    match = _NOQA.match(body, directive.col - 1)
+    if match is None or directive.codes is None:
+        return body
+    keep = [c for c in directive.codes if c not in codes]
+    if keep:
+        return f"{body[: match.start()]}# noqa: {', '.join(keep)}{body[match.end() :]}"
+    rest = body[match.end() :].strip()
+    if not rest:
+        return body[: match.start()].rstrip()
+    return f"{body[: match.start()]}{rest if rest.startswith('#') else '# ' + rest}"

@@ -9,7 +9,8 @@ are paired in call order. Each difference is labelled with the section of
 docs/compatibility.md that explains it, or as unexplained.
 
 Exit status: 0 when every difference is explained; 1 when one is not, when the script
-fails under one setting only, or fails under both; 2 for a usage error.
+fails under one setting only, fails under both, or makes no compat ``fit()`` (nothing was
+compared); 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ def _verdict(runs: dict[str, ScriptRun], fits: list[FitComparison]) -> tuple[str
         return f"The script fails under {which} only: flipping the switch breaks it.", False
     if unexplained:
         return f"{unexplained} difference(s) NOT explained by a documented V1/V2 difference.", False
+    if not fits:
+        return (
+            "No fit() was made under either setting: nothing was compared. compare records the fits of "
+            "compat's trainers (import compat as train; from compat.torch import TorchTrainer, ...): run "
+            "`python -m migrate --target compat` on the script, or check that it reaches fit().",
+            False,
+        )
     skipped = sum(1 for f in fits if f.not_compared)
     stopped = f"; {skipped} Tune trial(s) not compared (stopped before their fit() returned)" if skipped else ""
     compared = len(fits) - skipped

@@ -198,6 +198,9 @@ def _read_local(path: str) -> str | Exception:
     :data:`MAX_RECORD_FILE_BYTES`."""
     import stat
 
+    kind = special_kind(path)  # a socket cannot even be opened
+    if kind is not None:
+        return _NotRead(f"is {kind}, not a record file: skipped")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:

@@ -196,7 +196,12 @@ def _blockers(jobs: Sequence[Job], repositories: Sequence[Source], packages: Seq
             jobs=tuple(sorted(entry["jobs"])),
             repositories=tuple(sorted(entry["repositories"])),
             packages=tuple(sorted(entry["packages"])),
-            fix=_fix(key, entry["kinds"]),
+            fix=_fix(
+                key,
+                entry["kinds"],
+                on_compat=bool(entry["jobs"]),
+                in_sources=bool(entry["repositories"] or entry["packages"]),
+            ),
         )
         for key, entry in rows.items()
     ]
@@ -206,12 +211,21 @@ def _blockers(jobs: Sequence[Job], repositories: Sequence[Source], packages: Seq
     return tuple(blockers)
 
 
-def _fix(key: str, kinds: set[str]) -> str:
-    """How to remove it: the codemod rule's name and page, or the behaviour's advice."""
+def _fix(key: str, kinds: set[str], *, on_compat: bool = False, in_sources: bool = True) -> str:
+    """How to remove it: the codemod rule's name, the command that finds it in the code as it
+    is, and the rule's page; or the behaviour's advice. A job's runs are compat's (only compat
+    records them), and the codemod's default target skips a file that imports only compat:
+    there the command is ``--target compat``'s; a source tree's findings, the default's."""
     rule = BY_CODE.get(key)
     if rule is not None:
-        how = "`python -m migrate` rewrites it" if rule.fix_safety != "none" else "flagged by `python -m migrate`"
-        return f"{rule.name}: {how} ({rule_url(key)})"
+        verb = "rewrites it" if rule.fix_safety != "none" else "flags it"
+        commands = []
+        if in_sources or not on_compat:
+            commands.append(f"`python -m migrate` {verb}")
+        if on_compat and "compat" in rule.targets:
+            where = "in code on compat" if in_sources else "in the jobs' code (on compat)"
+            commands.append(f"`python -m migrate --target compat` {verb} {where}")
+        return f"{rule.name}: {'; '.join(commands) or f'`python -m migrate` {verb}'} ({rule_url(key)})"
     advice = [v1_only.KINDS[k].instead for k in sorted(kinds) if k in v1_only.KINDS]
     return advice[0] if advice else ""
 

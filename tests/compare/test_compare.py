@@ -32,6 +32,16 @@ def test_usage_errors_exit_2(tmp_path, args, message) -> None:
     assert run.returncode == 2 and message in run.stderr
 
 
+@pytest.mark.one_pass  # compare runs the script under each setting itself
+def test_a_script_that_makes_no_fit_compares_nothing_and_says_so(tmp_path) -> None:
+    (tmp_path / "no_fit.py").write_text("print('configured, never trained')\n")
+    run = compare("--json", "out.json", "--", "no_fit.py", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "No fit() was made under either setting: nothing was compared" in run.stdout
+    assert "0 fit(s) compared" not in run.stdout
+    assert json.loads((tmp_path / "out.json").read_text())["verdict"]["ok"] is False
+
+
 @pytest.mark.ray
 @pytest.mark.one_pass  # compare runs the script under each setting itself
 def test_every_difference_explained_a_sweeps_trials_paired_and_a_script_failing_only_under_v2_exits_1(

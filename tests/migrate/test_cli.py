@@ -181,7 +181,9 @@ def test_a_large_tree_uses_every_core_unasked_with_the_same_output(tmp_path: Pat
     assert cli_module.default_jobs(10_000) == cores
     seen: list[int] = []
     real_run = cli_module.run
-    monkeypatch.setattr(cli_module, "run", lambda plan, write, jobs: seen.append(jobs) or real_run(plan, write, jobs))
+    monkeypatch.setattr(
+        cli_module, "run", lambda plan, write, jobs, *rest: seen.append(jobs) or real_run(plan, write, jobs, *rest)
+    )
     assert main(["--check", str(tmp_path)]) == 1
     assert seen == [min(cores, cli_module.PARALLEL_FROM // 50)]
     default = cli("--diff", "--report", "json", ".", cwd=tmp_path)

@@ -121,3 +121,56 @@ def test_a_write_reports_everything_its_check_finds(program, road) -> None:
     """Self-consistency: after a write (along each target's road), ``--check`` on the output
     finds nothing the write did not report at that line, and a second run changes nothing."""
     assert unreported_after_write(program.source, road) == []
+
+
+def _as_notebook(source: str, cuts: list[int]) -> str:
+    """``source`` as a notebook whose code cells start at top-level statements ``cuts`` picks (a
+    Markdown cell between)."""
+    import json
+
+    lines = source.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", "\n")]
+    bounds = sorted({starts[c % len(starts)] for c in cuts} | {0, len(lines)})
+    cells = []
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        cells.append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                      "source": lines[start:end]})  # fmt: skip
+        cells.append({"cell_type": "markdown", "metadata": {}, "source": ["notes\n"]})
+    return json.dumps({"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                       "nbformat_minor": 5}, indent=1)  # fmt: skip
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    programs=st.lists(v1_programs(), min_size=1, max_size=3),
+    notebook=st.booleans(),
+    cuts=st.lists(st.integers(0, 60), max_size=3),
+    target=st.sampled_from(["ray", "compat"]),
+)
+def test_add_noqa_then_check_passes_on_any_tree_of_v1_era_modules(
+    tmp_path_factory, programs, notebook, cuts, target
+) -> None:
+    """The baseline by construction: ``--add-noqa`` then ``--check`` exits 0 whatever V1-era
+    modules (and notebooks) the tree holds, and a second ``--add-noqa`` adds nothing."""
+    import contextlib
+    import io
+
+    from migrate.__main__ import main
+
+    tree = tmp_path_factory.mktemp("tree")
+    for number, program in enumerate(programs):
+        (tree / f"job{number}.py").write_text(program.source)
+    if notebook:
+        (tree / "explore.ipynb").write_text(_as_notebook(programs[0].source, cuts))
+    common = [str(tree), "--isolated", "--jobs", "1", "--target", target]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main([*common, "--add-noqa"]) == 0, err.getvalue()
+        checked = main([*common, "--check"])
+        assert checked == 0, out.getvalue() + err.getvalue() + "".join(p.source for p in programs)
+        marked = {p: p.read_text() for p in tree.iterdir()}
+        assert main([*common, "--add-noqa"]) == 0
+    assert "Added 0 noqa directive(s) in 0 file(s)." in err.getvalue()
+    assert {p: p.read_text() for p in tree.iterdir()} == marked

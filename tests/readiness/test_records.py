@@ -53,3 +53,25 @@ def test_a_reader_keeps_every_good_line_and_names_each_bad_one() -> None:
 )
 def test_the_job_a_run_counts_under(env, run_name, script, job) -> None:
     assert readiness.job_name(run_name, script, env) == job
+
+
+def test_a_jobs_blocker_names_the_command_that_flags_its_code_on_compat(tmp_path, capsys) -> None:
+    """Runs are compat's: the advice for what they relied on is the codemod's compat target,
+    and that command does flag the job's code (the default target skips a file on compat)."""
+    from compat.readiness._collect import Collected
+    from compat.readiness._fleet import fleet
+    from migrate.__main__ import main as migrate
+
+    (blocker,) = fleet(Collected(records=[record("ranker", 0, {"metrics-dataframe": 1})])).blockers
+    assert blocker.rule == "RTM102"
+    assert "`python -m migrate --target compat` flags it in the jobs' code (on compat)" in blocker.fix
+    assert "`python -m migrate` flags it;" not in blocker.fix  # no source tree read: one command
+
+    job = tmp_path / "ranker.py"
+    job.write_text(
+        "import compat as train\nfrom compat.torch import TorchTrainer\n\n"
+        "result = TorchTrainer(lambda: None).fit()\nprint(result.metrics_dataframe)\n"
+    )
+    assert migrate([str(job), "--check", "--isolated"]) == 0  # the default target: nothing flagged
+    assert migrate([str(job), "--check", "--isolated", "--target", "compat"]) == 1
+    assert f"{job}:5:7: RTM102" in capsys.readouterr().out
