@@ -36,6 +36,7 @@ import logging
 import os
 import pickle
 import secrets
+import select
 import selectors
 import socket
 import struct
@@ -52,9 +53,10 @@ _DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 # A connection's whole key exchange, on either side: a worker that has not connected and proved
 # the key within it uses actor calls; the host drops a peer that has not proved it within it.
 _CONNECT_TIMEOUT_S = 5.0
-# Connections accepted that have not proved the key yet, at most; one more drops the oldest (a
-# run's own workers prove it within milliseconds of connecting).
-_MAX_PENDING = 64
+# Connections accepted that have not proved the key yet, at most; then the oldest is dropped once
+# it has been pending this long (a run's own workers prove it within milliseconds of connecting).
+_MAX_PENDING = 128
+_STALE_PENDING_S = 0.25
 
 Address = tuple[str, int, bytes]  # host, port, key
 # What a worker writes besides its records (``(record, validation)`` pairs): tagged tuples.
@@ -106,7 +108,8 @@ class Listener:
     """In the ledger's process: accepts workers and hands their records to ``deliver``, each
     with the bytes it came as, in the order each worker wrote them. One thread reads every
     worker's connection (a selector loop: whatever the run's width, the listener holds two
-    threads, this one and one that answers new connections' key challenges), reading whatever
+    threads, this one and one that accepts, besides one for each connection still proving the
+    key, at most :data:`_MAX_PENDING`, for milliseconds each), reading whatever
     each ready connection has in one call and delivering the records they complete as one batch
     (the ledger journals a batch with one write). ``deliver`` must return quickly: the ledger
     stores the records and leaves the callbacks to its delivery thread. Votes go to ``vote``, after
@@ -164,7 +167,14 @@ class Listener:
         (:class:`_Handshakes`), so a peer that never answers, or answers a byte at a time, delays
         nobody else's; a connection that proves it goes to the reading loop."""
         handshakes = _Handshakes(self._key, self._joined)
+        waiting = select.poll()  # no descriptor-number limit, unlike select()
+        waiting.register(self._server, select.POLLIN)
         while not self._closed:
+            try:
+                waiting.poll()  # a connection waits (or the listener closed)
+            except OSError:
+                return
+            handshakes.wait_for_slot()  # only now: a stale peer is dropped for one that waits
             try:
                 sock, _ = self._server.accept()
             except OSError:
@@ -387,30 +397,44 @@ def _header(buffer: bytearray, start: int, limit: int) -> tuple[int, int] | None
 
 class _Handshakes:
     """The host's side of new connections: each proves it holds the key on a thread of its own,
-    within :data:`_CONNECT_TIMEOUT_S` for the whole exchange (however slowly its peer sends);
-    at most :data:`_MAX_PENDING` at once, one more dropping the oldest. A refusal is logged as a
-    warning the first time, then at debug level (a peer cannot fill the log)."""
+    within :data:`_CONNECT_TIMEOUT_S` for the whole exchange (however slowly its peer sends).
+    At most :data:`_MAX_PENDING` at once: then the oldest is dropped as soon as it has been
+    pending :data:`_STALE_PENDING_S` (a run's own workers prove the key within milliseconds; a
+    burst of them waits in the kernel's backlog meanwhile, not refused). A refusal is logged as
+    a warning the first time, then at debug level (a peer cannot fill the log)."""
 
     def __init__(self, key: bytes, joined: Callable[[socket.socket], None]) -> None:
         self._key = key
         self._joined = joined
-        self._pending: dict[socket.socket, None] = {}  # oldest first
-        self._lock = threading.Lock()
+        self._pending: dict[socket.socket, float] = {}  # -> when it was accepted; oldest first
+        self._slot = threading.Condition()
         self._refused = 0
 
+    def wait_for_slot(self) -> None:
+        """Returns once a connection may be accepted: fewer than the cap pending, the oldest
+        dropped once it is stale."""
+        with self._slot:
+            while len(self._pending) >= _MAX_PENDING:
+                oldest, since = next(iter(self._pending.items()))
+                age = time.monotonic() - since
+                if age >= _STALE_PENDING_S:
+                    _shut(oldest)  # its thread sees the end and frees the slot
+                    del self._pending[oldest]
+                    return
+                self._slot.wait(_STALE_PENDING_S - age)
+
     def start(self, sock: socket.socket) -> None:
-        with self._lock:
-            if len(self._pending) >= _MAX_PENDING:
-                _shut(next(iter(self._pending)))  # its thread sees the end and forgets it
-            self._pending[sock] = None
+        with self._slot:
+            self._pending[sock] = time.monotonic()
         threading.Thread(target=self._run, args=(sock,), name="compat-channel-key", daemon=True).start()
 
     def _run(self, sock: socket.socket) -> None:
         try:
             _challenge(sock, self._key, server=True)
         except Exception as exc:  # a wrong key, a client that never answers, not our protocol
-            with self._lock:
+            with self._slot:
                 self._pending.pop(sock, None)
+                self._slot.notify()
                 self._refused += 1
                 first = self._refused == 1
             (logger.warning if first else logger.debug)(
@@ -420,8 +444,9 @@ class _Handshakes:
             )
             sock.close()
             return
-        with self._lock:
-            dropped = self._pending.pop(sock, ...) is ...
+        with self._slot:
+            dropped = self._pending.pop(sock, None) is None
+            self._slot.notify()
         if dropped:
             sock.close()
         else:
@@ -433,10 +458,13 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def _challenge(sock: socket.socket, key: bytes, *, server: bool, within: float = _CONNECT_TIMEOUT_S) -> None:
+def _challenge(sock: socket.socket, key: bytes, *, server: bool, within: float | None = None) -> None:
     """Both sides prove they hold ``key`` (``multiprocessing.connection``'s HMAC exchange; the
-    host challenges first), on a copy of the socket's descriptor, within ``within`` seconds for
-    the whole exchange (the socket is shut down when they are up)."""
+    host challenges first), on a copy of the socket's descriptor, within ``within`` seconds
+    (default :data:`_CONNECT_TIMEOUT_S`) for the whole exchange (the socket is shut down when
+    they are up)."""
+    if within is None:
+        within = _CONNECT_TIMEOUT_S
     expired = threading.Event()
 
     def expire() -> None:
