@@ -233,7 +233,11 @@ def preempted(train, Trainer, name):
 cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
 cluster.add_node(num_cpus=1, resources=SLOT)
 cluster.wait_for_nodes()
-ray.init(address=cluster.address, include_dashboard=False)
+# Ray's own processes that look a cluster up by themselves (V2's placement-group cleaner, the state
+# API) pick the machine's newest GCS: with other tests' clusters running beside, not this one.
+os.environ['RAY_ADDRESS'] = cluster.address
+ray.init(address=cluster.address, include_dashboard=False,
+         runtime_env={'env_vars': {'RAY_ADDRESS': cluster.address}})
 
 from ray.data._internal.cluster_autoscaler.default_autoscaling_coordinator import _AutoscalingCoordinatorActor
 
