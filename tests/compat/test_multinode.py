@@ -120,9 +120,8 @@ def test_a_process_exit_then_a_lost_node_each_reach_after_exception_once_and_los
     after_exception naming the lost rank, every report kept, raw V2 as the oracle) and a process
     that exits test_runs' dead-worker case."""
     env = {"RAY_TRAIN_V2_ENABLED": setting}
-    run = run_script(
-        SCRIPT, "MULTINODE", [str(tmp_path), "600"], env, timeout_s=700
-    )  # CI's load: see test_cluster_features
+    # Deadlines for CI's load (see test_cluster_features' fixture).
+    run = run_script(SCRIPT, "MULTINODE", [str(tmp_path), "600"], env, timeout_s=700)
     assert run["backend"] == ("v1" if setting == "0" else "v2")
     calls = run["calls"]
     assert run["ready"]["1"] == run["removed"] != run["ready"]["0"]
