@@ -18,7 +18,7 @@ cluster, and the suite's is single-node.
 - *Preemption, on nodes a label selects*: two nodes labelled ``pool=spot``, which
   ``label_selector={"pool": "spot"}`` confines the worker to (the head and the elastic runs' node
   have a free CPU too); the worker's node is drained by Ray's GCS with the reason
-  ``PREEMPTION`` and a deadline 3 s away (what a cloud's spot notice becomes), then the node the
+  ``PREEMPTION`` and a deadline 8 s away (what a cloud's spot notice becomes), then the node the
   run restarted on. ``FailureConfig(max_failures=0, max_preemption_failures=1)``: the first
   preemption is retried from the preemption budget, the second ends the run.
 """
@@ -208,7 +208,8 @@ def preempted(train, Trainer, name):
         node = next(r[0] for r in seen() if r[0] not in drained)
         full = next(n.node_id for n in nodes if n.node_id.startswith(node))
         reason = autoscaler_pb2.DrainNodeReason.Value("DRAIN_NODE_REASON_PREEMPTION")
-        gcs.drain_node(full, reason, "spot instance reclaimed", int((time.time() + 3) * 1000))
+        # 8 s: with 3, a worker under CI's load was killed before it heard (old code too).
+        gcs.drain_node(full, reason, "spot instance reclaimed", int((time.time() + 8) * 1000))
         drained.append(node)
     runner.join()
     for node in nodes:
