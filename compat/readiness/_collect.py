@@ -24,6 +24,7 @@ from compat.readiness._record import RECORD_FILE, RunRecord
 from migrate import engine as codemod
 from migrate import formats
 from migrate.files import SKIP_DIRS
+from migrate.files import special_kind as kind_of_mode
 from migrate.formats import Finding
 
 # Never searched for records (nor a checkpoint_* directory: it holds the user's files).
@@ -176,20 +177,15 @@ class _NotRead(Exception):
 
 def special_kind(path: str) -> str | None:
     """What ``path`` is when it is neither a regular file nor a directory (symlinks followed):
-    "a FIFO", "a socket", "a device"; None otherwise (or when it cannot be looked at)."""
+    "a FIFO", "a socket", "a device" (the codemod's words for them); None otherwise (or when it
+    cannot be looked at)."""
     import stat
 
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return None
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else kind_of_mode(mode)
 
 
 def _read_local(path: str) -> str | Exception:

@@ -175,12 +175,15 @@ def _text(
     return value
 
 
-def _choice(data: Mapping[str, Any], key: str, allowed: tuple[str, ...], *, required: bool = False) -> str:
+def _choice(
+    data: Mapping[str, Any], key: str, allowed: tuple[str, ...], *, required: bool = False, name: str | None = None
+) -> str:
+    """A field that is one of ``allowed`` (``name``: how the error names it, default ``key``)."""
     if key not in data and not required:
         return ""
-    value = _text(data, key, required=True)
+    value = _text(data, key, name, required=True)
     if value not in allowed:
-        raise _malformed(key, value, "one of " + ", ".join(allowed))
+        raise _malformed(name or key, value, "one of " + ", ".join(allowed))
     return str(value)
 
 
@@ -214,17 +217,10 @@ def _behaviour(data: Any, name: str) -> Behaviour:
         kind=_text(data, "kind", f"{name}.kind", required=True),
         count=count,
         first_site=_text(data, "first_site", f"{name}.first_site"),
-        severity=_choice_named(data, "severity", SEVERITIES, f"{name}.severity"),
+        severity=_choice(data, "severity", SEVERITIES, required=True, name=f"{name}.severity"),
         rule=_text(data, "rule", f"{name}.rule", optional=True),
         advice=_text(data, "advice", f"{name}.advice"),
     )
-
-
-def _choice_named(data: Mapping[str, Any], key: str, allowed: tuple[str, ...], name: str) -> str:
-    value = _text(data, key, name, required=True)
-    if value not in allowed:
-        raise _malformed(name, value, "one of " + ", ".join(allowed))
-    return str(value)
 
 
 def parse_lines(text: str) -> tuple[list[RunRecord], list[str]]:
