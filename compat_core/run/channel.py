@@ -174,6 +174,8 @@ class Listener:
                 waiting.poll()  # a connection waits (or the listener closed)
             except OSError:
                 return
+            if self._closed:  # woken by close(): no connection waits, none pending is dropped
+                return
             handshakes.wait_for_slot()  # only now: a stale peer is dropped for one that waits
             try:
                 sock, _ = self._server.accept()

@@ -196,19 +196,36 @@ def preempted(train, Trainer, name):
         except Exception as exc:
             outcome["error"] = exc
 
+    def watcher_up(known):
+        # V2's PreemptionWatcher of the worker group started now (an actor of its own, started
+        # after the group: under CI's load a drain before it polls reached no worker).
+        from ray._private import state
+
+        alive = {
+            actor_id
+            for actor_id, info in state.actors(actor_state_name="ALIVE").items()
+            if info["ActorClassName"] == "PreemptionWatcher" and actor_id not in known
+        }
+        known |= alive
+        return bool(alive)
+
     runner = threading.Thread(target=fit)
     runner.start()
     gcs = GcsClient(address=cluster.address)
-    drained = []
+    drained, watchers = [], set()
     for _ in range(2):  # the worker's node, then the node the run restarted on
         while runner.is_alive() and not [r for r in seen() if r[0] not in drained]:
             time.sleep(0.1)
+        while runner.is_alive() and not watcher_up(watchers):
+            time.sleep(0.1)
+        time.sleep(0.5)  # its first poll
         if not runner.is_alive():
             break
         node = next(r[0] for r in seen() if r[0] not in drained)
         full = next(n.node_id for n in nodes if n.node_id.startswith(node))
         reason = autoscaler_pb2.DrainNodeReason.Value("DRAIN_NODE_REASON_PREEMPTION")
-        # 8 s: with 3, a worker under CI's load was killed before it heard (old code too).
+        # 8 s after its watcher polls (with 3 and no wait for the watcher, a worker under CI's
+        # load was killed before it heard: code before compat's channel changes too).
         gcs.drain_node(full, reason, "spot instance reclaimed", int((time.time() + 8) * 1000))
         drained.append(node)
     runner.join()
