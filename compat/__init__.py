@@ -3,12 +3,13 @@
 ``import compat as train`` and use it as ``ray.train``. See docs/compatibility.md.
 """
 
-import os
-from typing import Any
+import os as _os
+from typing import Any as _Any
 
-from compat_core import where
+from compat_core import where as _where
 
-where.add_library(os.path.dirname(__file__), user_code=os.path.join(os.path.dirname(__file__), "testing"))
+_here = _os.path.dirname(__file__)
+_where.add_library(_here, user_code=_os.path.join(_here, "testing"))
 
 from compat_core.releases import supported as version  # noqa: E402
 
@@ -127,7 +128,7 @@ __all__ = [
 __all__ = standins.export_retired(globals(), "ray.train", __all__)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """``compat.torch`` is imported when first used, as ``ray.train.torch`` is: importing
     torch takes a second, which the run ledger's process and a user of the XGBoost or
     LightGBM trainers never need to pay."""

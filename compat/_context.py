@@ -5,7 +5,10 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from ray.train.context import TrainContext as _V1TrainContext
+
 from compat_core import switch, usage, where
+from compat_core.releases import standins
 
 
 def _int(value: Any) -> Any:
@@ -14,8 +17,15 @@ def _int(value: Any) -> Any:
     return None if value is None else int(value)
 
 
-class TrainContext:
-    """Rank, size and run information of the current worker.
+def _v2_train_context() -> type:
+    from ray.train.v2.api.context import TrainContext as V2TrainContext
+
+    return V2TrainContext
+
+
+class TrainContext(*standins.ray_bases(_v2_train_context(), _V1TrainContext)):  # type: ignore[misc]
+    """Rank, size and run information of the current worker: a subclass of Ray's
+    ``TrainContext`` (V2's and V1's), answering from the context of the engine running.
 
     The V1-only trial API (``get_trial_name/id/dir/resources``) still answers under v2,
     with the closest V2 value, after a :class:`compat.V1OnlyWarning`; strict mode raises.
@@ -95,3 +105,20 @@ class TrainContext:
 
     def __repr__(self) -> str:
         return f"TrainContext(backend={self._mode.backend!r}, rank={self.get_world_rank()})"
+
+
+def _delegated(name: str) -> Any:
+    def method(self: TrainContext, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._ray, name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+# What Ray's classes have and compat does not answer itself is the running engine's context's
+# (as __getattr__ gives any other name), not the base class's own answer.
+for _base in TrainContext.__mro__[1:-1]:
+    for _name, _value in vars(_base).items():
+        if not _name.startswith("_") and callable(_value) and _name not in vars(TrainContext):
+            setattr(TrainContext, _name, _delegated(_name))
+TrainContext.__abstractmethods__ = frozenset()

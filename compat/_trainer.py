@@ -31,7 +31,7 @@ from compat import _engines, _shadowing
 from compat.callbacks import is_user_callback
 from compat.readiness import _record as readiness
 from compat.session import route_air_session
-from compat_core import messages, switch, tune, usage, where
+from compat_core import config, messages, switch, tune, usage, where
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.errors import CallbackError, CompatError, RestoreError, training_failed
 from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
@@ -323,7 +323,8 @@ class DataParallelTrainer:
         driver_usages = usage.take()
         trial_dir: RunStorage | None = self.__dict__.get("_tune_trial_dir") if in_trial else None
         trial = self.__dict__.get("_tune_trial")
-        call = capture.FitCall(self._framework.trainer_name, self.run_config.name, call_site, trial, start_time)
+        name = config.given_name(self.run_config)
+        call = capture.FitCall(self._framework.trainer_name, name, call_site, trial, start_time)
         captured = capture.reserve()
         # Ray Tune may end a trial at any report (a scheduler's early stop) and then its process:
         # a trial's records are written first, and replaced when fit() returns.
@@ -410,7 +411,7 @@ class DataParallelTrainer:
 
         script = self.__dict__.get("_driver_script") or readiness.script_name()
         # A Tune trial's run counts under its sweep (the experiment), whatever it is named in it.
-        run_name = self.__dict__.get("_tune_experiment") or self.run_config.name
+        run_name = self.__dict__.get("_tune_experiment") or config.given_name(self.run_config)
         return readiness.RunRecord(
             job=readiness.job_name(run_name, script),
             run=posixpath.basename(path.rstrip("/")),
@@ -626,7 +627,7 @@ def _frame_difference(outcome: Result, snapshot: LedgerSnapshot, *, flipped: boo
     flattened; with ``keep_v1_logs`` the frame is V1's already."""
     digest = snapshot.digest
     if not flipped:
-        return reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints), digest.rank0_keys)
+        return reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints or []), digest.rank0_keys)
     if v1_logs:
         return ""
     last = digest.last_rank0.metrics if digest.last_rank0 is not None else None

@@ -142,4 +142,10 @@ class TreeTrainer(DataParallelTrainer):
     @classmethod
     def get_model(cls, checkpoint: Any) -> Any:
         """The booster stored in ``checkpoint`` by the report callback."""
+        if checkpoint is None:
+            raise ValueError(
+                f"{cls.__name__}.get_model(checkpoint) got None: pass the Checkpoint the report "
+                "callback saved (result.checkpoint is None when the run saved no checkpoint: "
+                "check RayTrainReportCallback's frequency and checkpoint_at_end)."
+            )
         return cls._legacy_parts()[1].get_model(checkpoint)

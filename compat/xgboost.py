@@ -13,11 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ray.train.xgboost import RayTrainReportCallback, XGBoostCheckpoint
-from ray.train.xgboost.config import XGBoostConfig
 
 from compat._trees import TreeTrainer
 from compat_core.frameworks import XGBOOST
-from compat_core.releases import adapters, standins
+from compat_core.releases import adapters, facts, standins
+
+if facts.V2_XGBOOST_CONFIG:  # V2's subclasses V1's: ray.train.xgboost.XGBoostConfig in both settings
+    from ray.train.v2.xgboost.config import XGBoostConfig
+else:
+    from ray.train.xgboost.config import XGBoostConfig  # type: ignore[assignment]
 
 __all__ = ["RayTrainReportCallback", "XGBoostCheckpoint", "XGBoostConfig", "XGBoostTrainer"]
 

@@ -1,9 +1,13 @@
 """Run configuration accepted under both backends.
 
-Each class takes the union of the V1 and V2 arguments, so the same script constructs
-under either setting. At ``fit()`` time it becomes Ray's class for the selected backend;
-V1-only arguments are kept under v1 and, under v2, warned about (or rejected in strict
-mode) and dropped, since V2 raises on them.
+Each class is a subclass of Ray's class of its name (V2's, and V1's too where V2's is not
+already one: ``standins.ray_config_bases``), so ``isinstance(config, ray.train.RunConfig)``
+holds whichever setting ``ray.train`` was imported under and Ray's own trainers and Tuner take
+compat's configs. Each takes the union of the V1 and V2 arguments, so the same script
+constructs under either setting, and fills in what Ray's does when made (a ``storage_path``,
+the default ``FailureConfig``, ...). At ``fit()`` time compat gives Ray's engine Ray's class
+for the selected backend; V1-only arguments are kept under v1 and, under v2, warned about (or
+rejected in strict mode) and dropped, since V2 raises on them.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
+
+from ray.train import SyncConfig
 
 from compat_core import switch, usage
 from compat_core.releases import standins
@@ -76,7 +82,7 @@ def _strict_v2(which: int, fields: dict[str, tuple[Any, str, str]]) -> None:
 
 
 @dataclass
-class ScalingConfig:
+class ScalingConfig(*standins.ray_config_bases("ScalingConfig")):  # type: ignore[misc]
     """How many workers and what each needs. ``trainer_resources`` is V1-only.
 
     Under v1, an unset ``trainer_resources`` becomes ``{"CPU": 0}`` (V2's controller
@@ -182,7 +188,7 @@ class ScalingConfig:
 
 
 @dataclass
-class CheckpointConfig:
+class CheckpointConfig(*standins.ray_config_bases("CheckpointConfig")):  # type: ignore[misc]
     """Which checkpoints to keep. ``checkpoint_frequency``/``checkpoint_at_end`` are V1-only."""
 
     num_to_keep: int | None = None
@@ -225,7 +231,7 @@ class CheckpointConfig:
 
 
 @dataclass
-class FailureConfig:
+class FailureConfig(*standins.ray_config_bases("FailureConfig")):  # type: ignore[misc]
     """How many worker-group failures to retry. ``fail_fast`` is V1-only.
 
     V2's controller and preemption options (Ray 2.58+: ``controller_failure_limit``,
@@ -247,7 +253,7 @@ class FailureConfig:
 
 
 @dataclass
-class RunConfig:
+class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
     """Where and how a run is stored, and its callbacks.
 
     ``callbacks`` takes :class:`compat.UserCallback` instances (both backends); Ray Tune
@@ -255,10 +261,14 @@ class RunConfig:
     it also writes V1's ``progress.csv``/``result.json`` and gives a V1-style
     ``metrics_dataframe`` with free-floating reports. Under v1 it changes nothing.
 
-    As Ray's, an unset ``failure_config``/``checkpoint_config`` is the default one (not
-    ``None``), so Ray Tune takes this class where V1 code passes it (``tune.Tuner(...,
-    run_config=train.RunConfig(...))``) and code reading ``run_config.checkpoint_config``
-    finds one.
+    As Ray's, what is unset when made is filled in as Ray's class fills it: ``storage_path``
+    (``~/ray_results``; under ``RAY_TRAIN_V2_ENABLED=0`` ``RAY_STORAGE`` first, with Ray's
+    deprecation warning, as V1's), the default ``failure_config``/``checkpoint_config``/
+    ``sync_config``, V1's ``verbose`` and V2's ``logging_config`` and ``worker_runtime_env``:
+    Ray's trainers, ``tune.Tuner`` and code reading ``run_config.checkpoint_config`` find
+    what they find in Ray's. An unset ``name``: under ``RAY_TRAIN_V2_ENABLED=1``
+    ``ray_train_run-<date>`` as V2's (a :class:`GeneratedName`, which V1 semantics do not take:
+    they name the run after its trainer); under ``=0`` None, as V1's.
     """
 
     name: str | None = None
@@ -274,7 +284,7 @@ class RunConfig:
     verbose: Any = None
     stop: Any = None
     progress_reporter: Any = None
-    log_to_file: Any = None
+    log_to_file: Any = False
     local_dir: str | None = None  # deprecated in Ray: setting it raises as Ray's V1 does
 
     def __post_init__(self) -> None:
@@ -285,21 +295,117 @@ class RunConfig:
                 "See the docs: https://docs.ray.io/en/latest/train/user-guides/"
                 "persistent-storage.html#setting-the-local-staging-directory"
             )
-        self.failure_config = self.failure_config or FailureConfig()
-        self.checkpoint_config = self.checkpoint_config or CheckpointConfig()
+        given = self._v1_only_given()
+        self._fill_in_as_ray()
         if self.callbacks is None:
             self.callbacks = []
         if not isinstance(self.callbacks, (list, tuple)):
             raise TypeError(f"RunConfig(callbacks=...) takes a list of callbacks, got {type(self.callbacks).__name__}.")
         self.callbacks = list(self.callbacks)
-        given: dict[str, tuple[Any, str, str]] = {}
-        if self.sync_config is not None:
-            given["sync_config"] = (self.sync_config, "sync-config", "")
-        for name in ("verbose", "stop", "progress_reporter", "log_to_file"):
-            value = getattr(self, name)
-            if value is not None and not (name == "log_to_file" and value is False):
-                given[name] = (value, "tune-run-option", f"RunConfig({name}=...)")
         _strict_v2(2, given)
+
+    def _v1_only_given(self) -> dict[str, tuple[Any, str, str]]:
+        """The V1-only (Tune) options the program set: name -> (value, V1-only kind, detail).
+        What this class filled in (a ``_FilledInSyncConfig``, the default ``verbose``) is not."""
+        given: dict[str, tuple[Any, str, str]] = {}
+        if self.sync_config is not None and not isinstance(self.sync_config, _FilledInSyncConfig):
+            given["sync_config"] = (self.sync_config, "sync-config", "")
+        # V1's RunConfig keeps the verbose given in ``_verbose`` and fills ``verbose`` in (a
+        # dataclasses.replace() of a made config gives the filled-in one again: not given).
+        verbose = self.__dict__.get("_verbose", self.verbose)
+        for name, value in (
+            ("verbose", None if verbose is _default_verbose() else verbose),
+            ("stop", self.stop),
+            ("progress_reporter", self.progress_reporter),
+            ("log_to_file", self.log_to_file),
+        ):
+            if value not in (None, False):
+                given[name] = (value, "tune-run-option", f"RunConfig({name}=...)")
+        return given
+
+    def _fill_in_as_ray(self) -> None:
+        """What Ray's ``RunConfig`` fills in when made (V1's and V2's: one class stands for
+        both), the V1-only options' values as given kept apart as V1 keeps them."""
+        import os
+        from pathlib import Path
+
+        if self.storage_path is None:
+            v1 = switch.mode().semantics is switch.V1
+            self.storage_path = os.environ.get("RAY_STORAGE") if v1 else None  # V1's RunConfig reads it
+            if self.storage_path is not None:
+                import warnings
+
+                from ray.util.annotations import RayDeprecationWarning
+
+                warnings.warn(
+                    "The `RAY_STORAGE` environment variable is deprecated. "
+                    "Please use `RunConfig(storage_path)` instead.",
+                    RayDeprecationWarning,
+                    stacklevel=4,
+                )
+            else:
+                from compat_core.storage import default_storage_path
+
+                self.storage_path = default_storage_path()
+        if isinstance(self.storage_path, Path):
+            self.storage_path = self.storage_path.as_posix()
+        if not self.name and switch.mode().semantics is switch.V2:  # V2's RunConfig names the run when made
+            self.name = generated_name()
+        self.failure_config = self.failure_config or FailureConfig()
+        self.checkpoint_config = self.checkpoint_config or CheckpointConfig()
+        self.sync_config = self.sync_config or _FilledInSyncConfig()
+        self._verbose = None if self.verbose is _default_verbose() else self.verbose
+        if self.verbose is None:
+            self.verbose = _default_verbose()
+        if self.logging_config is None and "logging_config" in {f.name for f in dataclasses.fields(self)}:
+            self.logging_config = standins.LoggingConfig()
+        if self.worker_runtime_env is None:
+            self.worker_runtime_env = {}
+
+
+class _FilledInSyncConfig(SyncConfig):
+    """The ``SyncConfig()`` a ``RunConfig`` made without one is given (equal to any default
+    ``SyncConfig``, as Ray's filled-in one is), told apart from one the program passed, through
+    ``dataclasses.replace`` too: under v2 a passed one is a V1-only option, even the default."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SyncConfig):
+            return NotImplemented
+        return dataclasses.astuple(self) == dataclasses.astuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return SyncConfig.__repr__(self).replace(type(self).__name__, "SyncConfig", 1)
+
+
+class GeneratedName(str):
+    """The name a ``RunConfig`` made under V2 without one is given, as V2's is
+    (``ray_train_run-<date>``), told apart from one the program gave: V1 semantics name such a
+    run after its trainer, and readiness and ``compare`` pair runs by the names programs gave."""
+
+    __slots__ = ()
+
+
+def generated_name() -> GeneratedName:
+    """V2's name for an unnamed run, ``ray_train_run-<date>``, to the millisecond (Ray's is to
+    the second: two unnamed configs made in one second would name one run)."""
+    from datetime import datetime
+
+    return GeneratedName(f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}")
+
+
+def given_name(run: Any) -> str | None:
+    """The run's name as the program gave it: None when it gave none (a V2-generated name)."""
+    name = getattr(run, "name", None)
+    return None if name is None or isinstance(name, GeneratedName) else str(name)
+
+
+def _default_verbose() -> Any:
+    """The ``verbose`` Ray's V1 ``RunConfig`` fills in (the output engine's default level)."""
+    from ray.tune.experimental.output import AirVerbosity, get_air_verbosity
+
+    return get_air_verbosity(AirVerbosity.DEFAULT) or 3
 
 
 _Config = TypeVar("_Config", ScalingConfig, CheckpointConfig, FailureConfig, RunConfig)
@@ -328,6 +434,8 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
                 if not _is_unset(f.name, v):
                     kwargs[f.name] = v
         if cls is RunConfig:
+            if "_verbose" in vars(value):  # V1's: the verbose given, before Ray filled its default in
+                kwargs["verbose"] = vars(value)["_verbose"]
             if kwargs.get("failure_config") is not None:
                 kwargs["failure_config"] = coerce(FailureConfig, kwargs["failure_config"], "failure_config")
             if kwargs.get("checkpoint_config") is not None:
@@ -349,13 +457,9 @@ def record_v1_only_options(
     found: list[tuple[str, str]] = []
     if scaling.trainer_resources is not None:
         found.append(("trainer-resources", ""))
-    if run.sync_config is not None:
-        found.append(("sync-config", ""))
-    for name in ("stop", "verbose", "progress_reporter"):
-        if getattr(run, name) is not None:
-            found.append(("tune-run-option", f"RunConfig({name}=...)"))
-    if run.log_to_file not in (None, False):
-        found.append(("tune-run-option", "RunConfig(log_to_file=...)"))
+    given = run._v1_only_given()
+    found += [(kind, detail) for name, (_, kind, detail) in given.items() if name == "sync_config"]
+    found += [(kind, detail) for name, (_, kind, detail) in given.items() if name != "sync_config"]
     if run.failure_config.fail_fast is not None:
         found.append(("fail-fast", ""))
     checkpoint = run.checkpoint_config

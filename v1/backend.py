@@ -73,9 +73,9 @@ class V1Engine:
             # latest checkpoint, not by Ray's restore.
             start = restore.start_checkpoint(restoring.experiment)
             return dataclasses.replace(resumed, restoring=None, start_checkpoint=start)
-        usage.note_rerun_same_name(run.name, run.storage_path, run.storage_filesystem, self.mode)
+        usage.note_rerun_same_name(config.given_name(run), run.storage_path, run.storage_filesystem, self.mode)
         # Ray's name for an unnamed run, given here so that compat knows the experiment directory.
-        run_name = run.name or f"{trainer_name}_{datetime.fromtimestamp(start_time):%Y-%m-%d_%H-%M-%S}"
+        run_name = config.given_name(run) or f"{trainer_name}_{datetime.fromtimestamp(start_time):%Y-%m-%d_%H-%M-%S}"
         # Ray's RunConfig has already filled in its default when run() sets this on it: the
         # path is resolved here, as Ray's V1 RunConfig resolves it (RAY_STORAGE included).
         storage_path = storage.root(run.storage_path, run.storage_filesystem, os.environ.get("RAY_STORAGE"))
@@ -170,7 +170,7 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
 
     r, c, f = job.run, job.run.checkpoint_config, job.run.failure_config
     run = RunConfig(
-        name=r.name,
+        name=config.given_name(r),
         storage_path=r.storage_path,
         storage_filesystem=r.storage_filesystem,
         failure_config=FailureConfig(max_failures=f.max_failures, fail_fast=bool(f.fail_fast)),
@@ -182,7 +182,7 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
             checkpoint_at_end=c.checkpoint_at_end,
         ),
         sync_config=r.sync_config,
-        verbose=r.verbose,
+        verbose=r._verbose,  # as given: Ray's V1 RunConfig fills in its default and warns on a given one
         stop=r.stop,
         callbacks=job.other_callbacks or None,
         progress_reporter=r.progress_reporter,

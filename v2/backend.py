@@ -14,7 +14,6 @@ import math
 import os
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -216,8 +215,11 @@ class V2Engine:
             tune.finish(failed)
 
     def in_trial(self, run: RunConfig, trial_dir: str) -> RunConfig:
-        """Without a storage path of its own, the run goes in the trial's directory."""
-        return run if run.storage_path is not None else dataclasses.replace(run, name="train", storage_path=trial_dir)
+        """Without a storage path of its own (Ray's default, which RunConfig fills in), the run
+        goes in the trial's directory."""
+        if run.storage_path not in (None, storage.default_storage_path()):
+            return run
+        return dataclasses.replace(run, name="train", storage_path=trial_dir)
 
     def run_in_trial(self, job: TrainJob) -> Any:
         """Inside a Tune trial: this run on V2's engine, every rank-0 round forwarded to
@@ -317,7 +319,7 @@ def run_path(p: V2Prepared) -> str:
 
 def named(run: RunConfig) -> tuple[str, RunStorage]:
     """The run's name as Ray would give it, and its directory."""
-    name = run.name or f"ray_train_run-{datetime.now().strftime('%Y-%m-%d_%H-%M-%S.%f')[:-3]}"
+    name = run.name or config.generated_name()
     return name, storage.resolve(run.storage_path, run.storage_filesystem, name)
 
 

@@ -26,7 +26,7 @@ import pandas as pd
 from ray.exceptions import RayTaskError
 
 from compat_core import storage, usage, where
-from compat_core.config import RunConfig
+from compat_core.config import RunConfig, given_name
 from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
@@ -63,7 +63,7 @@ class V1OnV2Engine(V2Engine):
         run = placed(run, restoring)
         if restoring is None:
             # the experiment directory, as on V1's engine
-            usage.note_rerun_same_name(run.name, run.storage_path, run.storage_filesystem, self.mode)
+            usage.note_rerun_same_name(given_name(run), run.storage_path, run.storage_filesystem, self.mode)
             trial = {}
         else:
             trial = restoring.state.trial
@@ -259,7 +259,7 @@ def _v1_trial(
     one per ``fit()`` (the ``restored`` one after ``restore()``), its experiment directory and
     its trial id (``<id>_00000``)."""
     stamp = datetime.fromtimestamp(start_time).strftime("%Y-%m-%d_%H-%M-%S")
-    experiment = run.name or f"{trainer_name}_{stamp}"
+    experiment = given_name(run) or f"{trainer_name}_{stamp}"
     trial_id = restored.get("id") or f"{uuid.uuid4().hex[:5]}_00000"
     name = restored.get("name") or f"{trainer_name}_{trial_id}_0_{stamp}"
     root = storage.root(run.storage_path, run.storage_filesystem)

@@ -32,6 +32,7 @@ __all__ = [
     "NCCLHangError",
     "PreemptionError",
     "PreemptionInfo",
+    "ReportedCheckpointStatus",
     "ValidationConfig",
     "ValidationFn",
     "ValidationTaskConfig",
@@ -58,8 +59,22 @@ if TYPE_CHECKING or VERSION >= Version("2.60"):  # mypy reads the newest release
     from ray.train.v2.api.exceptions import NCCLHangError, PreemptionError
     from ray.train.v2.api.preemption import PreemptionInfo
     from ray.train.v2.api.report_config import CheckpointConsistencyMode, CheckpointUploadMode
+    from ray.train.v2.api.reported_checkpoint import ReportedCheckpointStatus
     from ray.train.v2.api.validation_config import ValidationConfig, ValidationFn, ValidationTaskConfig
 else:
+    if since("2.56"):
+        from ray.train.v2.api.reported_checkpoint import ReportedCheckpointStatus
+    else:
+
+        class ReportedCheckpointStatus(Enum):  # type: ignore[no-redef]
+            """Ray 2.56's ``ReportedCheckpointStatus`` (compat's runs give it before)."""
+
+            COMMITTED = "COMMITTED"
+            PENDING_VALIDATION = "PENDING_VALIDATION"
+            VALIDATED = "VALIDATED"
+            VALIDATION_TIMEOUT = "VALIDATION_TIMEOUT"
+            VALIDATION_FAILED = "VALIDATION_FAILED"
+
     if since("2.50"):
         from ray.train.v2.api.report_config import CheckpointUploadMode
     else:
@@ -228,6 +243,33 @@ def v2_config_classes() -> tuple[type, type, type, type]:
     from ray.air.config import CheckpointConfig
 
     return CheckpointConfig, config.FailureConfig, config.RunConfig, config.ScalingConfig
+
+
+def ray_bases(v2: type, v1: type) -> tuple[type, ...]:
+    """The bases of compat's class standing for Ray's ``v2`` (V2's) and ``v1`` (V1's) class of
+    one name: V2's, and V1's too where V2's is not already a subclass of it (Ray 2.60's
+    ``ScalingConfig``, ``FailureConfig`` and ``Result`` are; its ``RunConfig`` and
+    ``CheckpointConfig`` are not; Ray 2.44's ``CheckpointConfig`` is V1's in both). An instance
+    is then one of ``ray.train.<Name>`` whichever setting ``ray.train`` was imported under."""
+    return (v2,) if issubclass(v2, v1) else (v2, v1)
+
+
+def reported_checkpoint_bases() -> tuple[type, ...]:
+    """The bases of compat's ``ReportedCheckpoint``: Ray's (2.50+), else none."""
+    if not REPORTED_CHECKPOINTS:
+        return ()
+    from ray.train.v2.api.reported_checkpoint import ReportedCheckpoint
+
+    return (ReportedCheckpoint,)
+
+
+def ray_config_bases(name: str) -> tuple[type, ...]:
+    """:func:`ray_bases` of Ray's config class ``name`` (``RunConfig``, ``ScalingConfig``, ...)."""
+    from ray.air import config as v1
+
+    names = ("CheckpointConfig", "FailureConfig", "RunConfig", "ScalingConfig")
+    v2 = dict(zip(names, v2_config_classes(), strict=True))[name]
+    return ray_bases(v2, getattr(v1, name))
 
 
 def expose_v2_names() -> None:

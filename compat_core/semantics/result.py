@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from ray.air.result import Result as _V1Result
 from ray.train import Checkpoint
+from ray.train.v2.api.result import Result as _V2Result
 
 from compat_core import switch, v1_only
+from compat_core.releases import standins
 from compat_core.semantics import stored
 from compat_core.semantics.reads import KIND, ReadWatch, Watched
 from compat_core.semantics.rounds import (
@@ -31,9 +34,10 @@ if TYPE_CHECKING:
     from compat_core.switch import Mode
 
 
-@dataclass(frozen=True)
-class ReportedCheckpoint:
-    """A registered checkpoint, its metrics (validation merged) and its status."""
+@dataclass
+class ReportedCheckpoint(*standins.reported_checkpoint_bases()):  # type: ignore[misc]
+    """A registered checkpoint, its metrics (validation merged) and its status (Ray's
+    ``ReportedCheckpointStatus``): a subclass of Ray's ``ReportedCheckpoint`` (2.50+)."""
 
     checkpoint: Checkpoint
     metrics: dict[str, Any]
@@ -81,8 +85,9 @@ _NOT_GIVEN: Any = _NotGiven()
 
 
 @dataclass
-class Result:
-    """What ``TorchTrainer.fit()`` returns, under either backend.
+class Result(*standins.ray_bases(_V2Result, _V1Result)):  # type: ignore[misc]
+    """What ``TorchTrainer.fit()`` returns, under either backend: a subclass of Ray's
+    ``Result`` (V2's, itself V1's), so ``isinstance(result, ray.train.Result)`` holds.
 
     ``metrics``: v1, the last report (free-floating or not) with V1's auto-filled keys;
     v2, the latest checkpoint's metrics, or None without checkpoints.
@@ -107,7 +112,7 @@ class Result:
     # Watched: under V1 semantics the user's first read of a frame V2 would build otherwise is
     # recorded as a V1-only behaviour (compat_core.semantics.reads).
     metrics_dataframe: pd.DataFrame | None = Watched()
-    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] = field(default_factory=list)
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] | None = None  # Ray's None when built without
     _storage_filesystem: Any = field(default=None, repr=False)
     return_value: Any = None
     # compat's own.

@@ -10,20 +10,15 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
+
+from compat_core.releases import standins
 
 Metrics = dict[str, Any]
 
 
-class CheckpointStatus(str, Enum):
-    """Mirrors ``ray.train.ReportedCheckpointStatus`` (V2) for both backends."""
-
-    COMMITTED = "COMMITTED"
-    PENDING_VALIDATION = "PENDING_VALIDATION"
-    VALIDATED = "VALIDATED"
-    VALIDATION_TIMEOUT = "VALIDATION_TIMEOUT"
-    VALIDATION_FAILED = "VALIDATION_FAILED"
+# Ray's ``ReportedCheckpointStatus`` (compat's stand-in before Ray 2.56), for both backends.
+CheckpointStatus = standins.ReportedCheckpointStatus
 
 
 @dataclass(frozen=True)

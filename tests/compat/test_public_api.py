@@ -3,6 +3,7 @@
 import importlib
 
 import pytest
+import ray.train
 
 import compat
 from compat_core.releases import standins
@@ -118,7 +119,9 @@ def test_ray_configs_are_accepted_in_place_of_compat_ones(monkeypatch: pytest.Mo
         lambda: None, run_config=V2Run(name="b", checkpoint_config=V2Checkpoint(num_to_keep=3))
     )
     assert trainer.run_config.checkpoint_config == compat.CheckpointConfig(num_to_keep=3)
-    assert trainer.run_config.sync_config is None  # V2's "DEPRECATED" sentinel is not a value
+    # V2's "DEPRECATED" sentinel is not a value: the default SyncConfig, as Ray's V1 RunConfig fills in
+    assert trainer.run_config.sync_config == ray.train.SyncConfig()
+    assert not trainer.run_config._v1_only_given()
 
 
 def test_a_run_config_has_the_default_nested_configs_as_rays_does() -> None:

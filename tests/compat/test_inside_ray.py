@@ -1,0 +1,126 @@
+"""compat's objects are Ray's objects: a codebase half on ``ray.train`` and half on compat mixes
+both ways. compat's configs, results and contexts are instances of ``ray.train``'s classes in
+the setting the process runs under, and Ray's own trainers and Tuner take compat's configs,
+observing what they observe with Ray's own (raw Ray as the oracle).
+
+Ray's ``ray.train`` picks its classes when first imported, so each test checks the setting its
+process started with: CI's first pass V1's, its second V2's (tests/compat/test_parity.py
+checks every public class in both settings from fresh interpreters).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray.train
+from ray.train.torch import TorchTrainer as RayTorchTrainer
+
+import compat
+
+V2 = os.environ.get("RAY_TRAIN_V2_ENABLED", "1").lower() in ("1", "true")
+
+
+def configs(train: Any, storage: Path, name: str) -> dict[str, Any]:
+    """The configs a shared module builds, with ``train`` either ``ray.train`` or compat."""
+    return {
+        "scaling_config": train.ScalingConfig(num_workers=1),
+        "run_config": train.RunConfig(
+            name=name,
+            storage_path=str(storage),
+            failure_config=train.FailureConfig(max_failures=1),
+            checkpoint_config=train.CheckpointConfig(num_to_keep=2, checkpoint_score_attribute="loss"),
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", ["RunConfig", "ScalingConfig", "CheckpointConfig", "FailureConfig"])
+def test_compats_configs_are_instances_of_rays_classes(name: str) -> None:
+    ours = getattr(compat, name)()
+    assert isinstance(ours, getattr(ray.train, name))
+
+
+def test_compats_run_config_is_filled_in_as_rays() -> None:
+    """What Ray's RunConfig fills in when made, compat's does too (Ray's Tuner and trainers read it)."""
+    theirs, ours = ray.train.RunConfig(), compat.RunConfig()
+    for field in ("storage_path", "failure_config", "checkpoint_config"):
+        assert getattr(ours, field) is not None, field
+        assert type(getattr(ours, field)).__name__ == type(getattr(theirs, field)).__name__
+    assert ours.storage_path == theirs.storage_path
+    if not V2:  # V1's own: verbose and sync_config filled in, the verbose given kept
+        assert ours.sync_config == theirs.sync_config and ours.verbose == theirs.verbose
+        assert ours._verbose is theirs._verbose is None
+        assert compat.RunConfig(verbose=0)._verbose == 0
+
+
+def test_a_hand_built_result_is_rays() -> None:
+    ours = compat.Result(metrics={"loss": 1.0}, checkpoint=None, error=None, path="/tmp/run")
+    theirs = ray.train.Result(metrics={"loss": 1.0}, checkpoint=None, error=None, path="/tmp/run")
+    assert isinstance(ours, ray.train.Result)
+    assert ours.best_checkpoints == theirs.best_checkpoints  # None, as Ray's
+    assert ours.filesystem.type_name == theirs.filesystem.type_name
+
+
+def test_rays_trainer_and_tuner_are_made_with_compats_configs(tmp_path: Path) -> None:
+    """Ray refused compat's configs when a trainer was made (``run_config should be an instance
+    of ray.train.RunConfig`` under V1, ``Invalid RunConfig type`` under V2)."""
+    made = RayTorchTrainer(lambda: None, **configs(compat, tmp_path, "made"))
+    assert isinstance(made.run_config, ray.train.RunConfig)
+    if not V2:  # V1's Tuner read the storage path compat's RunConfig left None (ArrowInvalid)
+        from ray import tune
+
+        tuner = tune.Tuner(made, run_config=compat.RunConfig(failure_config=compat.FailureConfig(max_failures=3)))
+        assert tuner is not None
+
+
+@pytest.mark.parametrize("module", ["xgboost", "lightgbm"])
+def test_a_tree_trainers_get_model_of_no_checkpoint_says_what_to_pass(module: str) -> None:
+    """It failed with ``AttributeError: 'NoneType' object has no attribute 'as_directory'``."""
+    import importlib
+
+    trainer = {"xgboost": "XGBoostTrainer", "lightgbm": "LightGBMTrainer"}[module]
+    with pytest.raises(ValueError, match=r"get_model\(checkpoint\) got None: pass the Checkpoint"):
+        getattr(importlib.import_module(f"compat.{module}"), trainer).get_model(None)
+
+
+def test_compat_lists_no_module_it_imported_for_itself() -> None:
+    assert not {"os", "Any", "where"} & set(dir(compat))
+
+
+def _losses(config: dict[str, Any]) -> None:
+    import tempfile
+
+    for step in range(3):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "step").write_text(str(step))
+            ray.train.report(
+                {"loss": 1.0 / (step + 1), "step": step}, checkpoint=ray.train.Checkpoint.from_directory(d)
+            )
+
+
+def _observed(result: Any, storage: Path) -> dict[str, Any]:
+    run = Path(result.path)
+    return {
+        "metrics": {k: result.metrics[k] for k in ("loss", "step")},
+        "error": result.error,
+        "kept": sorted(m["step"] for _, m in result.best_checkpoints),  # num_to_keep=2, by loss
+        "under storage": run.is_relative_to(storage),
+        "is Ray's": isinstance(result, ray.train.Result),
+    }
+
+
+@pytest.mark.ray
+def test_rays_trainer_runs_with_compats_configs_as_with_its_own(ray_cluster: None, tmp_path: Path) -> None:
+    """A trainer module graduated to ``ray.train.torch.TorchTrainer``, its configs still built
+    by a shared module on compat: the run observes what it observes with Ray's configs."""
+    seen = {}
+    for name, train in (("ray", ray.train), ("compat", compat)):
+        made = configs(train, tmp_path, name)
+        if not V2:  # V1's trainer actor takes a CPU of its own: one worker's fits on 2 cores
+            made["scaling_config"] = dataclasses.replace(made["scaling_config"], trainer_resources={"CPU": 0})
+        seen[name] = _observed(RayTorchTrainer(_losses, **made).fit(), tmp_path)
+    assert seen["compat"] == seen["ray"]
+    assert seen["ray"]["kept"] == [0, 1] and seen["ray"]["under storage"]  # the highest losses: "max"
