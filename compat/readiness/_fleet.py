@@ -5,10 +5,12 @@ ranked by severity, then by how many jobs, repositories and packages they block.
 from __future__ import annotations
 
 import itertools
+import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import PurePath
 
 from compat.readiness._collect import Collected, Problem, Source, unread
 from compat.readiness._record import SEVERITIES, Behaviour, RunRecord
@@ -17,14 +19,22 @@ from migrate.formats import Finding, rule_url
 from migrate.rules import BY_CODE
 
 TREND_RUNS = 12  # the runs a job's trend shows, newest last
+# The codemod rules whose behaviour compat's runtime records when a run relies on it: for those,
+# a job's runs say whether it ran (and was V1-only); for the others, only the source can.
+RUNTIME_RULES = frozenset(kind.rule for kind in v1_only.KINDS.values() if kind.rule)
 
 
 @dataclass(frozen=True)
 class Job:
-    """Every run of one job (``RunRecord.job``), oldest first; judged by its latest run."""
+    """Every run of one job (``RunRecord.job``), oldest first, and the codemod's findings in its
+    script when a repository read holds it (``source``). One verdict: its latest run's V1-only
+    behaviours (the runtime's record of what ran), and the source's findings the runtime cannot
+    observe (what never ran, or runs where no record sees it); a source finding the runtime
+    records when it runs, which the latest run did not rely on, does not block it (:attr:`why`)."""
 
     name: str
     runs: tuple[RunRecord, ...]
+    source: tuple[Finding, ...] = ()
 
     @property
     def latest(self) -> RunRecord:
@@ -32,15 +42,43 @@ class Job:
 
     @property
     def ready(self) -> bool:
-        return not self.latest.behaviours
+        return not self.latest.behaviours and not self.source_blockers
 
     @property
     def blockers(self) -> tuple[Behaviour, ...]:
+        """The latest run's V1-only behaviours."""
         return self.latest.behaviours
 
     @property
+    def source_blockers(self) -> tuple[Finding, ...]:
+        """The script's findings the runtime cannot observe: they block the job from its source."""
+        return tuple(f for f in self.source if f.code not in RUNTIME_RULES)
+
+    @property
+    def not_seen_running(self) -> tuple[Finding, ...]:
+        """The script's findings the runtime records when they run, which the latest run did not
+        rely on: the runs are believed over the source."""
+        relied = {b.rule for b in self.blockers}
+        return tuple(f for f in self.source if f.code in RUNTIME_RULES and f.code not in relied)
+
+    @property
     def worst(self) -> str | None:
-        return self.latest.worst
+        return worst_of([self.latest.worst, *(f.severity for f in self.source_blockers)])
+
+    @property
+    def why(self) -> str:
+        """Which record the verdict believes, and why, where the runs and the source disagree."""
+        parts = []
+        if self.source_blockers:
+            sites = ", ".join(f"{f.code} at {_site(f)}" for f in self.source_blockers[:3])
+            parts.append(f"its source: {sites} (the runtime cannot observe it: the source is believed)")
+        if self.not_seen_running:
+            sites = ", ".join(f"{f.code} at {_site(f)}" for f in self.not_seen_running[:3])
+            parts.append(
+                f"its runs, over the source's {sites}: the runtime records that when it runs, and the latest "
+                "run did not rely on it (the runs are believed)"
+            )
+        return "; ".join(parts)
 
     @property
     def trend(self) -> tuple[int, ...]:
@@ -48,7 +86,7 @@ class Job:
         return tuple(len(r.behaviours) for r in self.runs[-TREND_RUNS:])
 
 
-def severity_counts(items: Sequence[Behaviour] | Sequence[Finding]) -> dict[str, int]:
+def severity_counts(items: Sequence[Behaviour | Finding]) -> dict[str, int]:
     counts = Counter(i.severity for i in items if i.severity is not None)
     return {s: counts[s] for s in SEVERITIES if counts[s]}
 
@@ -145,6 +183,33 @@ class Fleet:
         return days, dict(sorted(series.items()))
 
 
+def _site(finding: Finding) -> str:
+    return f"{os.path.basename(finding.path)}:{finding.line}"
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return PurePath(os.path.normpath(path.replace("\\", "/"))).parts
+
+
+def script_findings(script: str, repositories: Sequence[Source]) -> tuple[Finding, ...]:
+    """The findings (not errors) of the file a run's ``script`` is, in the repository whose
+    relative path of that file is the longest tail of the script's path (a job runs from a
+    checkout elsewhere: the repository read here is another copy of it). None found: ()."""
+    tail = _parts(script)
+    best: tuple[int, tuple[Finding, ...]] = (0, ())
+    for source in repositories:
+        by_file: dict[str, list[Finding]] = {}
+        for finding in source.findings:
+            by_file.setdefault(finding.path, []).append(finding)
+        for path, found in by_file.items():
+            relative = os.path.relpath(path, source.path) if os.path.isabs(path) == os.path.isabs(source.path) else path
+            parts = _parts(relative)
+            if parts and parts[0] != ".." and len(parts) <= len(tail) and tail[-len(parts) :] == parts:
+                if len(parts) > best[0]:
+                    best = (len(parts), tuple(f for f in found if f.kind != "error"))
+    return best[1]
+
+
 def fleet(collected: Collected, *, now: float | None = None) -> Fleet:
     # A fit's record is appended again when the program reads a V1-only part of its result
     # after fit() (compat_core.semantics.reads): the last line of a run and start replaces the earlier.
@@ -152,14 +217,14 @@ def fleet(collected: Collected, *, now: float | None = None) -> Fleet:
     by_job: dict[str, list[RunRecord]] = {}
     for record in latest.values():
         by_job.setdefault(record.job, []).append(record)
-    jobs = tuple(
-        Job(name, tuple(sorted(runs, key=lambda r: (r.ended_at, r.started_at, r.path))))
-        for name, runs in sorted(by_job.items())
-    )
     repositories = tuple(s for s in collected.sources if s.kind == "repository")
+    jobs = []
+    for name, runs in sorted(by_job.items()):
+        ordered = tuple(sorted(runs, key=lambda r: (r.ended_at, r.started_at, r.path)))
+        jobs.append(Job(name, ordered, script_findings(ordered[-1].script, repositories)))
     packages = tuple(s for s in collected.sources if s.kind == "package")
     return Fleet(
-        jobs=jobs,
+        jobs=tuple(jobs),
         repositories=repositories,
         packages=packages,
         blockers=_blockers(jobs, repositories, packages),
@@ -183,6 +248,8 @@ def _blockers(jobs: Sequence[Job], repositories: Sequence[Source], packages: Seq
             entry = row(behaviour.rule or behaviour.kind, behaviour.severity)
             entry["kinds"].add(behaviour.kind)
             entry["jobs"].add(job.name)
+        for finding in job.source_blockers:
+            row(finding.code, finding.severity or "breaks")["jobs"].add(job.name)
     for group, sources in (("repositories", repositories), ("packages", packages)):
         for source in sources:
             for finding in source_blockers(source):

@@ -97,7 +97,11 @@ def job_json(job: Job) -> dict[str, Any]:
             {"kind": b.kind, "severity": b.severity, "count": b.count, "first_site": b.first_site, "rule": b.rule}
             for b in job.blockers
         ],
-        "severities": severity_counts(job.blockers),
+        "source_blockers": [
+            {"path": f.path, "line": f.line, "code": f.code, "severity": f.severity} for f in job.source_blockers
+        ],
+        "why": job.why,
+        "severities": severity_counts([*job.blockers, *job.source_blockers]),
         "runs": len(job.runs),
         "last_run": {
             "run": latest.run,
@@ -170,15 +174,21 @@ def _ranked_jobs(fleet: Fleet) -> list[Job]:
     return sorted(fleet.jobs, key=lambda j: (j.ready, order.get(j.worst or "", 9), j.name))
 
 
+def job_blockers(job: Job) -> str:
+    found = [f"{b.kind} {b.count}x" for b in job.blockers]
+    found += [f"{f.code} (source)" for f in job.source_blockers]
+    return ", ".join(found) or "-"
+
+
 def job_row(job: Job) -> list[str]:
     latest = job.latest
-    blockers = ", ".join(f"{b.kind} {b.count}x" for b in job.blockers) or "-"
     return [
         job.name,
         "ready" if job.ready else f"blocked ({job.worst})",
-        blockers,
+        job_blockers(job),
         f"{when(latest.ended_at)} {latest.outcome} ({latest.mode})",
         spark(job.trend),
+        job.why or "-",
     ]
 
 
@@ -195,7 +205,7 @@ def blocker_row(b: Any) -> list[str]:
     return [b.severity, f"{b.key}{kinds}", str(len(b.jobs)), str(len(b.repositories)), str(len(b.packages)), b.fix]
 
 
-JOB_HEADERS = ["job", "status", "blockers (latest run)", "last run", "trend"]
+JOB_HEADERS = ["job", "status", "blockers (latest run)", "last run", "trend", "runs and source disagree"]
 SOURCE_HEADERS = ["name", "status", "findings", "rules"]
 BLOCKER_HEADERS = ["severity", "what", "jobs", "repos", "packages", "how to fix"]
 
@@ -245,6 +255,8 @@ def to_text(fleet: Fleet, *, limit: int | None = 20, width: int | None = None) -
         names = f": {', '.join(ready[:limit] if limit else ready)}" if ready else ""
         more = f", ... and {len(ready) - limit} more" if limit and len(ready) > limit else ""
         console.print(f"Jobs ready: {len(ready)} (their latest run relied on no V1-only behaviour){names}{more}")
+        for job in (j for j in ranked if j.ready and j.why):
+            console.print(f"  {job.name}: ready by {job.why}")
     for title, sources in (("Repositories", fleet.repositories), ("Installed packages", fleet.packages)):
         if sources:
             ordered = sorted(sources, key=lambda s: (source_ready(s), s.name))
@@ -308,13 +320,21 @@ def to_csv(fleet: Fleet) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADERS)
     for job in _ranked_jobs(fleet):
-        counts = severity_counts(job.blockers)
+        counts = severity_counts([*job.blockers, *job.source_blockers])
         latest = job.latest
         writer.writerow(
             ["job", job.name, "", "ready" if job.ready else "blocked", job.worst or ""]
             + [counts.get(s, 0) for s in SEVERITIES]
             + [len(job.runs), latest.to_json()["ended_at"], latest.outcome, latest.path]
-            + ["; ".join(f"{b.kind} {b.count}x" for b in job.blockers)]
+            + [
+                "; ".join(
+                    [
+                        *(f"{b.kind} {b.count}x" for b in job.blockers),
+                        *(f"{f.code} (source)" for f in job.source_blockers),
+                        *([job.why] if job.why else []),
+                    ]
+                )
+            ]
         )
     for source in (*fleet.repositories, *fleet.packages):
         blockers = source_blockers(source)

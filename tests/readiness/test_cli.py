@@ -223,3 +223,60 @@ def test_runs_on_an_object_store_are_read_through_pyarrow(capsys, s3, tmp_path) 
         },
         {"path": "s3://fleet/nothing-here", "message": "does not exist"},
     ]
+
+
+RANKER = """\
+from ray import train
+
+
+def train_func(config):
+    train.report({"loss": 1.0})  # RTM101: the runtime records it when a run relies on it
+"""
+FORECASTER = """\
+from ray.train.torch import TorchTrainer
+
+result = TorchTrainer(lambda: None).fit()
+print(result.log_dir)  # RTM105: an attribute the runtime never sees read
+"""
+
+
+def test_a_job_whose_runs_and_source_disagree_gets_one_verdict_saying_which_it_believes(capsys, tmp_path) -> None:
+    """``ranker``'s runs relied on nothing, its source flags a free-floating report: the runtime
+    records that when it runs, so the runs are believed (ready). ``forecaster``'s runs relied on
+    nothing, its source reads ``result.log_dir``, which no run record can see: the source is
+    believed (blocked). Both scripts ran from another checkout (``/jobs/<job>.py``)."""
+    from dataclasses import replace
+
+    from tests.readiness.fleet import record
+
+    runs, repo = tmp_path / "runs", tmp_path / "checkout"
+    for job in ("ranker", "forecaster"):
+        (runs / job).mkdir(parents=True)
+        (runs / job / RECORD_FILE).write_text(replace(record(job, 1, {}), path=str(runs / job)).line())
+    (repo / ".git").mkdir(parents=True)
+    (repo / "jobs").mkdir()
+    (repo / "jobs" / "ranker.py").write_text(RANKER)
+    (repo / "jobs" / "forecaster.py").write_text(FORECASTER)
+
+    code, out, _ = run(capsys, str(runs), str(repo), "--output-format", "json")
+    jobs = {j["job"]: j for j in json.loads(out)["jobs"]}
+    assert jobs["ranker"]["ready"] and jobs["ranker"]["source_blockers"] == []
+    assert "RTM101 at ranker.py:5" in jobs["ranker"]["why"] and "the runs are believed" in jobs["ranker"]["why"]
+    forecaster = jobs["forecaster"]
+    assert not forecaster["ready"] and forecaster["worst"] == "breaks"
+    assert [(b["code"], b["line"]) for b in forecaster["source_blockers"]] == [("RTM105", 4)]
+    assert "the source is believed" in forecaster["why"]
+    (blocker,) = [b for b in json.loads(out)["fix_first"] if b["key"] == "RTM105"]
+    assert blocker["jobs"] == ["forecaster"] and blocker["repositories"] == ["checkout"]
+
+    _, text, _ = run(capsys, str(runs), str(repo))
+    blocked = text[text.index("Jobs blocked") : text.index("Jobs ready")]
+    assert "forecaster" in blocked and "RTM105 (source)" in blocked and "ranker" not in blocked
+    assert "ranker: ready by its runs, over the source's RTM101 at ranker.py:5" in text
+    _, md, _ = run(capsys, str(runs), str(repo), "--output-format", "markdown")
+    assert "| forecaster | blocked (breaks) | RTM105 (source) |" in md
+    _, table, _ = run(capsys, str(runs), str(repo), "--output-format", "csv")
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(table)) if r["type"] == "job"}
+    assert rows["forecaster"]["status"] == "blocked"
+    assert rows["forecaster"]["details"].startswith("RTM105 (source); its source")
+    assert rows["ranker"]["status"] == "ready" and "the runs are believed" in rows["ranker"]["details"]
