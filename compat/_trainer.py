@@ -34,7 +34,7 @@ from compat.session import route_air_session
 from compat_core import config, messages, switch, tune, usage, where
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.errors import CallbackError, CompatError, RestoreError, training_failed
-from compat_core.frameworks import DATA_PARALLEL, TORCH, Framework
+from compat_core.frameworks import DATA_PARALLEL, Framework
 from compat_core.patch import scoped_env
 from compat_core.run import worker
 from compat_core.run.engine import Engine, PreparedRun, TrainJob
@@ -106,8 +106,23 @@ def ensure_ray() -> None:
         ray.init(include_dashboard=False, log_to_driver=True)
 
 
-class DataParallelTrainer:
-    """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` workers.
+def ray_trainer_bases(framework: Framework) -> tuple[type, ...]:
+    """The bases of compat's trainer of ``framework``'s kind: Ray's V2 and V1 trainer classes
+    of that kind, so ``isinstance(trainer, ray.train.torch.TorchTrainer)`` holds in either
+    setting and Ray (Tune's ``Tuner``, a team's own checks) takes it as Ray's trainer."""
+    from compat_core.releases import standins
+
+    v2 = framework.trainer_class(switch.V2)
+    try:
+        v1 = framework.trainer_class(switch.V1)
+    except ImportError:  # a Ray without V1's engine
+        return (v2,)
+    return standins.ray_bases(v2, v1)
+
+
+class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[misc]
+    """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` workers: a subclass of
+    Ray's ``DataParallelTrainer`` (V2's and V1's), whose methods are compat's own.
 
     Takes compat's configs or Ray's (V1 or V2), and any ``ray.train.backend.BackendConfig``
     as ``backend_config``. The mode (``RAY_TRAIN_V2_ENABLED``) is read at ``fit()``, not
@@ -125,8 +140,9 @@ class DataParallelTrainer:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # The constructor's arguments as the user gave them, for restore() (V1's trainer.pkl).
-        self = super().__new__(cls)
+        self = object.__new__(cls)
         self._init_arguments = _given_arguments(cls, args, kwargs)
+        self._param_dict = dict(self._init_arguments)  # as V1's BaseTrainer.__new__ keeps them (its repr)
         return self
 
     def __init__(
@@ -167,6 +183,11 @@ class DataParallelTrainer:
         ]
         if overridden:
             raise CompatError(messages.custom_trainer_loop(kind, overridden))
+
+    def __repr__(self) -> str:
+        """As V1's trainers show themselves: the class and the arguments given to it."""
+        given = [f"{name}={value!r}" for name, value in self._init_arguments.items() if value is not None]
+        return f"<{type(self).__name__}{''.join(' ' + g for g in given)}>"
 
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
@@ -527,27 +548,6 @@ class DataParallelTrainer:
             where.warn(messages.cannot_save_for_restore(type(self).__name__, exc), UserWarning)
 
 
-class TorchTrainer(DataParallelTrainer):
-    """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` torch workers
-    (``torch_config``: a ``compat.torch.TorchConfig``). Everything else as
-    :class:`DataParallelTrainer`."""
-
-    _framework = TORCH
-
-    def __init__(
-        self,
-        train_loop_per_worker: Callable[..., Any],
-        *,
-        torch_config: Any = None,
-        **arguments: Unpack[TrainerArguments],
-    ) -> None:
-        super().__init__(train_loop_per_worker, backend_config=torch_config, **arguments)
-
-    @property
-    def torch_config(self) -> Any:
-        return self.backend_config
-
-
 def _run_storage(experiment: RunStorage | None, raw: Any, outcome: Result) -> RunStorage | None:
     """The run's directory on its own filesystem (None when the engine left none)."""
     filesystem = experiment.filesystem if experiment is not None else getattr(raw, "filesystem", None)
@@ -798,3 +798,14 @@ def _given_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -
         else:
             given[name] = value
     return given
+
+
+def __getattr__(name: str) -> Any:
+    """``compat._trainer.TorchTrainer`` (where earlier releases defined it: pickles and stored
+    trainer states name it) is ``compat.torch.TorchTrainer``, imported when first asked for
+    (Ray's torch trainer, which it subclasses, imports torch)."""
+    if name == "TorchTrainer":
+        from compat.torch import TorchTrainer
+
+        return TorchTrainer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

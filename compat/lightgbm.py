@@ -13,6 +13,7 @@ from typing import Any
 
 from ray.train.lightgbm import LightGBMCheckpoint, LightGBMConfig, RayTrainReportCallback, get_network_params
 
+from compat._trainer import ray_trainer_bases
 from compat._trees import TreeTrainer
 from compat_core.frameworks import LIGHTGBM
 from compat_core.releases import adapters, facts, standins
@@ -34,7 +35,7 @@ if facts.LIGHTGBM_NORMALIZE:
 __all__ = standins.export_retired(globals(), "ray.train.lightgbm", __all__)
 
 
-class LightGBMTrainer(TreeTrainer):
+class LightGBMTrainer(TreeTrainer, *ray_trainer_bases(LIGHTGBM)):  # type: ignore[misc]
     """Data-parallel LightGBM. Takes a training function (V2's form, with
     ``train_loop_config``) or, without one, V1's ``params=``, ``label_column=``,
     ``num_boost_round=`` (default 10) and ``lightgbm.train`` keyword arguments.

@@ -8,16 +8,21 @@ counted as the V1-only kind ``torch-amp``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ray.train.torch import TorchCheckpoint
 from ray.train.torch.config import TorchConfig
 
-from compat._trainer import TorchTrainer
+from compat._trainer import DataParallelTrainer, TrainerArguments, ray_trainer_bases
 from compat_core import messages, usage
 from compat_core.errors import CompatError
+from compat_core.frameworks import TORCH
 from compat_core.releases import standins
 from compat_core.run import worker
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "TorchCheckpoint",
@@ -32,6 +37,28 @@ __all__ = [
     "prepare_model",
     "prepare_optimizer",
 ]
+
+
+class TorchTrainer(DataParallelTrainer, *ray_trainer_bases(TORCH)):  # type: ignore[misc]
+    """Runs ``train_loop_per_worker`` on ``scaling_config.num_workers`` torch workers
+    (``torch_config``: a ``compat.torch.TorchConfig``). Everything else as
+    :class:`DataParallelTrainer`; a subclass of Ray's ``TorchTrainer`` (V2's and V1's)."""
+
+    _framework = TORCH
+
+    def __init__(
+        self,
+        train_loop_per_worker: Callable[..., Any],
+        *,
+        torch_config: Any = None,
+        **arguments: Unpack[TrainerArguments],
+    ) -> None:
+        super().__init__(train_loop_per_worker, backend_config=torch_config, **arguments)
+
+    @property
+    def torch_config(self) -> Any:
+        return self.backend_config
+
 
 # Names this (older) Ray's ray.train.torch still exports and newer releases removed (compat/releases.py).
 __all__ = standins.export_retired(globals(), "ray.train.torch", __all__)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ray.train.xgboost import RayTrainReportCallback, XGBoostCheckpoint
 
+from compat._trainer import ray_trainer_bases
 from compat._trees import TreeTrainer
 from compat_core.frameworks import XGBOOST
 from compat_core.releases import adapters, facts, standins
@@ -29,7 +30,7 @@ __all__ = ["RayTrainReportCallback", "XGBoostCheckpoint", "XGBoostConfig", "XGBo
 __all__ = standins.export_retired(globals(), "ray.train.xgboost", __all__)
 
 
-class XGBoostTrainer(TreeTrainer):
+class XGBoostTrainer(TreeTrainer, *ray_trainer_bases(XGBOOST)):  # type: ignore[misc]
     """Data-parallel XGBoost. Takes a training function (V2's form, with
     ``train_loop_config``) or, without one, V1's ``params=``, ``label_column=``,
     ``num_boost_round=`` (default 10) and ``xgboost.train`` keyword arguments.

@@ -39,14 +39,7 @@ IDENTITY = "is Ray's class or a subclass of it"
 _RUN_CONTEXT = (
     "V2's internal TrainRunContext, made at construction for V2's controller; compat makes Ray's trainer at fit()"
 )
-_TRAINER = (
-    "compat's trainers are not yet subclasses of Ray's (issue 57's next step: Ray's V1 BaseTrainer "
-    "changes how Tune takes a trainer, which compat's Tune integration does itself today)"
-)
 EXCLUDED = {
-    ("compat.torch", "TorchTrainer", IDENTITY): _TRAINER,
-    ("compat.xgboost", "XGBoostTrainer", IDENTITY): _TRAINER,
-    ("compat.lightgbm", "LightGBMTrainer", IDENTITY): _TRAINER,
     ("compat.torch", "TorchTrainer", "train_run_context"): _RUN_CONTEXT,
     ("compat.xgboost", "XGBoostTrainer", "train_run_context"): _RUN_CONTEXT,
     ("compat.lightgbm", "LightGBMTrainer", "train_run_context"): _RUN_CONTEXT,

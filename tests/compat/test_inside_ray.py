@@ -76,6 +76,39 @@ def test_rays_trainer_and_tuner_are_made_with_compats_configs(tmp_path: Path) ->
         assert tuner is not None
 
 
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        ("compat.torch:TorchTrainer", "ray.train.torch:TorchTrainer"),
+        ("compat.xgboost:XGBoostTrainer", "ray.train.xgboost:XGBoostTrainer"),
+        ("compat.lightgbm:LightGBMTrainer", "ray.train.lightgbm:LightGBMTrainer"),
+    ],
+)
+def test_compats_trainers_are_instances_of_rays(ours: str, theirs: str) -> None:
+    import importlib
+
+    def load(path: str) -> Any:
+        module, name = path.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    assert isinstance(load(ours)(lambda config: None), load(theirs))
+
+
+def test_rays_tuner_takes_a_compat_trainer_as_v1s_takes_its_own(tmp_path: Path) -> None:
+    """As a V1 trainer: the experiment runs under the trainer's RunConfig when the Tuner has
+    none (compat put it elsewhere), and a RunConfig in param_space is Ray's ValueError (compat's
+    trainer took it)."""
+    from ray import tune
+
+    from compat.torch import TorchTrainer
+
+    trainer = TorchTrainer(lambda config: None, run_config=compat.RunConfig(name="exp", storage_path=str(tmp_path)))
+    run = tune.Tuner(trainer)._local_tuner.get_run_config()
+    assert (run.name, run.storage_path) == ("exp", str(tmp_path))
+    with pytest.raises(ValueError, match="`RunConfig` cannot be tuned as part of the `param_space`"):
+        tune.Tuner(trainer, param_space={"run_config": compat.RunConfig()})
+
+
 @pytest.mark.parametrize("module", ["xgboost", "lightgbm"])
 def test_a_tree_trainers_get_model_of_no_checkpoint_says_what_to_pass(module: str) -> None:
     """It failed with ``AttributeError: 'NoneType' object has no attribute 'as_directory'``."""
