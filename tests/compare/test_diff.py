@@ -260,6 +260,21 @@ def test_a_rerun_of_a_named_run_is_explained_by_v2_resuming_it() -> None:
     assert "checkpoints (count)" in [d.aspect for d in fit.unexplained]
 
 
+def test_an_unnamed_run_config_reused_is_a_rerun_under_v2_only_and_explained() -> None:
+    """``run = RunConfig(storage_path=...)`` given to two trainers: V2 named it when it was made
+    (as Ray's), so the second fit reruns that name (rerun-same-name, v2 only); V1 names each fit
+    after its trainer. Explained by §17 only when the program gave no name."""
+    v1, v2 = record("v1", False), record("v2", False)
+    v1["run_name"] = v2["run_name"] = None
+    v2["v1_usage"] = [{"kind": "rerun-same-name", "count": 1, "first_site": "job.py:14"}]
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    [usages] = [d for d in fit.differences if d.aspect == "V1-only usages"]
+    assert usages.section == 17 and "named then, as Ray's" in usages.why and fit.unexplained == []
+    v1["run_name"] = v2["run_name"] = "named"  # a given name reruns under V1 too: not this
+    (fit,) = compare_runs([v1], [v2], rtol=1e-9)
+    assert "V1-only usages" in [d.aspect for d in fit.unexplained]
+
+
 def trial(backend: str, lr: float, started_at: float, rounds: int) -> dict:
     """A Tune trial's fit record: ``rounds`` checkpointed rounds, started at ``started_at``."""
     fit = record(backend, False)
