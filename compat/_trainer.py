@@ -112,11 +112,10 @@ def ray_trainer_bases(framework: Framework) -> tuple[type, ...]:
     setting and Ray (Tune's ``Tuner``, a team's own checks) takes it as Ray's trainer."""
     from compat_core.releases import standins
 
-    v2 = framework.trainer_class(switch.V2)
     try:
-        v1 = framework.trainer_class(switch.V1)
+        v2, v1 = framework.public_classes()
     except ImportError:  # a Ray without V1's engine
-        return (v2,)
+        return (framework.trainer_class(switch.V2),)
     return standins.ray_bases(v2, v1)
 
 

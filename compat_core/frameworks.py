@@ -33,6 +33,13 @@ class Framework:
     config_arg: str
     v1_config: str | None = None  # the config class each engine expects, when they differ
     v2_config: str | None = None
+    # ``ray.train.<framework>``'s own V1 class where it subclasses ``v1_trainer`` (Ray 2.44's
+    # LightGBM trainer of the legacy form): the class compat's subclasses, for isinstance.
+    v1_exported: str | None = None
+
+    def public_classes(self) -> tuple[Any, Any]:
+        """Ray's ``(V2, V1)`` trainer classes of this kind as ``ray.train`` exports them."""
+        return load(self.v2_trainer), load(self.v1_exported or self.v1_trainer)
 
     @property
     def trainer_name(self) -> str:
@@ -84,4 +91,5 @@ LIGHTGBM = Framework(
     v1_trainer=facts.V1_LIGHTGBM_TRAINER,
     v2_trainer="ray.train.v2.lightgbm.lightgbm_trainer:LightGBMTrainer",
     config_arg="lightgbm_config",
+    v1_exported="ray.train.lightgbm.lightgbm_trainer:LightGBMTrainer",
 )
