@@ -13,14 +13,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ray.util.annotations import RayDeprecationWarning
+
 from compat_core import storage, switch, v1_only
 from compat_core.where import user_call_site, warn
 
 STRICT_ENV_VAR = "COMPAT_STRICT"
 
 
-class CompatDeprecationWarning(DeprecationWarning):
-    """Base class of every warning compat emits."""
+class CompatDeprecationWarning(RayDeprecationWarning):
+    """Base class of every warning compat emits: a ``RayDeprecationWarning`` (Ray's class for
+    its own deprecations, a ``DeprecationWarning``), so filters and ``pytest.warns`` written
+    against Ray's warnings catch compat's too."""
 
 
 class V1OnlyWarning(CompatDeprecationWarning):

@@ -119,6 +119,16 @@ def test_a_tree_trainers_get_model_of_no_checkpoint_says_what_to_pass(module: st
         getattr(importlib.import_module(f"compat.{module}"), trainer).get_model(None)
 
 
+def test_compats_warnings_are_rays_deprecation_warnings() -> None:
+    """Filters and ``pytest.warns`` written against Ray's warning class catch compat's."""
+    from ray.util.annotations import RayDeprecationWarning
+
+    from compat_core import usage
+
+    with pytest.warns(RayDeprecationWarning, match="trainer-resources"):
+        usage.relied_on("trainer-resources", "", mode=usage.switch.mode_of(usage.switch.V2))
+
+
 def test_compat_lists_no_module_it_imported_for_itself() -> None:
     assert not {"os", "Any", "where"} & set(dir(compat))
 
