@@ -394,7 +394,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
             usage.warn_for_workers(snapshot.usages)
         _warn_non_finite(snapshot)
         if failure is not None:
-            raise failure from error
+            raise failure from (_v1_cause(error, snapshot) if engine.mode.keeps_every_report else error)
         return outcome
 
     def _trial_record(
@@ -762,6 +762,19 @@ def _failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | N
         first = snapshot.callback_failures[0]
         return CallbackError(first.message(), outcome, snapshot.callback_failures)
     return None
+
+
+def _v1_cause(error: BaseException | None, snapshot: LedgerSnapshot) -> BaseException | None:
+    """What raw V1's ``TrainingFailedError`` is raised from: the failed worker's own exception
+    (Ray's ``RayTaskError`` that is also the user's class), so ``isinstance(error.__cause__,
+    MyError)`` holds as with raw V1, on either engine; not Ray's error wrapping it (``.cause``
+    keeps that)."""
+    from ray.train.base_trainer import TrainingFailedError as V1TrainingFailedError
+
+    if isinstance(error, V1TrainingFailedError) and error.__cause__ is not None:
+        return error.__cause__
+    last = snapshot.failures[-1] if snapshot.failures else {}
+    return last[min(last)] if last else error
 
 
 def _retention(run: RunConfig, engine: Engine) -> Retention:

@@ -492,6 +492,8 @@ def test_after_exception_gets_the_worker_error_and_results_survive(backend, stor
     calls = [json.loads(line) for line in Path(log).read_text().splitlines()]
     assert calls and list(calls[0]) == ["0"] and "boom in training" in calls[0]["0"]
     assert info.value.result.worker_metrics_dataframe["step"].tolist() == [0]
+    if backend == "v1":  # raised from the worker's own error, as raw V1's (Ray's error: .cause)
+        assert isinstance(info.value.__cause__, ValueError), type(info.value.__cause__).__mro__
 
 
 def _three_reports() -> None:
