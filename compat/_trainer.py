@@ -474,7 +474,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         if self._restoring is not None:
             usage.relied_on("restore", f"restore({self._restoring.path!r})", mode=mode)
         trainer_name = self._framework.trainer_name
-        prepared = engine.prepare(run, self.train_loop_config, start_time, trainer_name, self._restoring)
+        prepared = engine.prepare(run, self._result_config(), start_time, trainer_name, self._restoring)
         # Where the first attempt starts: a restored run's latest checkpoint where the engine
         # cannot resume it itself (as V1's trial checkpoint wins over resume_from_checkpoint).
         first_checkpoint = prepared.start_checkpoint

@@ -54,7 +54,7 @@ class V1Engine:
     def prepare(
         self,
         run: RunConfig,
-        train_loop_config: dict[str, Any] | None,
+        v1_config: dict[str, Any],
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,

@@ -100,7 +100,7 @@ class V2Engine:
     def prepare(
         self,
         run: RunConfig,
-        train_loop_config: dict[str, Any] | None,
+        v1_config: dict[str, Any],
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,
@@ -118,7 +118,7 @@ class V2Engine:
         # keep_v1_logs: V1's rows with the run's name as the trial id and V2's config.
         row_params: dict[str, Any] = {
             "start_time": start_time,
-            "config": {"train_loop_config": train_loop_config or {}},
+            "config": {"train_loop_config": v1_config.get("train_loop_config") or {}},
             "trial_id": run_name,
         }
         rows = None

@@ -55,7 +55,7 @@ class V1OnV2Engine(V2Engine):
     def prepare(
         self,
         run: RunConfig,
-        train_loop_config: dict[str, Any] | None,
+        v1_config: dict[str, Any],
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,
@@ -79,8 +79,9 @@ class V1OnV2Engine(V2Engine):
             # Nothing of V2's to resume (V1's engine wrote it: the switch flipped): the trial
             # goes on from its latest checkpoint.
             start = restore.latest_checkpoint(trial_dir)
-        # V1's trial id and config (``None`` stays ``None``, as in V1's rows).
-        config = {"train_loop_config": train_loop_config}
+        # V1's trial id and config: the trainer's train_loop_config when it was given one (``None``
+        # stays ``None``, as in V1's rows), else none (raw V1's params.json: {}).
+        config = dict(v1_config)
         row_params: dict[str, Any] = {"start_time": start_time, "config": config, "trial_id": trial_id}
         rows = v1_logs.V1Rows(**row_params)
         first_index = logged_before = 0

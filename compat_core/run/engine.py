@@ -163,15 +163,17 @@ class Engine(Protocol):
     def prepare(
         self,
         run: RunConfig,
-        train_loop_config: dict[str, Any] | None,
+        v1_config: dict[str, Any],
         start_time: float,
         trainer_name: str,
         restoring: RestoreSpec | None = None,
     ) -> PreparedRun:
         """Before the run: resolve its storage, notice a re-run, set logs aside; what it decided.
-        ``trainer_name`` is the V1 trainer class's name (V1 names experiments after it);
-        ``restoring``: the run continues the experiment ``Trainer.restore()`` was given. The
-        trainer hands the result back in ``TrainJob.prepared``."""
+        ``v1_config``: the trial config V1 gives the run (``{"train_loop_config": ...}`` when the
+        trainer was given one, else ``{}``: ``Result.config``, ``params.json``); ``trainer_name``
+        is the V1 trainer class's name (V1 names experiments after it); ``restoring``: the run
+        continues the experiment ``Trainer.restore()`` was given. The trainer hands the result
+        back in ``TrainJob.prepared``."""
         ...
 
     def round_sink(self, prepared: PreparedRun) -> Callable[[Any], None] | None:

@@ -104,7 +104,7 @@ class FakeEngine:
     def worker_side(self, prepared: PreparedRun) -> FakeWorkerSide:
         return FakeWorkerSide()
 
-    def prepare(self, run: RunConfig, train_loop_config: Any, start_time: float, trainer_name: str, restoring=None):
+    def prepare(self, run: RunConfig, v1_config: Any, start_time: float, trainer_name: str, restoring=None):
         return PreparedRun(experiment=storage.resolve(run.storage_path, run.storage_filesystem, run.name or "fake"))
 
     def round_sink(self, prepared: PreparedRun) -> None:

@@ -105,6 +105,8 @@ def test_a_run_lands_where_raw_ray_puts_it(case: str, backend: str, places: Path
     # A new driver finds the run where it is: read back, and restorable.
     loaded = train.Result.from_path(result.path, storage_filesystem=filesystem)
     assert list(loaded.worker_metrics_dataframe["epoch"]) == [0, 1]
+    if v1_semantics:  # a trainer given no train_loop_config: raw V1's config is {} (was {"train_loop_config": None})
+        assert result.config == loaded.config == {}
     experiment_location = os.path.dirname(result.path) if v1_semantics else result.path
     assert TorchTrainer.can_restore(experiment_location, storage_filesystem=filesystem)
 
