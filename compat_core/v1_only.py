@@ -153,6 +153,15 @@ _KINDS = [
         rule="RTM124",
     ),
     Kind(
+        "tree-get-model",
+        "XGBoostTrainer.get_model / LightGBMTrainer.get_model (the V1 tree trainers' classmethod): "
+        "removed in V2, where it raises DeprecationWarning",
+        "load the booster with the report callback's get_model: "
+        "ray.train.xgboost.RayTrainReportCallback.get_model(checkpoint) "
+        "(LightGBM: ray.train.lightgbm.RayTrainReportCallback.get_model(checkpoint))",
+        severity="breaks",
+    ),
+    Kind(
         "tune-trainable-train-api",
         "compat.report / get_checkpoint / get_context inside a Ray Tune function trainable "
         "(not a trainer's training function): raw V2's ray.train functions raise there",

@@ -110,9 +110,13 @@ def test_rays_tuner_takes_a_compat_trainer_as_v1s_takes_its_own(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("module", ["xgboost", "lightgbm"])
-def test_a_tree_trainers_get_model_of_no_checkpoint_says_what_to_pass(module: str) -> None:
+def test_a_tree_trainers_get_model_of_no_checkpoint_says_what_to_pass(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """It failed with ``AttributeError: 'NoneType' object has no attribute 'as_directory'``."""
     import importlib
+
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")  # V1's own classmethod: no V1-only warning
 
     trainer = {"xgboost": "XGBoostTrainer", "lightgbm": "LightGBMTrainer"}[module]
     with pytest.raises(ValueError, match=r"get_model\(checkpoint\) got None: pass the Checkpoint"):
@@ -127,6 +131,27 @@ def test_compats_warnings_are_rays_deprecation_warnings() -> None:
 
     with pytest.warns(RayDeprecationWarning, match="trainer-resources"):
         usage.relied_on("trainer-resources", "", mode=usage.switch.mode_of(usage.switch.V2))
+
+
+@pytest.mark.parametrize("module", ["xgboost", "lightgbm"])
+def test_a_tree_trainers_get_model_is_v1_only_and_raises_in_strict_mode_as_raw_v2(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Raw V2 removed it (DeprecationWarning raised); compat keeps it, warning under v2."""
+    import importlib
+
+    from compat_core import usage
+
+    trainer = getattr(
+        importlib.import_module(f"compat.{module}"), {"xgboost": "XGBoost", "lightgbm": "LightGBM"}[module] + "Trainer"
+    )
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
+    monkeypatch.setattr(usage, "_warned", set())
+    with pytest.warns(compat.V1OnlyWarning, match=r"\[tree-get-model\]"), pytest.raises(ValueError):
+        trainer.get_model(None)
+    monkeypatch.setenv("COMPAT_STRICT", "1")
+    with pytest.raises(DeprecationWarning, match=r"\[tree-get-model\].*strict mode"):
+        trainer.get_model(None)
 
 
 def test_compat_lists_no_module_it_imported_for_itself() -> None:
