@@ -188,6 +188,10 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         given = [f"{name}={value!r}" for name, value in self._init_arguments.items() if value is not None]
         return f"<{type(self).__name__}{''.join(' ' + g for g in given)}>"
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        """A notebook shows the repr (V1's rich display reads V1's private attributes)."""
+        return {"text/plain": repr(self)}
+
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
         """Run one Tune trial (Tune calls this; see :mod:`compat_core.tune`)."""
