@@ -33,12 +33,13 @@ bash scripts/bootstrap.sh
 #   are one_pass), taken out of the first pass (.ci-codemod.log).
 # Measured: the first pass's real-Ray tests leave a core idle much of the time (Ray's polls, actor
 # starts), so work beside it costs it little; the second pass is shorter and was slowed by the two
-# install-bound steps when they ran beside it. The installed-package and codemod steps run at a
-# lower priority (nice): the two passes are the run's critical path, the steps beside them fill
-# the cores the passes leave idle (measured on a fresh clone: 55:30 against 55:17 before, the
-# first pass 35:53 against 35:14, within the runs' spread: no gain shown). The Ray 2.44.1 step
-# runs a little below the passes' priority (nice 5): its real-Ray tests took CPU from the first
-# pass at equal priority while CI ran 2.5 times slower than it had (81 min for the first pass).
+# install-bound steps when they ran beside it. The installed-package and codemod steps run at the
+# lowest priority (nice 19): the two passes are the run's critical path. Not nice 10, as before:
+# Ray runs its worker processes at nice 15 (its worker_niceness), so a step at nice 10 took the
+# CPU from the first pass's training workers (seen in `top` during a fresh-clone run: the codemod
+# step's pytest at 75% of a core, the first pass's workers at nice 15-19 with the rest) while the
+# first pass ran 2.5 times slower than it had (81 min); at 19 a step gets what the workers leave.
+# The Ray 2.44.1 step keeps the passes' priority: its own Ray workers run at nice 15 as theirs do.
 installed=$(mktemp -d)  # the installed-package step's builds and virtualenvs
 tested= matrix= codemod= linted=
 trap 'for job in $tested $matrix $codemod $linted; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
@@ -47,8 +48,8 @@ split=()
 if [ $# -eq 0 ]; then
   if [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then
     (
-      INSTALLED_DIR=$installed nice -n 10 bash scripts/test_installed.sh prepare
-      INSTALLED_DIR=$installed nice -n 10 bash scripts/test_installed.sh run
+      INSTALLED_DIR=$installed nice -n 19 bash scripts/test_installed.sh prepare
+      INSTALLED_DIR=$installed nice -n 19 bash scripts/test_installed.sh run
     ) >.ci-installed.log 2>&1 &
     tested=$!
   fi
@@ -57,11 +58,11 @@ if [ $# -eq 0 ]; then
       # One build of this checkout at a time: the installed step's first.
       while [ -n "$tested" ] && [ ! -e "$installed/.prepared" ] && kill -0 "$tested" 2>/dev/null; do sleep 5; done
       MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_parity.py tests/compat/test_runs.py" \
-        nice -n 5 bash scripts/matrix.sh 2.44.1
+        bash scripts/matrix.sh 2.44.1
     ) >.ci-matrix.log 2>&1 &
     matrix=$!
   fi
-  RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 nice -n 10 python -m pytest -q -p no:cacheprovider --durations=10 \
+  RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 nice -n 19 python -m pytest -q -p no:cacheprovider --durations=10 \
     "${codemod_tests[@]}" >.ci-codemod.log 2>&1 &
   codemod=$!
   for path in "${codemod_tests[@]}"; do split+=(--ignore="$path"); done
