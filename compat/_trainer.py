@@ -814,14 +814,3 @@ def _given_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -
         else:
             given[name] = value
     return given
-
-
-def __getattr__(name: str) -> Any:
-    """``compat._trainer.TorchTrainer`` (where earlier releases defined it: pickles and stored
-    trainer states name it) is ``compat.torch.TorchTrainer``, imported when first asked for
-    (Ray's torch trainer, which it subclasses, imports torch)."""
-    if name == "TorchTrainer":
-        from compat.torch import TorchTrainer
-
-        return TorchTrainer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,10 +33,14 @@ MOVED = {
 }
 """Old module → new module, for every module of compat_core that moved when the core was grouped
 by job (docs/architecture.md)."""
+MOVED_CLASSES = {("compat._trainer", "TorchTrainer"): ("compat.torch", "TorchTrainer")}
+"""Old (module, name) → new, for a class that moved on its own: the torch trainer is defined in
+``compat.torch`` since it subclasses Ray's (which imports torch; ``import compat`` does not)."""
 
 
 class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
+        module, name = MOVED_CLASSES.get((module, name), (module, name))
         module = MOVED.get(module, module)
         try:
             return super().find_class(module, name)

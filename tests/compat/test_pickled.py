@@ -42,6 +42,16 @@ def test_a_restore_state_from_before_the_move_loads(tmp_path: Path, monkeypatch:
     assert spec.state.arguments["train_loop_config"] == {"lr": 0.1}
 
 
+def test_a_restore_state_naming_the_torch_trainer_where_it_was_defined_loads() -> None:
+    """An experiment started before the torch trainer moved to ``compat.torch`` (it subclasses
+    Ray's, which imports torch) names ``compat._trainer.TorchTrainer`` in its restore state."""
+    from compat.torch import TorchTrainer
+
+    with pytest.raises(AttributeError):
+        pickle.loads(b"ccompat._trainer\nTorchTrainer\n.")  # what the move alone would do
+    assert pickled.loads(b"ccompat._trainer\nTorchTrainer\n.") is TorchTrainer
+
+
 def test_a_journal_from_before_the_move_gives_back_its_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A driver killed before the upgrade left its journal; the restored fit reads it back."""
     record = Record(rank=1, index=3, metrics={"loss": 0.5}, has_checkpoint=False, wants_validation=False, timestamp=1.0)
