@@ -329,8 +329,9 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
         import os
         from pathlib import Path
 
+        semantics = switch.mode().semantics
         if self.storage_path is None:
-            v1 = switch.mode().semantics is switch.V1
+            v1 = semantics is switch.V1
             self.storage_path = os.environ.get("RAY_STORAGE") if v1 else None  # V1's RunConfig reads it
             if self.storage_path is not None:
                 import warnings
@@ -349,7 +350,7 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
                 self.storage_path = default_storage_path()
         if isinstance(self.storage_path, Path):
             self.storage_path = self.storage_path.as_posix()
-        if not self.name and switch.mode().semantics is switch.V2:  # V2's RunConfig names the run when made
+        if not self.name and semantics is switch.V2:  # V2's RunConfig names the run when made
             self.name = generated_name()
         self.failure_config = self.failure_config or FailureConfig()
         self.checkpoint_config = self.checkpoint_config or CheckpointConfig()
@@ -357,7 +358,7 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
         self._verbose = None if self.verbose is _default_verbose() else self.verbose
         if self.verbose is None:
             self.verbose = _default_verbose()
-        if self.logging_config is None and "logging_config" in {f.name for f in dataclasses.fields(self)}:
+        if self.logging_config is None:  # a field of this class on every release (Ray's stand-in before 2.56)
             self.logging_config = standins.LoggingConfig()
         if self.worker_runtime_env is None:
             self.worker_runtime_env = {}
