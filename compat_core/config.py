@@ -319,7 +319,7 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
             ("progress_reporter", self.progress_reporter),
             ("log_to_file", self.log_to_file),
         ):
-            if value not in (None, False):
+            if value is not None and value is not False:  # verbose=0 is given (0 == False)
                 given[name] = (value, "tune-run-option", f"RunConfig({name}=...)")
         return given
 

@@ -36,6 +36,10 @@ class V1Prepared(PreparedRun):
     run_name: str | None = None
     storage_path: str | None = None
     restoring: RestoreSpec | None = None
+    # Whether the trainer was given a train_loop_config: Ray's V1 trainer keeps the arguments
+    # passed (BaseTrainer.__new__), and its trial config, params.json and Result.config with
+    # them, so compat passes it on only when the user did (raw V1's config is {} otherwise).
+    given_train_loop_config: bool = True
 
 
 class V1Engine:
@@ -66,6 +70,7 @@ class V1Engine:
                 run_name=restoring.name,
                 storage_path=restoring.storage_path,
                 restoring=restoring,
+                given_train_loop_config="train_loop_config" in v1_config,
             )
             if restore.has_tune_state(restoring.experiment):
                 return resumed
@@ -80,7 +85,12 @@ class V1Engine:
         # path is resolved here, as Ray's V1 RunConfig resolves it (RAY_STORAGE included).
         storage_path = storage.root(run.storage_path, run.storage_filesystem, os.environ.get("RAY_STORAGE"))
         experiment = storage.resolve(storage_path, run.storage_filesystem, run_name)
-        return V1Prepared(experiment=experiment, run_name=run_name, storage_path=storage_path)
+        return V1Prepared(
+            experiment=experiment,
+            run_name=run_name,
+            storage_path=storage_path,
+            given_train_loop_config="train_loop_config" in v1_config,
+        )
 
     def round_sink(self, prepared: PreparedRun) -> Any:
         return None  # Ray's V1 engine writes its own logs as it goes
@@ -188,9 +198,10 @@ def ray_trainer_args(job: TrainJob) -> dict[str, Any]:
         progress_reporter=r.progress_reporter,
         log_to_file=r.log_to_file or False,
     )
+    given_config = not isinstance(job.prepared, V1Prepared) or job.prepared.given_train_loop_config
     return {
         "train_loop_per_worker": job.train_fn,
-        "train_loop_config": job.train_loop_config,
+        **({"train_loop_config": job.train_loop_config} if given_config else {}),
         job.framework.config_arg: job.framework.config_for(job.backend_config, V1),
         "scaling_config": _ray_scaling(job.scaling),
         "run_config": run,

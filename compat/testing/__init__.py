@@ -11,6 +11,7 @@ fixture ``compat_run_both`` is registered by the installed plugin. See docs/test
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -97,9 +98,7 @@ def run_both(
         os.makedirs(directory, exist_ok=True)
         log = os.path.join(directory, "after_report.jsonl")
         run = coerce(RunConfig, run_config, "run_config")
-        run = RunConfig(
-            **{**run.__dict__, "storage_path": directory, "callbacks": [*run.callbacks, _RecordAfterReport(log)]}
-        )
+        run = dataclasses.replace(run, storage_path=directory, callbacks=[*run.callbacks, _RecordAfterReport(log)])
         trainer = TorchTrainer(
             train_func,
             train_loop_config=train_loop_config,

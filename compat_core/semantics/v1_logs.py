@@ -56,11 +56,12 @@ def storage_of(target: Target) -> RunStorage:
 
 
 def flatten(row: Mapping[str, Any], prefix: str = "", delimiter: str = "/") -> dict[str, Any]:
-    """Tune's ``flatten_dict``: nested dicts become ``a/b`` columns."""
+    """Tune's ``flatten_dict``: nested dicts become ``a/b`` columns, and an empty one none
+    (a run given no ``train_loop_config`` has no ``config`` column, as raw V1's)."""
     flat: dict[str, Any] = {}
     for key, value in row.items():
         name = f"{prefix}{delimiter}{key}" if prefix else key
-        if isinstance(value, Mapping) and value:
+        if isinstance(value, Mapping):
             flat.update(flatten(value, name, delimiter))
         else:
             flat[name] = value

@@ -154,6 +154,23 @@ def test_a_tree_trainers_get_model_is_v1_only_and_raises_in_strict_mode_as_raw_v
         trainer.get_model(None)
 
 
+@pytest.mark.parametrize("verbose", [0, 2])
+def test_a_given_verbose_is_v1_only_and_raises_in_strict_mode_as_raw_v2(
+    verbose: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verbose=0`` too (it equals False, which a run that sets nothing has for log_to_file)."""
+    from ray.train.v2.api.config import RunConfig as RawV2RunConfig
+
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
+    monkeypatch.setenv("COMPAT_STRICT", "1")
+    with pytest.raises(DeprecationWarning, match=r"`RunConfig\(verbose\)` is deprecated") as theirs:
+        RawV2RunConfig(verbose=verbose)
+    with pytest.raises(compat.V1OnlyWarning, match=r"strict mode") as ours:
+        compat.RunConfig(verbose=verbose)
+    assert str(ours.value).splitlines()[0] == str(theirs.value).splitlines()[0]
+    compat.RunConfig()  # nothing given, nothing raised
+
+
 def test_compat_lists_no_module_it_imported_for_itself() -> None:
     assert not {"os", "Any", "where"} & set(dir(compat))
 
