@@ -33,7 +33,7 @@ from compat.readiness import _record as readiness
 from compat.session import route_air_session
 from compat_core import config, messages, switch, tune, usage, where
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
-from compat_core.errors import CallbackError, CompatError, RestoreError, training_failed
+from compat_core.errors import CallbackError, CompatError, RestoreError, preempted, training_failed
 from compat_core.frameworks import DATA_PARALLEL, Framework
 from compat_core.patch import scoped_env
 from compat_core.run import worker
@@ -758,6 +758,10 @@ def _failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | N
     if error is not None:
         last = snapshot.failures[-1] if snapshot.failures else {}
         causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
+        if preempted(error):
+            # Ray's reason first: what a worker raised as its node went away (an actor of the
+            # node died under it) is a consequence of the preemption, not the run's cause.
+            causes.insert(0, str(error).splitlines()[0])
         cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
         if snapshot.host_lost is not None:
             cause = messages.ledger_host_lost(snapshot.host_lost, cause)

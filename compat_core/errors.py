@@ -173,12 +173,18 @@ class PreemptedFailedError(TrainingFailedError, _PREEMPTION_ERROR):  # type: ign
         self.preemption_info, self.drain_timed_out = preemption_info, drain_timed_out
 
 
+def preempted(error: BaseException | None) -> bool:
+    """Whether ``error`` is Ray's ``PreemptionError`` (2.58+): V2 gave up on a run whose nodes
+    were preempted."""
+    return isinstance(error, _PREEMPTION_ERROR) and _PREEMPTION_ERROR is not RuntimeError
+
+
 def training_failed(
     message: str, result: Any, worker_failures: dict[int, BaseException], cause: BaseException
 ) -> TrainingFailedError:
     """The :class:`TrainingFailedError` subclass that keeps the family of Ray's ``cause``."""
     cls: type[TrainingFailedError] = TrainingFailedError
-    if isinstance(cause, _PREEMPTION_ERROR) and _PREEMPTION_ERROR is not RuntimeError:
+    if preempted(cause):
         error = _rebuilt(PreemptedFailedError, message, result, worker_failures, cause)
         error.preemption_info = getattr(cause, "preemption_info", None)
         error.drain_timed_out = getattr(cause, "drain_timed_out", False)

@@ -224,6 +224,37 @@ def test_an_engine_failure_is_compats_error_with_every_report_recorded_before_it
     assert record["outcome"] == "failed" and "the engine broke" in record["error"]
 
 
+def _dies_with_its_node() -> None:
+    raise RuntimeError("ActorDiedError: The actor died unexpectedly before finishing this task.")
+
+
+class PreemptingEngine(FakeEngine):
+    """Its worker raises as its node goes; then Ray's V2 gives up on the run for the preemption."""
+
+    def run(self, job: TrainJob) -> Any:
+        try:
+            super().run(job)
+        finally:
+            raise self.fail
+
+
+def test_a_preempted_run_names_the_preemption_first_not_what_a_worker_raised_as_its_node_went(
+    tmp_path, monkeypatch
+) -> None:
+    """As raw V2's error says: a worker whose node is drained may raise first (an actor on the
+    node died under it); V2 gives up on the run for the preemption (CI's cluster test saw it)."""
+    preemption = pytest.importorskip("ray.train.v2.api.exceptions").PreemptionError
+    from ray.train.v2.api.preemption import PreemptionInfo
+
+    ray_error = preemption(PreemptionInfo(deadline_ms=1, preempted_node_to_ranks={"n1": [0]}), drain_timed_out=True)
+    trainer = TorchTrainer(_dies_with_its_node, run_config=train.RunConfig(name="job", storage_path=str(tmp_path)))
+    with pytest.raises(train.PreemptionError) as raised:
+        trainer._fit(PreemptingEngine(V2_MODE, fail=ray_error), in_trial=False)
+    first = str(raised.value).splitlines()[0]
+    assert first.startswith(f"Training failed: {ray_error}; worker 0: RuntimeError: ActorDiedError"), first
+    assert raised.value.drain_timed_out and raised.value.preemption_info.preempted_node_to_ranks == {"n1": [0]}
+
+
 class Raises(UserCallback):
     def __init__(self) -> None:
         self.seen: list[int] = []
