@@ -8,7 +8,7 @@ from typing import Any
 from ray.train.context import TrainContext as _V1TrainContext
 
 from compat_core import switch, usage, where
-from compat_core.releases import standins
+from compat_core.releases import adapters, standins
 
 
 def _int(value: Any) -> Any:
@@ -64,6 +64,8 @@ class TrainContext(*standins.ray_bases(_v2_train_context(), _V1TrainContext)):  
 
     def get_metadata(self) -> dict[str, Any]:
         usage.relied_on("resume-from-checkpoint", "get_context().get_metadata()", mode=self._mode)
+        if self._v1_on_v2:  # Ray's V1 context warns (on V1's engine, Ray's own method does)
+            where.call_for_user(adapters.v1_context_deprecation, "get_metadata")
         if self._mode.keeps_every_report:
             return dict(where.call_for_user(self._ray.get_metadata))
         return {}
@@ -71,6 +73,7 @@ class TrainContext(*standins.ray_bases(_v2_train_context(), _V1TrainContext)):  
     def _trial(self, name: str, v1_value: Any, v2_value: Any, v1_on_v2: Any = None) -> Any:
         usage.relied_on("trial-api", f"get_context().{name}()", mode=self._mode)
         if self._v1_on_v2:
+            where.call_for_user(adapters.v1_context_deprecation, name)  # Ray V1's, as on V1's engine
             return v1_on_v2() if v1_on_v2 is not None else v2_value()
         return where.call_for_user(v1_value) if self._mode.keeps_every_report else v2_value()
 

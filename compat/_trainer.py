@@ -36,6 +36,7 @@ from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_
 from compat_core.errors import CallbackError, CompatError, RestoreError, preempted, training_failed
 from compat_core.frameworks import DATA_PARALLEL, Framework
 from compat_core.patch import scoped_env
+from compat_core.releases import adapters
 from compat_core.run import worker
 from compat_core.run.engine import Engine, PreparedRun, TrainJob
 from compat_core.run.ledger import (
@@ -182,6 +183,16 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         ]
         if overridden:
             raise CompatError(messages.custom_trainer_loop(kind, overridden))
+        if switch.mode().semantics is switch.V1:  # Ray's V1 trainer warns when made: its own warnings
+            tune_callbacks = [c for c in self.run_config.callbacks if not is_user_callback(c)]
+            where.call_for_user(
+                adapters.v1_trainer_deprecations,
+                self.scaling_config,
+                self.run_config,
+                tune_callbacks,
+                self.metadata,
+                self.resume_from_checkpoint,
+            )
 
     def __repr__(self) -> str:
         """As V1's trainers show themselves: the class and the arguments given to it."""
@@ -246,6 +257,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         run's datasets again, ``storage_filesystem=`` is the filesystem of ``path``.
         Under v2, recorded as V1-only (V2 resumes a run started again with the same
         ``RunConfig(name, storage_path)``)."""
+        _v1_restore_deprecation()
         filesystem = kwargs.pop("storage_filesystem", None)
         datasets = kwargs.pop("datasets", None)
         spec = restore.load(path, filesystem)
@@ -268,6 +280,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
     def can_restore(cls, path: str | os.PathLike[str], storage_filesystem: Any = None) -> bool:
         """Whether ``path`` is an experiment directory a trainer's ``fit()`` started in (a
         compat trainer's, or Ray's V1 trainer's), on ``storage_filesystem`` when given."""
+        _v1_restore_deprecation()
         usage.relied_on("restore", "can_restore()", mode=switch.mode())
         return restore.can_restore(path, storage_filesystem)
 
@@ -456,10 +469,11 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         )
 
     def _result_config(self) -> dict[str, Any]:
-        """``Result.config`` as V1 gives it: the trainer's ``train_loop_config`` when given."""
+        """``Result.config`` as V1 gives it: the trainer's ``train_loop_config`` when given (to
+        the trainer, or by a Tune trial's ``param_space`` sample)."""
         import copy
 
-        given = "train_loop_config" in self._init_arguments
+        given = "train_loop_config" in self._init_arguments or self.train_loop_config is not None
         return {"train_loop_config": copy.deepcopy(self.train_loop_config)} if given else {}
 
     def _start_services(self, engine: Engine, start_time: float, in_trial: bool) -> TrainJob:
@@ -750,6 +764,13 @@ def _usages_so_far(ledger: LedgerClient) -> list[Usage]:
 def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:
     """Everything the run ledger recorded; the run leaves the ledger's host."""
     return ledger.close()
+
+
+def _v1_restore_deprecation() -> None:
+    """Under V1 semantics, Ray V1's own warning at ``restore``/``can_restore`` (under V2 the
+    run records the V1-only behaviour instead)."""
+    if switch.mode().semantics is switch.V1:
+        where.call_for_user(adapters.v1_restore_deprecation)
 
 
 def _failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | None) -> Exception | None:

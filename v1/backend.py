@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pandas as pd
 from ray.exceptions import RayActorError, RayTaskError
 from ray.tune import Callback
+from ray.util.annotations import RayDeprecationWarning
 
 from compat_core import config, storage, usage
 from compat_core.config import RunConfig
@@ -118,7 +120,11 @@ class V1Engine:
             # warn that resume_from_checkpoint is deprecated. The workers start from it instead
             # (V1WorkerSide.start: Ray's get_checkpoint() returns it).
             arguments["resume_from_checkpoint"] = None
-        trainer = job.framework.trainer_class(V1)(**arguments)
+        with warnings.catch_warnings():
+            # Ray's warnings for the arguments were raised when the user's trainer was made
+            # (compat's, as Ray's V1 trainer raises them): not again for this copy of it.
+            warnings.simplefilter("ignore", RayDeprecationWarning)
+            trainer = job.framework.trainer_class(V1)(**arguments)
         # compat's own Tune callback joins the experiment's configuration only (a copy): the
         # trainer's stored arguments, which its trial actor is built from, keep the user's, so
         # Ray's warning about Tune callbacks is not raised for one the user never passed.

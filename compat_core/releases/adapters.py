@@ -118,3 +118,77 @@ def v2_worker_group_callback() -> type:
     from ray.train.v2._internal.execution.callback import WorkerGroupCallback
 
     return WorkerGroupCallback
+
+
+def v1_trainer_deprecations(
+    scaling_config: Any, run_config: Any, tune_callbacks: list[Any], metadata: Any, resume_from_checkpoint: Any
+) -> None:
+    """The ``RayDeprecationWarning``s Ray's V1 trainer raises when made with these arguments
+    (``BaseTrainer.__init__``: ``metadata=``, ``resume_from_checkpoint=``; its
+    ``_log_v2_deprecation_warnings``: the Tune options), raised by Ray's own code with Ray's
+    messages; none when Ray's ``RAY_TRAIN_ENABLE_V2_MIGRATION_WARNINGS`` is off, none on a
+    release without them. ``run_config``: compat's (its ``_verbose`` is the verbose given)."""
+    from types import SimpleNamespace
+
+    try:
+        from ray.train.base_trainer import _RESUME_FROM_CHECKPOINT_DEPRECATION_WARNING, BaseTrainer
+        from ray.train.constants import _v2_migration_warnings_enabled
+        from ray.train.context import _GET_METADATA_DEPRECATION_MESSAGE
+        from ray.train.utils import _log_deprecation_warning
+    except ImportError:
+        return
+    if not _v2_migration_warnings_enabled():
+        return
+    if metadata is not None:
+        _log_deprecation_warning(_GET_METADATA_DEPRECATION_MESSAGE)
+    if resume_from_checkpoint is not None:
+        _log_deprecation_warning(_RESUME_FROM_CHECKPOINT_DEPRECATION_WARNING)
+    run = SimpleNamespace(
+        failure_config=run_config.failure_config,
+        _verbose=run_config._verbose,
+        log_to_file=run_config.log_to_file,
+        stop=run_config.stop,
+        callbacks=tune_callbacks or None,  # compat's RunConfig fills in [] (and UserCallbacks are V2's)
+        progress_reporter=run_config.progress_reporter,
+        sync_config=run_config.sync_config,
+    )
+    trainer = SimpleNamespace(scaling_config=scaling_config, run_config=run)
+    try:
+        BaseTrainer._log_v2_deprecation_warnings(trainer)  # type: ignore[arg-type, no-untyped-call]  # what it reads
+    except DeprecationWarning:  # raised, not warned, when Ray's V2 is enabled: not V1's trainer
+        pass
+    except AttributeError:  # a release whose trainer warns otherwise
+        pass
+
+
+def v1_restore_deprecation() -> None:
+    """The ``RayDeprecationWarning`` of Ray's V1 ``Trainer.restore`` and ``can_restore``
+    (Ray's ``@Deprecated(warning=True)`` on them), raised by Ray's own decorator."""
+    try:
+        from ray.train.base_trainer import _TRAINER_RESTORE_DEPRECATION_WARNING
+    except ImportError:
+        return
+    from ray.util.annotations import Deprecated
+
+    Deprecated(message=_TRAINER_RESTORE_DEPRECATION_WARNING, warning=True)(lambda: None)()
+
+
+def v1_context_deprecation(method: str) -> None:
+    """The ``RayDeprecationWarning`` Ray's V1 ``TrainContext`` raises at ``method``
+    (``get_metadata``, ``get_trial_name/id/dir/resources``), with Ray's message; none when Ray's
+    ``RAY_TRAIN_ENABLE_V2_MIGRATION_WARNINGS`` is off, none on a release without it."""
+    try:
+        from ray.train.constants import _v2_migration_warnings_enabled
+        from ray.train.context import _GET_METADATA_DEPRECATION_MESSAGE, _TUNE_SPECIFIC_CONTEXT_DEPRECATION_MESSAGE
+    except ImportError:
+        return
+    if not _v2_migration_warnings_enabled():
+        return
+    from ray.util.annotations import Deprecated
+
+    message = (
+        _GET_METADATA_DEPRECATION_MESSAGE
+        if method == "get_metadata"
+        else _TUNE_SPECIFIC_CONTEXT_DEPRECATION_MESSAGE.format(method)
+    )
+    Deprecated(message=message, warning=True)(lambda: None)()

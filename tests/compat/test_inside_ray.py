@@ -10,6 +10,7 @@ checks every public class in both settings from fresh interpreters).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from pathlib import Path
@@ -209,3 +210,63 @@ def test_rays_trainer_runs_with_compats_configs_as_with_its_own(ray_cluster: Non
         seen[name] = _observed(RayTorchTrainer(_losses, **made).fit(), tmp_path)
     assert seen["compat"] == seen["ray"]
     assert seen["ray"]["kept"] == [0, 1] and seen["ray"]["under storage"]  # the highest losses: "max"
+
+
+def _deprecations(call: Any, *args: Any) -> list[tuple[str, str]]:
+    """The Ray deprecation warnings ``call(*args)`` raised: (category, message), whatever it raised."""
+    import warnings
+
+    from ray.util.annotations import RayDeprecationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with contextlib.suppress(Exception):
+            call(*args)
+    return [(w.category.__name__, str(w.message)) for w in caught if issubclass(w.category, RayDeprecationWarning)]
+
+
+def test_under_v1_compat_raises_ray_v1s_own_deprecation_warnings_where_it_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Raw V1's trainer warns when made with ``metadata=``, ``resume_from_checkpoint=`` or a
+    Tune option, and at ``restore``/``can_restore``: ``pytest.warns(RayDeprecationWarning)``
+    and filters written against Ray see compat's the same (at the user's line)."""
+    from ray.air.config import RunConfig as V1RunConfig
+    from ray.train.torch.torch_trainer import TorchTrainer as RawV1TorchTrainer
+
+    from compat.torch import TorchTrainer
+
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")
+    checkpoint = ray.train.Checkpoint(str(tmp_path))
+    calls = {
+        "metadata": lambda trainer, run: trainer(_losses, metadata={"a": 1}),
+        "resume_from_checkpoint": lambda trainer, run: trainer(_losses, resume_from_checkpoint=checkpoint),
+        "verbose": lambda trainer, run: trainer(_losses, run_config=run(verbose=0)),
+        "stop and log_to_file": lambda trainer, run: trainer(_losses, run_config=run(stop={"x": 1}, log_to_file=True)),
+        "can_restore": lambda trainer, run: trainer.can_restore(str(tmp_path)),
+        "restore": lambda trainer, run: trainer.restore(str(tmp_path)),
+        "nothing V1-only": lambda trainer, run: trainer(_losses, run_config=run(name="plain")),
+    }
+    for name, call in calls.items():
+        theirs = _deprecations(call, RawV1TorchTrainer, V1RunConfig)
+        ours = _deprecations(call, TorchTrainer, compat.RunConfig)
+        assert ours == theirs, name
+        assert bool(theirs) == (name != "nothing V1-only"), name
+    monkeypatch.setenv("RAY_TRAIN_ENABLE_V2_MIGRATION_WARNINGS", "0")  # Ray's own switch, obeyed
+    assert _deprecations(lambda: TorchTrainer(_losses, metadata={"a": 1})) == []
+
+
+@pytest.mark.parametrize("method", ["get_trial_name", "get_trial_id", "get_trial_dir", "get_trial_resources"])
+def test_v1_semantics_on_v2s_engine_raise_ray_v1s_warning_at_the_trial_api(method: str) -> None:
+    """A worker's ``get_context().get_trial_dir()`` (and the rest of V1's trial API) warns as
+    raw V1's context does, on V2's engine too, where compat answers it itself."""
+    import types
+
+    from compat._context import TrainContext
+    from compat_core import switch
+
+    storage = types.SimpleNamespace(experiment_fs_path="/runs/job/TorchTrainer_1a2b3_00000_0_2026-11-28_10-00-00")
+    engine_context = types.SimpleNamespace(get_storage=lambda: storage, **{method: lambda: pytest.fail("V2's asked")})
+    ours = _deprecations(getattr(TrainContext(engine_context, switch.Mode(switch.V1, switch.V2)), method))
+    theirs = _deprecations(getattr(ray.train.context.TrainContext(), method))  # V1's, outside a run: warns, then fails
+    assert ours == theirs and len(theirs) == 1
