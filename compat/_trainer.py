@@ -389,7 +389,12 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         stored = _keep_worker_reports(run_storage, snapshot, _earlier_journals(self._restoring))
         if stored is not None:  # read from the run's file when the user reads it (memory: none till then)
             outcome.read_later("worker_metrics_dataframe", functools.partial(_read_stored_reports, *stored))
-        failure = _failure(outcome, snapshot, error)
+        failure: BaseException | None = _failure(outcome, snapshot, error)
+        if failure is not None and error is not None and _refused_before_training(error, snapshot):
+            # Ray refused the run before any worker started: Ray's own error, as raw Ray's.
+            failure = refused = _as_ray_raises_it(error, self.train_loop_per_worker)
+        else:
+            refused = None
         # A run that failed before its directory was known leaves its record in the experiment's.
         error_text = None if failure is None else f"{type(failure).__name__}: {failure}"
         path = trial_dir.run_dir if trial_dir is not None else outcome.path or ""
@@ -410,6 +415,8 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         if engine.mode.warns_v1_only:
             usage.warn_for_workers(snapshot.usages)
         _warn_non_finite(snapshot)
+        if refused is not None:
+            raise refused
         if failure is not None:
             raise failure from (_v1_cause(error, snapshot) if engine.mode.keeps_every_report else error)
         return outcome
@@ -685,7 +692,7 @@ def _watch_reads(outcome: Result, difference: str, kept: _ReadsKept, *, flipped:
         outcome.metrics = reads.WatchedMetrics(outcome.metrics, recorded_as(reads.KEYS_KIND), flipped=flipped)
 
 
-def _ended(failure: Exception | None) -> str:
+def _ended(failure: BaseException | None) -> str:
     """A returned fit's outcome, for its readiness record."""
     if failure is None:
         return "succeeded"
@@ -791,6 +798,37 @@ def _failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | N
         first = snapshot.callback_failures[0]
         return CallbackError(first.message(), outcome, snapshot.callback_failures)
     return None
+
+
+def _refused_before_training(error: BaseException, snapshot: LedgerSnapshot) -> bool:
+    """Whether Ray refused the run before any worker started (a ``ValueError`` for an option the
+    trainer does not take, a ``TypeError`` for a training function that cannot be pickled):
+    raw Ray raises such an error from ``fit()`` as it is, in both settings, not as a training
+    failure. compat's own errors and Ray's training failures are not."""
+    from ray.train.base_trainer import TrainingFailedError as V1TrainingFailedError
+
+    if snapshot.workers_started or snapshot.host_lost is not None:
+        return False
+    training_failures: tuple[type[BaseException], ...] = (V1TrainingFailedError, CompatError)
+    with contextlib.suppress(ImportError):
+        from ray.train.v2.api.exceptions import TrainingFailedError as V2TrainingFailedError
+
+        training_failures += (V2TrainingFailedError,)
+    return not isinstance(error, training_failures)
+
+
+def _as_ray_raises_it(error: BaseException, train_fn: Callable[..., Any]) -> BaseException:
+    """``error`` as raw Ray's ``fit()`` raises it: a training function that cannot be pickled
+    named as the user's function (Ray's check of what cannot be pickled in it), not compat's
+    wrapper of it."""
+    import ray
+
+    if isinstance(error, TypeError) and str(error).startswith("Could not serialize"):
+        try:
+            ray.put(train_fn)  # raises Ray's TypeError for the user's function
+        except TypeError as theirs:
+            return theirs
+    return error
 
 
 def _v1_cause(error: BaseException | None, snapshot: LedgerSnapshot) -> BaseException | None:

@@ -255,6 +255,23 @@ def test_a_preempted_run_names_the_preemption_first_not_what_a_worker_raised_as_
     assert raised.value.drain_timed_out and raised.value.preemption_info.preempted_node_to_ranks == {"n1": [0]}
 
 
+class RefusingEngine(FakeEngine):
+    """Refuses the run before any worker starts, as Ray's engines refuse an option a trainer
+    does not take (raw V1: ``checkpoint_frequency`` on a function trainable's ``CheckpointConfig``)."""
+
+    def run(self, job: TrainJob) -> Any:
+        raise ValueError("You passed `checkpoint_frequency=2` to your CheckpointConfig, but this trainer does not")
+
+
+@pytest.mark.parametrize("mode", [V1_MODE, V2_MODE], ids=["v1", "v2"])
+def test_an_error_ray_refuses_the_run_with_before_any_worker_starts_is_raised_as_ray_raises_it(tmp_path, mode) -> None:
+    with pytest.raises(ValueError, match="checkpoint_frequency") as raised:
+        fit(RefusingEngine(mode), tmp_path)
+    assert type(raised.value) is ValueError  # not a TrainingFailedError around it: raw Ray's fit() raises it so
+    [record] = [json.loads(line) for line in (tmp_path / "job" / readiness.RECORD_FILE).read_text().splitlines()]
+    assert record["outcome"] == "failed" and record["error"].startswith("ValueError: You passed")
+
+
 class Raises(UserCallback):
     def __init__(self) -> None:
         self.seen: list[int] = []

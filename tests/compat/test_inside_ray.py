@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,43 @@ def test_rays_trainer_runs_with_compats_configs_as_with_its_own(ray_cluster: Non
         seen[name] = _observed(RayTorchTrainer(_losses, **made).fit(), tmp_path)
     assert seen["compat"] == seen["ray"]
     assert seen["ray"]["kept"] == [0, 1] and seen["ray"]["under storage"]  # the highest losses: "max"
+
+
+def _first_line(error: BaseException) -> str:
+    return re.sub(r"0x[0-9a-f]+", "0x", str(error).splitlines()[0])
+
+
+@pytest.mark.ray
+def test_a_run_ray_refuses_before_training_raises_rays_own_error_as_raw_ray(ray_cluster: None, tmp_path: Path) -> None:
+    """Raw Ray's ``fit()`` raises these as they are (not as training failures), in both
+    settings: a training function that cannot be pickled, Ray's ``TypeError`` naming it (not
+    compat's wrapper); under V1, ``checkpoint_frequency`` on a function trainable's config."""
+    import threading
+
+    from compat.torch import TorchTrainer
+
+    lock = threading.Lock()
+
+    def holds_a_lock() -> None:
+        with lock:
+            pass
+
+    raised: dict[str, list[tuple[type, str]]] = {}
+    for name, train, trainer in (("ray", ray.train, RayTorchTrainer), ("compat", compat, TorchTrainer)):
+        made = configs(train, tmp_path, f"refused-{name}")
+        runs: list[tuple[Any, dict[str, Any]]] = [(holds_a_lock, made)]
+        if not V2:  # V2 has no checkpoint_frequency (compat's V1-only warning under v2)
+            frequency = train.CheckpointConfig(checkpoint_frequency=2)
+            runs.append(
+                (_losses, {**made, "run_config": dataclasses.replace(made["run_config"], checkpoint_config=frequency)})
+            )
+        raised[name] = []
+        for function, arguments in runs:
+            with pytest.raises(Exception) as error:
+                trainer(function, **arguments).fit()
+            raised[name].append((type(error.value), _first_line(error.value)))
+    assert raised["compat"] == raised["ray"]
+    assert raised["ray"][0][0] is TypeError and "holds_a_lock" in raised["ray"][0][1]
 
 
 def _deprecations(call: Any, *args: Any) -> list[tuple[str, str]]:

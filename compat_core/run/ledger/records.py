@@ -135,6 +135,8 @@ class LedgerSnapshot:
     unjournaled: list[Record] = field(default_factory=list, repr=False)
     # The attempts whose worker group had another size than ``world_size`` (an elastic run's).
     world_sizes: dict[int, int] = field(default_factory=dict)
+    # Whether any worker started the training function (none: the engine refused the run).
+    workers_started: bool = True
     _digest: RecordDigest | None = field(default=None, repr=False)
 
     @property

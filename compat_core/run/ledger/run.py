@@ -458,6 +458,7 @@ class RunLedger:
                 journal_path=journal_path or (self._journal.path if self._journal is not None else None),
                 unjournaled=list(self._kept),
                 world_sizes=self.sizes.as_dict(),
+                workers_started=bool(self._starts),
             )
 
     @classmethod
