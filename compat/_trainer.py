@@ -14,26 +14,24 @@ readiness record are stored with the run; under V1, the user's V1-only reads are
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import functools
 import inspect
 import os
-import posixpath
 import socket
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from compat import _bookkeeping as bookkeeping
 from compat import _capture as capture
 from compat import _engines, _shadowing
+from compat import _failures as failures
 from compat.callbacks import is_user_callback
 from compat.readiness import _record as readiness
 from compat.session import route_air_session
 from compat_core import config, messages, switch, tune, usage, where
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
-from compat_core.errors import CallbackError, CompatError, RestoreError, preempted, training_failed
+from compat_core.errors import CompatError, RestoreError
 from compat_core.frameworks import DATA_PARALLEL, Framework
 from compat_core.patch import scoped_env
 from compat_core.releases import adapters
@@ -42,19 +40,15 @@ from compat_core.run.engine import Engine, PreparedRun, TrainJob
 from compat_core.run.ledger import (
     LedgerClient,
     LedgerSnapshot,
-    journal,
-    journaled_records,
     open_ledger,
     ray_validation_runner,
 )
-from compat_core.run.ledger.host import journal_dir
 from compat_core.run.ledger.votes import vote_timeout_s
-from compat_core.semantics import reads, restore, result, worker_reports
+from compat_core.semantics import restore, result
 from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import Retention
-from compat_core.semantics.v1_logs import AUTO_KEYS
 from compat_core.storage import RunStorage
-from compat_core.usage import Usage, UsageLog
+from compat_core.usage import UsageLog
 from compat_core.validation import trainer_config
 
 if TYPE_CHECKING:
@@ -365,18 +359,23 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         captured = capture.reserve()
         # Ray Tune may end a trial at any report (a scheduler's early stop) and then its process:
         # a trial's records are written first, and replaced when fit() returns.
-        trial_records = functools.partial(self._trial_record, engine, trial_dir, call_site, start_time)
+        trial_records = functools.partial(bookkeeping.trial_record, self, engine, trial_dir, call_site, start_time)
         if trial_dir is not None:
             capture.unfinished(captured, engine.mode.backend, call)  # for compare
             # Tune may end the trial's process at any report, before compat's code runs again:
             # what its workers rely on is added to the record by the ledger, as it comes.
             started = trial_records("unfinished", driver_usages)
             assert started is not None
-            job.ledger.keep_usages_with(_TrialUsages(trial_dir, started, tuple(driver_usages)))
+            job.ledger.keep_usages_with(bookkeeping.TrialUsages(trial_dir, started, tuple(driver_usages)))
         raw, error = _run_engine(engine, job, in_trial)
         if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
             assert trial_dir is not None
-            trial_records("stopped", _stopped_usages(driver_usages, _usages_so_far(job.ledger), _kept_for(trial_dir)))
+            trial_records(
+                "stopped",
+                bookkeeping.stopped_usages(
+                    driver_usages, bookkeeping.usages_so_far(job.ledger), bookkeeping.kept_for(trial_dir)
+                ),
+            )
             raise error
         snapshot = _close_ledger(job.ledger)
         parts = engine.result_parts(job, raw, snapshot, error)
@@ -385,95 +384,43 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
         experiment = job.prepared.experiment
-        run_storage = _run_storage(experiment, raw, outcome)
-        stored = _keep_worker_reports(run_storage, snapshot, _earlier_journals(self._restoring))
+        run_storage = bookkeeping.run_storage(experiment, raw, outcome)
+        stored = bookkeeping.keep_worker_reports(run_storage, snapshot, bookkeeping.earlier_journals(self._restoring))
         if stored is not None:  # read from the run's file when the user reads it (memory: none till then)
-            outcome.read_later("worker_metrics_dataframe", functools.partial(_read_stored_reports, *stored))
-        failure: BaseException | None = _failure(outcome, snapshot, error)
-        if failure is not None and error is not None and _refused_before_training(error, snapshot):
+            outcome.read_later("worker_metrics_dataframe", functools.partial(bookkeeping.read_stored_reports, *stored))
+        failure: BaseException | None = failures.of_fit(outcome, snapshot, error)
+        if failure is not None and error is not None and failures.refused_before_training(error, snapshot):
             # Ray refused the run before any worker started: Ray's own error, as raw Ray's.
-            failure = refused = _as_ray_raises_it(error, self.train_loop_per_worker)
+            failure = refused = failures.as_ray_raises_it(error, self.train_loop_per_worker)
         else:
             refused = None
         # A run that failed before its directory was known leaves its record in the experiment's.
         error_text = None if failure is None else f"{type(failure).__name__}: {failure}"
         path = trial_dir.run_dir if trial_dir is not None else outcome.path or ""
-        record = self._readiness_record(
-            engine, path, outcome.v1_usage, call_site, start_time, _ended(failure), error_text
+        record = bookkeeping.readiness_record(
+            self, engine, path, outcome.v1_usage, call_site, start_time, bookkeeping.ended(failure), error_text
         )
         record_at = trial_dir or run_storage or experiment
-        _keep_readiness_record(record_at, record)
+        bookkeeping.keep_readiness_record(record_at, record)
         flipped = not engine.mode.keeps_every_report  # V2's semantics: the reads the flip changed
-        difference = _frame_difference(outcome, snapshot, flipped=flipped, v1_logs=self.run_config.keep_v1_logs)
+        difference = bookkeeping.frame_difference(
+            outcome, snapshot, flipped=flipped, v1_logs=self.run_config.keep_v1_logs
+        )
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
         seconds, raised = time.time() - start_time, failure if error is not None else None
         captured = capture.capture(outcome, seconds, raised, call, path=captured)
-        reads_kept = _ReadsKept(log, record, record_at, captured)
-        _watch_reads(outcome, difference, reads_kept, flipped=flipped)
+        reads_kept = bookkeeping.ReadsKept(log, record, record_at, captured)
+        bookkeeping.watch_reads(outcome, difference, reads_kept, flipped=flipped)
         if snapshot.host_lost is not None and failure is None:
             where.warn(messages.ledger_host_lost(snapshot.host_lost, "the run completed"), UserWarning)
         if engine.mode.warns_v1_only:
             usage.warn_for_workers(snapshot.usages)
-        _warn_non_finite(snapshot)
+        bookkeeping.warn_non_finite(snapshot)
         if refused is not None:
             raise refused
         if failure is not None:
-            raise failure from (_v1_cause(error, snapshot) if engine.mode.keeps_every_report else error)
+            raise failure from (failures.v1_cause(error, snapshot) if engine.mode.keeps_every_report else error)
         return outcome
-
-    def _trial_record(
-        self,
-        engine: Engine,
-        trial_dir: RunStorage | None,
-        call_site: str,
-        start_time: float,
-        ended: str,
-        usages: list[Usage],
-    ) -> readiness.RunRecord | None:
-        """A Tune trial's readiness record before its fit() returns (``ended``: ``unfinished``
-        when it starts, ``stopped`` when Tune ends it, with what the workers relied on till
-        then), kept in the trial's directory."""
-        if trial_dir is None:
-            return None
-        record = self._readiness_record(engine, trial_dir.run_dir, usages, call_site, start_time, ended)
-        _keep_readiness_record(trial_dir, record)
-        return record
-
-    def _readiness_record(
-        self,
-        engine: Engine,
-        path: str,
-        usages: list[Usage],
-        call_site: str,
-        start_time: float,
-        ended: str,
-        error: str | None = None,
-    ) -> readiness.RunRecord:
-        """What this ``fit()`` (its run at ``path``) relied on, for the fleet's readiness report;
-        ``ended``: one of ``readiness.OUTCOMES``."""
-        import ray
-
-        script = self.__dict__.get("_driver_script") or readiness.script_name()
-        # A Tune trial's run counts under its sweep (the experiment), whatever it is named in it.
-        run_name = self.__dict__.get("_tune_experiment") or config.given_name(self.run_config)
-        return readiness.RunRecord(
-            job=readiness.job_name(run_name, script),
-            run=posixpath.basename(path.rstrip("/")),
-            path=path,
-            script=script,
-            call_site=call_site,
-            trainer=self._framework.trainer_name,
-            ray_version=ray.__version__,
-            compat_version=readiness.compat_version(),
-            python_version=readiness.python_version(),
-            mode=engine.mode.backend,
-            engine=engine.mode.engine.value,
-            started_at=start_time,
-            ended_at=time.time(),
-            outcome=ended,
-            error=None if error is None else error[:2000],
-            behaviours=readiness.behaviours(usages),
-        )
 
     def _result_config(self) -> dict[str, Any]:
         """``Result.config`` as V1 gives it: the trainer's ``train_loop_config`` when given (to
@@ -564,139 +511,12 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         if prepared.experiment is None:
             return
         own = ((socket.gethostname(), ledger.journal_path),) if ledger.journal_path else ()
-        journals = _earlier_journals(self._restoring) + own
+        journals = bookkeeping.earlier_journals(self._restoring) + own
         state = restore.TrainerState(type(self), self._init_arguments, prepared.trial, journals)
         try:
             restore.save(prepared.experiment, state)
         except Exception as exc:  # pickling runs the user's objects' code
             where.warn(messages.cannot_save_for_restore(type(self).__name__, exc), UserWarning)
-
-
-def _run_storage(experiment: RunStorage | None, raw: Any, outcome: Result) -> RunStorage | None:
-    """The run's directory on its own filesystem (None when the engine left none)."""
-    filesystem = experiment.filesystem if experiment is not None else getattr(raw, "filesystem", None)
-    if not outcome.path or filesystem is None:
-        return None
-    return RunStorage(filesystem, outcome.path)
-
-
-def _keep_worker_reports(
-    run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals
-) -> tuple[RunStorage, worker_reports.Stored] | None:
-    """Every worker's reports, stored with the run for ``Result.from_path``: the run and the
-    name of this fit's file (None when there is none: a run that cannot store them keeps them
-    in the result it returns). A restored run first stores those of earlier drivers killed
-    before their ``fit()`` ended, from their ledgers' journals on this node (each removed once
-    stored; one on another node stays there)."""
-    if run is None:
-        return None
-    try:
-        for path in _journals_on_this_node(earlier):
-            worker_reports.write(run, functools.partial(journaled_records, path))
-            with contextlib.suppress(OSError):
-                os.remove(path)
-        stored = worker_reports.write(run, snapshot.iter_records)
-    except Exception as exc:  # the storage's error, whatever it is, must not cost the result
-        where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
-        return None
-    return (run, stored) if stored is not None else None
-
-
-def _read_stored_reports(run: RunStorage, stored: worker_reports.Stored) -> Any:
-    """This fit's stored reports as ``worker_metrics_dataframe`` (at the user's first read):
-    trusted only while the file is the bytes this process wrote (else read as ``from_path``)."""
-    try:
-        return worker_reports.read_file(run, stored.name, written=stored)
-    except OSError as exc:
-        raise FileNotFoundError(messages.worker_reports_gone(run.path(stored.name), exc)) from exc
-
-
-Journals = tuple[tuple[str, str], ...]  # (host, path) of run ledgers' journals
-
-
-def _earlier_journals(restoring: restore.RestoreSpec | None) -> Journals:
-    """The journals of the earlier drivers of a restored run, whose reports may not be stored."""
-    return tuple(restoring.state.journals) if restoring is not None else ()
-
-
-def _journals_on_this_node(journals: Journals) -> list[str]:
-    """Those still on this node's disk: a driver killed during its ``fit()`` left them (a
-    ``fit()`` that ended removed its own). Only journals in this user's private journal
-    directory: the restore state is read from storage, and these files are read, then removed."""
-    host = socket.gethostname()
-    mine = journal_dir()
-    return [
-        path
-        for name, path in journals
-        if name == host
-        and os.path.dirname(path) == mine
-        and path.endswith(journal.JOURNAL_SUFFIX)
-        and os.path.exists(path)
-    ]
-
-
-def _keep_readiness_record(run: RunStorage | None, record: readiness.RunRecord) -> None:
-    """The run's readiness record, appended to its directory (docs/readiness.md)."""
-    if run is None:
-        return
-    try:
-        run.append_text(readiness.RECORD_FILE, record.line())
-    except Exception as exc:  # as for the worker reports: the result comes first
-        where.warn(messages.cannot_keep_readiness_record(run.run_dir, exc), UserWarning)
-
-
-def _frame_difference(outcome: Result, snapshot: LedgerSnapshot, *, flipped: bool, v1_logs: bool) -> str:
-    """What the other semantics' ``metrics_dataframe`` would hold otherwise, in words ("": the
-    same). Under V2 (``flipped``) V1's frame is one row per complete round, nested metrics
-    flattened; with ``keep_v1_logs`` the frame is V1's already."""
-    digest = snapshot.digest
-    if not flipped:
-        return reads.frame_difference(outcome.metrics_dataframe, len(outcome.best_checkpoints or []), digest.rank0_keys)
-    if v1_logs:
-        return ""
-    last = digest.last_rank0.metrics if digest.last_rank0 is not None else None
-    return reads.flip_difference(outcome.metrics_dataframe, digest.complete_rounds, last)
-
-
-@dataclass(frozen=True)
-class _ReadsKept:
-    """Where a read of a result after ``fit()`` is recorded: the fit's usage log, its readiness
-    record in the run's directory (``run``), and its record for compare (``captured``)."""
-
-    log: UsageLog
-    record: readiness.RunRecord
-    run: RunStorage | None
-    captured: str | None
-
-
-def _watch_reads(outcome: Result, difference: str, kept: _ReadsKept, *, flipped: bool) -> None:
-    """The user's first read of a ``metrics_dataframe`` the other semantics would build
-    otherwise (``difference``, in words; "" when alike) is a V1-only behaviour, added to the
-    result's usage and to its readiness record (appended again); so is each read of a
-    ``result.metrics`` key V1 adds. Under V1 the run relies on V1 there; under V2 (``flipped``)
-    the program reads what the flip changed: the same kinds, so a job's trend counts the same
-    behaviours whichever way it ran."""
-
-    def recorded_as(kind: str) -> Callable[[str, str], None]:
-        def recorded(site: str, detail: str) -> None:
-            kept.log.add(kind, site, detail=detail)
-            outcome.v1_usage = kept.log.as_list()
-            again = dataclasses.replace(kept.record, behaviours=readiness.behaviours(outcome.v1_usage))
-            _keep_readiness_record(kept.run, again)
-            capture.usage_read(kept.captured, outcome)
-
-        return recorded
-
-    outcome.watch_reads(reads.ReadWatch(difference, recorded_as(reads.KIND)))
-    if outcome.metrics is not None and (flipped or not AUTO_KEYS.isdisjoint(outcome.metrics)):
-        outcome.metrics = reads.WatchedMetrics(outcome.metrics, recorded_as(reads.KEYS_KIND), flipped=flipped)
-
-
-def _ended(failure: BaseException | None) -> str:
-    """A returned fit's outcome, for its readiness record."""
-    if failure is None:
-        return "succeeded"
-    return "callback-failed" if isinstance(failure, CallbackError) else "failed"
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:
@@ -713,61 +533,6 @@ def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, Bas
         return None, stop
 
 
-def _merged(*usages: Iterable[Usage]) -> list[Usage]:
-    log = UsageLog()
-    for part in usages:
-        log.merge(part)
-    return log.as_list()
-
-
-@dataclass(frozen=True)
-class _TrialUsages:
-    """A Tune trial's readiness record at its start (``record``, with the driver's behaviours),
-    kept again by the run's ledger, in its host, each time the workers rely on a V1-only
-    behaviour new to the run (``RunLedger.keep_usages_with``): Tune ends a trial's process at
-    a report, and compat's code in it may not run again."""
-
-    storage: RunStorage
-    record: readiness.RunRecord
-    driver: tuple[Usage, ...]
-
-    def __call__(self, workers: list[Usage]) -> None:
-        behaviours = readiness.behaviours(_merged(self.driver, workers))
-        _keep_readiness_record(
-            self.storage, dataclasses.replace(self.record, behaviours=behaviours, ended_at=time.time())
-        )
-
-
-def _kept_for(trial: RunStorage) -> list[Usage]:
-    """The behaviours the trial's last readiness record (its run's) already names."""
-    try:
-        records = readiness.parse_lines(trial.read_text(readiness.RECORD_FILE) or "")[0]
-    except Exception:
-        return []
-    ours = [r for r in records if r.path == trial.run_dir]
-    return [Usage(b.kind, b.count, b.first_site) for b in ours[-1].behaviours] if ours else []
-
-
-def _stopped_usages(driver: list[Usage], workers: list[Usage], kept: list[Usage]) -> list[Usage]:
-    """What a trial Tune stopped relied on: the driver's and the workers' (the ledger's answer,
-    which may not come in time), or, where it says more, what the trial's record already names
-    (``kept``: the same uses, the driver's among them, counted when the ledger kept it)."""
-    most = {u.kind: u for u in _merged(driver, workers)}
-    for u in kept:
-        if u.kind not in most or u.count > most[u.kind].count:
-            most[u.kind] = u
-    return sorted(most.values(), key=lambda u: u.kind)
-
-
-def _usages_so_far(ledger: LedgerClient) -> list[Usage]:
-    """What a trial's workers relied on till Tune stopped it; none when its ledger does not
-    answer within a few seconds (Tune ends the trial's process soon after)."""
-    try:
-        return ledger.usages(timeout_s=5.0)
-    except Exception:
-        return []
-
-
 def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:
     """Everything the run ledger recorded; the run leaves the ledger's host."""
     return ledger.close()
@@ -780,70 +545,6 @@ def _v1_restore_deprecation() -> None:
         where.call_for_user(adapters.v1_restore_deprecation)
 
 
-def _failure(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | None) -> Exception | None:
-    """What a fit raises: for a failed run compat's error (also Ray's class of its engine),
-    carrying the result; for a user callback that raised, compat's CallbackError."""
-    if error is not None:
-        last = snapshot.failures[-1] if snapshot.failures else {}
-        causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]
-        if preempted(error):
-            # Ray's reason first: what a worker raised as its node went away (an actor of the
-            # node died under it) is a consequence of the preemption, not the run's cause.
-            causes.insert(0, str(error).splitlines()[0])
-        cause = "; ".join(causes) or f"{type(error).__name__}: {error}"
-        if snapshot.host_lost is not None:
-            cause = messages.ledger_host_lost(snapshot.host_lost, cause)
-        return training_failed(messages.training_failed(cause), outcome, last, error)
-    if snapshot.callback_failures:
-        first = snapshot.callback_failures[0]
-        return CallbackError(first.message(), outcome, snapshot.callback_failures)
-    return None
-
-
-def _refused_before_training(error: BaseException, snapshot: LedgerSnapshot) -> bool:
-    """Whether Ray refused the run before any worker started (a ``ValueError`` for an option the
-    trainer does not take, a ``TypeError`` for a training function that cannot be pickled):
-    raw Ray raises such an error from ``fit()`` as it is, in both settings, not as a training
-    failure. compat's own errors and Ray's training failures are not."""
-    from ray.train.base_trainer import TrainingFailedError as V1TrainingFailedError
-
-    if snapshot.workers_started or snapshot.host_lost is not None:
-        return False
-    training_failures: tuple[type[BaseException], ...] = (V1TrainingFailedError, CompatError)
-    with contextlib.suppress(ImportError):
-        from ray.train.v2.api.exceptions import TrainingFailedError as V2TrainingFailedError
-
-        training_failures += (V2TrainingFailedError,)
-    return not isinstance(error, training_failures)
-
-
-def _as_ray_raises_it(error: BaseException, train_fn: Callable[..., Any]) -> BaseException:
-    """``error`` as raw Ray's ``fit()`` raises it: a training function that cannot be pickled
-    named as the user's function (Ray's check of what cannot be pickled in it), not compat's
-    wrapper of it."""
-    import ray
-
-    if isinstance(error, TypeError) and str(error).startswith("Could not serialize"):
-        try:
-            ray.put(train_fn)  # raises Ray's TypeError for the user's function
-        except TypeError as theirs:
-            return theirs
-    return error
-
-
-def _v1_cause(error: BaseException | None, snapshot: LedgerSnapshot) -> BaseException | None:
-    """What raw V1's ``TrainingFailedError`` is raised from: the failed worker's own exception
-    (Ray's ``RayTaskError`` that is also the user's class), so ``isinstance(error.__cause__,
-    MyError)`` holds as with raw V1, on either engine; not Ray's error wrapping it (``.cause``
-    keeps that)."""
-    from ray.train.base_trainer import TrainingFailedError as V1TrainingFailedError
-
-    if isinstance(error, V1TrainingFailedError) and error.__cause__ is not None:
-        return error.__cause__
-    last = snapshot.failures[-1] if snapshot.failures else {}
-    return last[min(last)] if last else error
-
-
 def _retention(run: RunConfig, engine: Engine) -> Retention:
     """The checkpoints the engine's checkpoint manager keeps, which the ledger's answers to
     ``get_all_reported_checkpoints`` follow (docs §27, §28)."""
@@ -851,15 +552,6 @@ def _retention(run: RunConfig, engine: Engine) -> Retention:
     return Retention(
         c.num_to_keep, c.checkpoint_score_attribute, c.checkpoint_score_order, engine.unscored_checkpoints_newest
     )
-
-
-def _warn_non_finite(snapshot: LedgerSnapshot) -> None:
-    """One warning per key that was NaN or infinite in any report of the run."""
-    seen = snapshot.digest.non_finite
-    for key in sorted(seen, key=lambda k: seen[k][1]):  # in report order
-        count, (_, index, rank) = seen[key]
-        first = f"worker {rank}, report {index}"
-        where.warn(messages.non_finite_metric(key, count, first), usage.NonFiniteMetricWarning)
 
 
 def _given_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

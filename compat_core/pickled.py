@@ -33,9 +33,14 @@ MOVED = {
 }
 """Old module → new module, for every module of compat_core that moved when the core was grouped
 by job (docs/architecture.md)."""
-MOVED_CLASSES = {("compat._trainer", "TorchTrainer"): ("compat.torch", "TorchTrainer")}
+MOVED_CLASSES = {
+    ("compat._trainer", "TorchTrainer"): ("compat.torch", "TorchTrainer"),
+    ("compat._trainer", "_TrialUsages"): ("compat._bookkeeping", "TrialUsages"),
+}
 """Old (module, name) → new, for a class that moved on its own: the torch trainer is defined in
-``compat.torch`` since it subclasses Ray's (which imports torch; ``import compat`` does not)."""
+``compat.torch`` since it subclasses Ray's (which imports torch; ``import compat`` does not); a
+Tune trial's usage sink, journaled by its run's ledger, in ``compat._bookkeeping`` since the
+trainer's bookkeeping left ``compat._trainer``."""
 
 
 class _Unpickler(pickle.Unpickler):

@@ -296,7 +296,7 @@ def test_a_stopped_trials_record_counts_each_use_once_whichever_source_names_it(
     named by two sources is one use, and the record loses nothing the ledger did not answer."""
     import pyarrow.fs as pafs
 
-    from compat._trainer import _kept_for, _stopped_usages
+    from compat._bookkeeping import kept_for, stopped_usages
     from compat_core.usage import Usage
 
     (tmp_path / "trial").mkdir()
@@ -307,11 +307,11 @@ def test_a_stopped_trials_record_counts_each_use_once_whichever_source_names_it(
         _record_line(trial.run_dir, [Usage("tune-callback", 1, "job.py:3"), Usage("trial-api", 2, "job.py:9")]),
     )
     driver = [Usage("tune-callback", 1, "job.py:3")]
-    kept = _kept_for(trial)
+    kept = kept_for(trial)
     counts = lambda usages: {u.kind: u.count for u in usages}  # noqa: E731
-    assert counts(_stopped_usages(driver, [], kept)) == {"tune-callback": 1, "trial-api": 2}  # no answer
+    assert counts(stopped_usages(driver, [], kept)) == {"tune-callback": 1, "trial-api": 2}  # no answer
     workers = [Usage("trial-api", 3, "job.py:9")]  # the ledger had one more use by then
-    assert counts(_stopped_usages(driver, workers, kept)) == {"tune-callback": 1, "trial-api": 3}
+    assert counts(stopped_usages(driver, workers, kept)) == {"tune-callback": 1, "trial-api": 3}
 
 
 def _record_line(path: str, usages: list) -> str:

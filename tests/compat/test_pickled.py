@@ -52,6 +52,16 @@ def test_a_restore_state_naming_the_torch_trainer_where_it_was_defined_loads() -
     assert pickled.loads(b"ccompat._trainer\nTorchTrainer\n.") is TorchTrainer
 
 
+def test_a_journaled_trial_usage_sink_named_where_it_was_defined_loads() -> None:
+    """A Tune trial's usage sink, journaled by its ledger before the trainer's bookkeeping left
+    ``compat._trainer``, loads as the class it is now (a restarted host reopens the journal)."""
+    from compat._bookkeeping import TrialUsages
+
+    with pytest.raises(AttributeError):
+        pickle.loads(b"ccompat._trainer\n_TrialUsages\n.")
+    assert pickled.loads(b"ccompat._trainer\n_TrialUsages\n.") is TrialUsages
+
+
 def test_a_journal_from_before_the_move_gives_back_its_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A driver killed before the upgrade left its journal; the restored fit reads it back."""
     record = Record(rank=1, index=3, metrics={"loss": 0.5}, has_checkpoint=False, wants_validation=False, timestamp=1.0)
