@@ -274,7 +274,8 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
     def can_restore(cls, path: str | os.PathLike[str], storage_filesystem: Any = None) -> bool:
         """Whether ``path`` is an experiment directory a trainer's ``fit()`` started in (a
         compat trainer's, or Ray's V1 trainer's), on ``storage_filesystem`` when given."""
-        _v1_restore_deprecation()
+        if switch.mode().semantics is switch.V1:  # Ray V1's own warnings (under V2: recorded as V1-only)
+            where.call_for_user(adapters.v1_can_restore_deprecations, path, storage_filesystem)
         usage.relied_on("restore", "can_restore()", mode=switch.mode())
         return restore.can_restore(path, storage_filesystem)
 
@@ -539,8 +540,8 @@ def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:
 
 
 def _v1_restore_deprecation() -> None:
-    """Under V1 semantics, Ray V1's own warning at ``restore``/``can_restore`` (under V2 the
-    run records the V1-only behaviour instead)."""
+    """Under V1 semantics, Ray V1's own warning at ``restore`` (under V2 the run records the
+    V1-only behaviour instead)."""
     if switch.mode().semantics is switch.V1:
         where.call_for_user(adapters.v1_restore_deprecation)
 

