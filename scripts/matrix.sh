@@ -75,12 +75,13 @@ for release in "${releases[@]}"; do
     echo "matrix: Ray $release, RAY_TRAIN_V2_ENABLED=$mode (log: $log)"
     engine=v1
     [ "$mode" = 1 ] && engine=v2  # as scripts/test.sh: v1 on V2's engine in the second pass
-    if RAY_TRAIN_V2_ENABLED=$mode COMPAT_V1_ENGINE=$engine "$py" -m pytest -q -p no:cacheprovider "${marker[@]}" "${tests[@]}" >"$log" 2>&1; then
+    if RAY_TRAIN_V2_ENABLED=$mode COMPAT_V1_ENGINE=$engine "$py" -m pytest -q -p no:cacheprovider --durations=15 "${marker[@]}" "${tests[@]}" >"$log" 2>&1; then
       cells[$mode]="$(summary "$log")"
     else
       cells[$mode]="**FAILED**: $(summary "$log")"
       status=1
     fi
+    sed -n '/slowest .*durations/,/^$/p' "$log"  # where this step's time goes
   done
   rows+=("| $release | ${cells[0]} | ${cells[1]} |")
 done

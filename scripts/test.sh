@@ -21,25 +21,24 @@ collect() {
 stamp() { printf '== %s (at +%dm%02ds) ==\n' "$1" $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)); }
 bash scripts/bootstrap.sh
 . .venv/bin/activate
-# The whole run (no pytest selection) starts three steps in the background, each logged to a file
-# whose content is printed after the second pass:
+# The whole run (no pytest selection) runs three more steps, each logged to a file whose content
+# is printed once it is collected:
 # - the package as users install it (the wheel, not the editable checkout), built and installed
 #   into fresh virtualenvs, then tested from outside the tree: the codemod install on Python 3.10,
-#   3.12 and 3.13, the runtime on 3.13 (scripts/test_installed.sh; .ci-installed.log);
-# - the oldest supported Ray: compat's real-Ray run tests on Ray 2.44.1, in a virtualenv of its own
-#   (docs/compatibility.md §27), both backends through the tests' fixtures; its install waits for
-#   the first step's (both build this checkout) (.ci-matrix.log);
+#   3.12 and 3.13 (.ci-installed.log), the runtime on 3.13 (scripts/test_installed.sh);
+# - the oldest supported Ray: compat on Ray 2.44.1, in a virtualenv of its own (docs/compatibility.md
+#   §27): the switch, the public API and its parity with that Ray, compat's objects as Ray's, and
+#   a few real runs of each backend (.ci-matrix.log);
 # - the codemod's tests (about 9 CPU-minutes on one core; they do not depend on the mode, so they
 #   are one_pass), taken out of the first pass (.ci-codemod.log).
-# Measured: the first pass's real-Ray tests leave a core idle much of the time (Ray's polls, actor
-# starts), so work beside it costs it little; the second pass is shorter and was slowed by the two
-# install-bound steps when they ran beside it. The installed-package and codemod steps run at the
-# lowest priority (nice 19): the two passes are the run's critical path. Not nice 10, as before:
-# Ray runs its worker processes at nice 15 (its worker_niceness), so a step at nice 10 took the
-# CPU from the first pass's training workers (seen in `top` during a fresh-clone run: the codemod
-# step's pytest at 75% of a core, the first pass's workers at nice 15-19 with the rest) while the
-# first pass ran 2.5 times slower than it had (81 min); at 19 a step gets what the workers leave.
-# The Ray 2.44.1 step keeps the passes' priority: its own Ray workers run at nice 15 as theirs do.
+# At most two steps run Ray clusters at a time. Measured in a fresh-clone run (2026-11-29): with the
+# Ray 2.44.1 step (26 min) and the installed runtime's compare beside the first pass, the load
+# average was 12-14 on 2 cores, the first pass took 85 min, and the installed compare failed as
+# Ray's node startup timed out (Ray waits 30 s for its raylet). So the steps without Ray (the
+# installs, the codemod's tests on the installed Pythons and on this one) run beside the first
+# pass at the lowest priority (nice 19: Ray runs its workers at nice 15, and a step at nice 10 took
+# the CPU from them), the Ray 2.44.1 step beside the second pass (the shorter), and the installed
+# runtime's compare after both.
 installed=$(mktemp -d)  # the installed-package step's builds and virtualenvs
 tested= matrix= codemod= linted=
 trap 'for job in $tested $matrix $codemod $linted; do kill "$job" 2>/dev/null || true; done; rm -rf "$installed"' EXIT
@@ -49,18 +48,9 @@ if [ $# -eq 0 ]; then
   if [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then
     (
       INSTALLED_DIR=$installed nice -n 19 bash scripts/test_installed.sh prepare
-      INSTALLED_DIR=$installed nice -n 19 bash scripts/test_installed.sh run
+      INSTALLED_DIR=$installed nice -n 19 bash scripts/test_installed.sh codemod
     ) >.ci-installed.log 2>&1 &
     tested=$!
-  fi
-  if [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then
-    (
-      # One build of this checkout at a time: the installed step's first.
-      while [ -n "$tested" ] && [ ! -e "$installed/.prepared" ] && kill -0 "$tested" 2>/dev/null; do sleep 5; done
-      MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_parity.py tests/compat/test_runs.py" \
-        bash scripts/matrix.sh 2.44.1
-    ) >.ci-matrix.log 2>&1 &
-    matrix=$!
   fi
   RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 nice -n 19 python -m pytest -q -p no:cacheprovider --durations=10 \
     "${codemod_tests[@]}" >.ci-codemod.log 2>&1 &
@@ -91,8 +81,30 @@ stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine; not the v2 cas
 RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=40 -m "not v2_case" "${split[@]}" "$@"
 collect linted .ci-lint.log "lint and types (run beside the pass above; their output below)" "lint and types"
 collect codemod .ci-codemod.log "the codemod's tests (run beside the pass above; their output below)" "the codemod's tests"
+# On Ray 2.44.1, of test_runs.py: one rich run of each backend (its fixture) read many ways, flipping
+# the switch between fits, a worker's failure (all of test_runs there took 26 min beside the first pass).
+matrix_runs=(
+  test_two_workers_finish_on_two_cores test_result_metrics_follow_each_backend test_metrics_dataframe_rows
+  test_validation_in_both_forms_merges_into_checkpoint_metrics test_after_report_sees_every_worker_once_per_round
+  test_every_workers_reports_are_kept test_flipping_the_variable_between_runs_in_one_process
+  test_after_exception_gets_the_worker_error_and_results_survive
+)
+if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then
+  (
+    # One build of this checkout at a time: the installed step's first.
+    while [ -n "$tested" ] && [ ! -e "$installed/.prepared" ] && kill -0 "$tested" 2>/dev/null; do sleep 5; done
+    MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_parity.py \
+tests/compat/test_inside_ray.py $(printf 'tests/compat/test_runs.py::%s ' "${matrix_runs[@]}")" \
+      bash scripts/matrix.sh 2.44.1
+  ) >.ci-matrix.log 2>&1 &
+  matrix=$!
+fi
 stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
 RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=40 -m "not one_pass or v1_case" "$@"
-collect tested .ci-installed.log "the installed package's output (run beside the passes)" "the installed package's tests"
-collect matrix .ci-matrix.log "the oldest supported Ray's output (run beside the passes)" "the oldest supported Ray's tests"
+collect tested .ci-installed.log "the installed package's codemod (run beside the first pass)" "the installed package's tests"
+collect matrix .ci-matrix.log "the oldest supported Ray's output (run beside the second pass)" "the oldest supported Ray's tests"
+if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then
+  stamp "the installed package's runtime (after the passes: it starts Ray clusters of its own)"
+  INSTALLED_DIR=$installed bash scripts/test_installed.sh runtime
+fi
 stamp "done"

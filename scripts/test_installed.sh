@@ -18,17 +18,22 @@
 #
 #   bash scripts/test_installed.sh                          # build, install and test, in a temporary directory
 #   INSTALLED_DIR=d bash scripts/test_installed.sh prepare  # only build and install, into d
-#   INSTALLED_DIR=d bash scripts/test_installed.sh run      # then test what d holds, and remove d
+#   INSTALLED_DIR=d bash scripts/test_installed.sh codemod  # then test d's codemod installs (1.)
+#   INSTALLED_DIR=d bash scripts/test_installed.sh runtime  # then d's runtime (2.), and remove d
+#   INSTALLED_DIR=d bash scripts/test_installed.sh run      # both tests, then remove d
 #
-# scripts/test.sh prepares and then tests beside the suite's first pass (installing waits on the
-# network and the disk more than on the cores the suite needs).
+# scripts/test.sh prepares and tests the codemod installs beside the suite's first pass (no Ray:
+# installing waits on the network and the disk more than on the cores the suite needs), and the
+# runtime after the suite's passes: its compare starts a Ray cluster per setting, which beside the
+# passes' own (load average 12 on 2 cores) timed out starting ("The current node timed out during
+# startup"; Ray waits 30 s for its raylet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 phase=${1:-all}
 case "$phase" in
-  all | prepare | run) ;;
-  *) echo "usage: $0 [prepare|run]" >&2; exit 2 ;;
+  all | prepare | codemod | runtime | run) ;;
+  *) echo "usage: $0 [prepare|codemod|runtime|run]" >&2; exit 2 ;;
 esac
 read -r -a codemod_pythons <<<"${INSTALLED_CODEMOD_PYTHONS:-3.10 3.12 3.13}"
 runtime_python=${INSTALLED_RUNTIME_PYTHON:-3.13}
@@ -38,7 +43,7 @@ else
   [ "$phase" = all ] || { echo "$0 $phase: set INSTALLED_DIR (where the two phases meet)" >&2; exit 2; }
   work=$(mktemp -d)
 fi
-[ "$phase" = prepare ] || trap 'rm -rf "$work"' EXIT
+case "$phase" in prepare | codemod) ;; *) trap 'rm -rf "$work"' EXIT ;; esac  # the last phase removes it
 
 interpreter() {  # $1: a version such as 3.13; prints pyenv's newest interpreter of that version
   local root found
@@ -89,8 +94,12 @@ prepare() {
   touch "$work/.prepared"
 }
 
-run_tests() {
+prepared() {
   [ -f "$work/.prepared" ] || { echo "installed: $work was not prepared (INSTALLED_DIR=$work $0 prepare)" >&2; exit 1; }
+}
+
+test_codemod() {
+  prepared
   local run=$work/run venv version message
   cat >"$work/needs_libcst.py" <<'EOF'
 def train_func(config):
@@ -125,7 +134,11 @@ EOF
     (cd "$run" && "$venv/bin/python" -c "import migrate, sys; assert migrate.__file__.startswith(sys.prefix), migrate.__file__")
     (cd "$run" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not ray" "${shard[@]}")
   done
+}
 
+test_runtime() {
+  prepared
+  local run=$work/run venv
   echo "== installed package: the runtime on Python $runtime_python with Ray 2.60 =="
   venv=$work/runtime
   cp "$repo/scripts/smoke_fit.py" "$run/smoke_fit.py"
@@ -146,6 +159,8 @@ EOF
 
 case "$phase" in
   prepare) prepare ;;
-  run) run_tests ;;
-  all) prepare && run_tests ;;
+  codemod) test_codemod ;;
+  runtime) test_runtime ;;
+  run) test_codemod; test_runtime ;;  # not with &&: set -e holds inside each function only so
+  all) prepare; test_codemod; test_runtime ;;
 esac
