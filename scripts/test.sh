@@ -7,6 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
+# --full (first argument): every test, the heavier scenarios marked `extended` included (see
+# "The CI suite and the full suite" in README.md); without it, the CI suite.
+full=
+if [ "${1:-}" = --full ]; then full=1; shift; fi
+first_pass="not v2_case and not extended"
+second_pass="(not one_pass or v1_case) and not extended and (v2_case or not extended_rerun)"
+if [ -n "$full" ]; then
+  first_pass="not v2_case" second_pass="not one_pass or v1_case"
+  export COMPAT_FULL_SUITE=1  # the property tests draw their full number of examples
+fi
 # collect VAR LOG TITLE WHAT: wait for the background job whose pid VAR holds, print its LOG
 # under TITLE, and stop the run when it failed.
 collect() {
@@ -84,7 +94,10 @@ fi
 # pass only, whose process starts under V2 as a V2 user's does; the first pass still runs v2
 # fits in a process started under V1 (the one_pass tests' v2 cases, tests/compat/test_switch.py).
 stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine; not the v2 cases the second pass runs)"
-RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=40 -m "not v2_case" "${split[@]}" "$@"
+status=0
+RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=40 --junitxml=.ci-pass1.xml -m "$first_pass" "${split[@]}" "$@" || status=$?
+python scripts/durations.py .ci-pass1.xml  # also when it failed
+[ "$status" = 0 ] || exit "$status"
 collect linted .ci-lint.log "lint and types (run beside the pass above; their output below)" "lint and types"
 collect codemod .ci-codemod.log "the codemod's tests (run beside the pass above; their output below)" "the codemod's tests"
 # On Ray 2.44.1, of test_runs.py: one rich run of each backend (its fixture) read many ways, flipping
@@ -106,7 +119,10 @@ tests/compat/test_inside_ray.py $(printf 'tests/compat/test_runs.py::%s ' "${mat
   matrix=$!
 fi
 stamp "pytest with RAY_TRAIN_V2_ENABLED=1 (v1 on Ray's V2 engine; of the one_pass tests, their v1 cases)"
-RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=40 -m "not one_pass or v1_case" "$@"
+status=0
+RAY_TRAIN_V2_ENABLED=1 COMPAT_V1_ENGINE=v2 python -m pytest -q -p no:cacheprovider --durations=40 --junitxml=.ci-pass2.xml -m "$second_pass" "$@" || status=$?
+python scripts/durations.py .ci-pass2.xml  # also when it failed
+[ "$status" = 0 ] || exit "$status"
 collect tested .ci-installed.log "the installed package's codemod (run beside the first pass)" "the installed package's tests"
 collect matrix .ci-matrix.log "the oldest supported Ray's output (run beside the second pass)" "the oldest supported Ray's tests"
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_INSTALLED:-}" ]; then

@@ -18,7 +18,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     first pass (``-m "not v2_case"``) leaves them to the second, whose process starts with
     ``RAY_TRAIN_V2_ENABLED=1`` as a V2 user's does; a v2 fit in a process started under V1 is
     still run, by the one_pass tests' v2 cases and tests/compat/test_switch.py.
-    test_v1_engine.py picks its engines itself."""
+    test_v1_engine.py picks its engines itself.
+
+    ``extended_cases(*ids)`` on a test marks ``extended`` those of its cases whose id starts with
+    one of ``ids`` (a case the backend fixture makes cannot carry a mark of its own). ``extended``
+    and ``extended_rerun`` are the full suite's (README.md, "The CI suite and the full suite"):
+    CI's second pass leaves out a test marked ``extended_rerun``, except its v2 cases (``v2_case``),
+    which run in no other pass."""
+    for item in items:
+        cases = item.get_closest_marker("extended_cases")
+        params = getattr(item, "callspec", None)
+        if cases is not None and params is not None and params.id.startswith(tuple(cases.args)):
+            item.add_marker(pytest.mark.extended)
     for item in items:
         if item.path.name == "test_v1_engine.py":
             continue

@@ -7,9 +7,10 @@ import pytest
 from compat_core.releases import facts
 from examples import after_report_callback, async_validation, config_and_results, torchmetrics_aggregation
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.extended_rerun]  # CI: the seeds on V2's engine in test_v1_engine.py
 
 
+@pytest.mark.extended_cases("v2")  # its v2 case the full suite's: the same workers, V2's Result read
 def test_torchmetrics_aggregation(backend, storage, capsys) -> None:
     result = torchmetrics_aggregation.main(storage, num_epochs=2)
     assert len(result.best_checkpoints) == 2

@@ -44,6 +44,9 @@ def test_a_script_that_makes_no_fit_compares_nothing_and_says_so(tmp_path) -> No
 
 @pytest.mark.ray
 @pytest.mark.one_pass  # compare runs the script under each setting itself
+# The full suite's (4 min on CI's 2 cores): CI runs compare on a real script in the installed
+# package's step (scripts/test_installed.sh) and in the docs' blocks (docs/compare.md).
+@pytest.mark.extended
 def test_every_difference_explained_a_sweeps_trials_paired_and_a_script_failing_only_under_v2_exits_1(
     tmp_path,
 ) -> None:

@@ -303,6 +303,11 @@ def stretches(values: list[int]) -> list[int]:
     return [v for i, v in enumerate(values) if i == 0 or values[i - 1] != v]
 
 
+# The full suite's (scripts/test.sh --full): nine fits on a 4-node cluster, 5 min of CI's 2 cores. CI
+# keeps a lost node (tests/compat/test_multinode.py) and Ray's preemption message (test_fit_steps).
+pytestmark = pytest.mark.extended
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Any]:
     """What every run of the three programs observed (one subprocess, one cluster)."""

@@ -14,13 +14,15 @@ import compat as train
 from compat.torch import TorchTrainer
 from examples import lightning_report_callback as seed
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.extended_rerun]  # CI: V1 on V2's engine in test_v1_engine.py
 
 
 def frame_without_time(result):
     return result.worker_metrics_dataframe.drop(columns=["timestamp"]).round(6)
 
 
+# Lightning under V2 in CI: the mixed run below (every mode and engine); these v2 cases, the full suite.
+@pytest.mark.extended_cases("v2")
 @pytest.mark.parametrize("reporter", ["ray", "compat"])
 def test_the_seed_callback_is_seen_whether_it_reports_through_ray_or_compat(backend, storage, reporter) -> None:
     result = seed.main(storage, reporter=reporter, epochs=2)
@@ -34,6 +36,7 @@ def test_the_seed_callback_is_seen_whether_it_reports_through_ray_or_compat(back
         assert result.metrics is None  # V2 keeps no free-floating metrics
 
 
+@pytest.mark.extended_cases("v2")
 def test_rays_report_callback_checkpoints_every_epoch(backend, storage) -> None:
     result = seed.main(storage, ray_callback=True, epochs=2)
     assert [r.has_checkpoint for r in result.report_rounds] == [True, True]

@@ -113,6 +113,7 @@ cluster.shutdown()
 @pytest.mark.ray
 @pytest.mark.one_pass
 @pytest.mark.parametrize("setting", ["0"])
+@pytest.mark.extended_rerun
 def test_a_process_exit_then_a_lost_node_each_reach_after_exception_once_and_lose_no_report(
     setting: str, tmp_path
 ) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.compat import warning_recorder
 
-pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
+pytestmark = [pytest.mark.ray, pytest.mark.one_pass, pytest.mark.extended_rerun]
 
 PROGRAM = """
 import os, sys, tempfile

@@ -130,6 +130,8 @@ TorchTrainer(
 
 @pytest.mark.ray
 @pytest.mark.one_pass
+@pytest.mark.extended_cases("v2")  # restore is V1's API: CI kills the driver of a v1 run
+@pytest.mark.extended_rerun
 def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_drivers(
     backend, storage, tmp_path, monkeypatch
 ) -> None:
@@ -183,6 +185,7 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
 @pytest.mark.ray
 @pytest.mark.one_pass
 @pytest.mark.parametrize("setting", ["0", "1"])
+@pytest.mark.extended_rerun
 def test_a_run_restored_after_the_switch_flipped_starts_from_its_latest_checkpoint(
     setting: str, ray_cluster, storage, monkeypatch
 ) -> None:
@@ -344,6 +347,7 @@ def _exits_after_restore(config) -> None:
 
 
 @pytest.mark.ray
+@pytest.mark.extended_rerun
 def test_a_restored_run_reports_a_worker_that_dies_to_after_exception(v1, storage) -> None:
     """Ray's V1 engine runs a restored experiment with the Tune callbacks it pickled with it:
     a failure a worker process cannot report itself still reaches ``after_exception`` (on

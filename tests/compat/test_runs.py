@@ -193,6 +193,7 @@ def _sleepy(checkpoint, sleep=0):
     return {"never": 1}
 
 
+@pytest.mark.extended_rerun
 def test_failed_and_timed_out_validations_keep_training_metrics(backend, storage) -> None:
     result = TorchTrainer(
         failing_validations,
@@ -238,6 +239,7 @@ def nan_in_round_two(config):
     train.report({"loss": math.inf, "step": 2})
 
 
+@pytest.mark.extended_rerun
 def test_nan_and_inf_are_recorded_with_one_warning_per_key(backend, storage) -> None:
     with pytest.warns(train.NonFiniteMetricWarning) as caught:
         result = TorchTrainer(nan_in_round_two, run_config=train.RunConfig(storage_path=storage)).fit()
@@ -258,6 +260,7 @@ def one_unscored_checkpoint(config):
     return [(r.metrics["step"], open(os.path.join(r.checkpoint.path, "model.txt")).read()) for r in listed]
 
 
+@pytest.mark.extended_rerun
 def test_reported_checkpoints_are_the_ones_the_engine_keeps(backend, storage) -> None:
     # A checkpoint without the score attribute: V1's checkpoint manager (Ray 2.49+) ranks it
     # as the newest, V2's by -inf. get_all_reported_checkpoints() lists what the engine
@@ -288,6 +291,7 @@ def two_reports(config):
             train.report({"step": step}, checkpoint=save(d, step))
 
 
+@pytest.mark.extended_rerun
 def test_a_raising_callback_does_not_stop_training(backend, storage) -> None:
     with pytest.raises(train.CallbackError, match="Exploding.after_report at report round 0") as info:
         TorchTrainer(two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])).fit()
@@ -444,6 +448,7 @@ def test_report_outside_a_training_function() -> None:
         train.session.get_world_rank()
 
 
+@pytest.mark.extended_rerun
 def test_ray_tune_callbacks_still_work_under_v1(v1, storage) -> None:
     from ray.tune import Callback
 
@@ -551,6 +556,7 @@ def _resumes(config) -> None:
 
 
 @pytest.mark.one_pass
+@pytest.mark.extended_rerun
 def test_resume_from_checkpoint_starts_the_first_attempt_and_later_ones_resume_their_own(
     backend, storage, monkeypatch
 ) -> None:

@@ -111,6 +111,7 @@ def test_a_run_lands_where_raw_ray_puts_it(case: str, backend: str, places: Path
     assert TorchTrainer.can_restore(experiment_location, storage_filesystem=filesystem)
 
 
+@pytest.mark.extended_rerun
 def test_a_run_without_a_storage_path_restores(backend: str, places: Path) -> None:
     """The V1 fault-tolerance idiom on a run that named no storage: restore it by its path."""
     first = TorchTrainer(_two_rounds, scaling_config=train.ScalingConfig(num_workers=1)).fit()

@@ -16,7 +16,8 @@ import compat as train
 from compat_core import switch
 from compat_core.releases import facts
 
-pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
+# extended_rerun: V1's trainers on V2's engine are tests/compat/test_v1_engine.py's in CI.
+pytestmark = [pytest.mark.ray, pytest.mark.one_pass, pytest.mark.extended_rerun]
 
 ROUNDS = 4
 
@@ -78,6 +79,8 @@ XGB_PARAMS = {"objective": "binary:logistic", "eval_metric": ["logloss"], "tree_
 LGB_PARAMS = {"objective": "binary", "metric": "binary_logloss", "verbose": -1}
 
 
+# CI runs one framework per backend (xgboost under v1, lightgbm under v2); the full suite all four.
+@pytest.mark.extended_cases("v2-xgboost", "v1-lightgbm")
 @pytest.mark.parametrize(
     ("kind", "params", "train_fn", "metric"),
     [

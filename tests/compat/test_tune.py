@@ -139,6 +139,7 @@ ray.shutdown()
 @pytest.mark.ray
 @pytest.mark.one_pass
 @pytest.mark.parametrize("setting", ["0", "1"])
+@pytest.mark.extended_rerun
 def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) -> None:
     """Runs in a Ray cluster of its own, started without the dashboard (as compat starts one):
     under v2, a trial Tune ends (ASHA's stop, ``max_t``) kills its nested V2 controller, and

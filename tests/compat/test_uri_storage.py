@@ -87,6 +87,7 @@ server.stop()
 """
 
 
+@pytest.mark.extended_cases("v1")  # CI: on V2's engine, compat's own path; raw V1 is the oracle of both
 @pytest.mark.parametrize("engine", ["v1", "v2"])
 def test_v1_semantics_on_a_uri_with_a_query_observe_what_raw_v1_observes(engine: str, tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}

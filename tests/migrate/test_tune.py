@@ -226,6 +226,7 @@ def test_tune_report_positional_checkpoint_gets_its_keyword() -> None:
 
 
 @pytest.mark.ray  # runs in the pass's mode: both passes run it
+@pytest.mark.extended_rerun
 def test_migrated_ray_2_6_tune_examples_run_on_real_ray(tmp_path: Path) -> None:
     """Both examples of the data file (ASHA with checkpoints; with_parameters without a
     scheduler) migrate and run in a fresh Ray, in the mode of this test run (CI: V1 then V2)."""

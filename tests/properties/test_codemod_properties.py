@@ -16,10 +16,11 @@ from migrate import engine
 from migrate.rules import Context
 from tests.migrate.conftest import ROADS, unreported_after_write
 from tests.properties.programs import v1_programs
+from tests.suite import examples
 
 pytestmark = pytest.mark.one_pass  # the codemod does not depend on RAY_TRAIN_V2_ENABLED
 
-EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RULES = engine.select_rules()
 
 
@@ -88,7 +89,7 @@ def test_arbitrary_python_is_never_corrupted(source: str) -> None:
     assert not [d for d in found if d.fixed]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
 def test_arbitrary_syntax_trees_are_never_corrupted(source: str) -> None:
     with warnings.catch_warnings():
@@ -141,7 +142,9 @@ def _as_notebook(source: str, cuts: list[int]) -> str:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(
     programs=st.lists(v1_programs(), min_size=1, max_size=3),

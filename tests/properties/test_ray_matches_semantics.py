@@ -13,6 +13,7 @@ from compat.testing import assert_equivalent, run_schedule, same
 from compat.testing.schedule import Schedule, ScheduledReport, ScheduledRound, ScheduledValidation
 from compat.testing.strategies import report_schedules
 from compat_core.semantics.observed import V1Semantics, V2Semantics
+from tests.suite import FULL
 
 pytestmark = pytest.mark.ray
 
@@ -48,7 +49,7 @@ ON_V2_ENGINE = os.environ.get("COMPAT_V1_ENGINE") == "v2"
 
 
 @settings(
-    max_examples=3,
+    max_examples=3 if FULL else 1,  # and the rich example, explicit
     deadline=None,
     derandomize=True,
     suppress_health_check=list(HealthCheck),
@@ -56,6 +57,7 @@ ON_V2_ENGINE = os.environ.get("COMPAT_V1_ENGINE") == "v2"
 )
 @example(schedule=RICH)
 @given(schedule=report_schedules(max_workers=2, max_rounds=3, allow_timeouts=False))
+@pytest.mark.extended_rerun
 def test_real_runs_match_the_semantics(ray_cluster, tmp_path_factory, schedule) -> None:
     comparison = run_schedule(schedule, storage_path=str(tmp_path_factory.mktemp("schedule")))
     rounds = schedule.to_rounds()
