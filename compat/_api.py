@@ -10,6 +10,7 @@ from typing import Any
 from ray.train import Checkpoint
 
 from compat import _checks as checks
+from compat import _local
 from compat._context import TrainContext
 from compat_core import messages, switch, usage
 from compat_core.errors import NotInTrainingFunctionError
@@ -40,6 +41,15 @@ def _tune_function_session(name: str) -> Any:
         raise usage.V1OnlyWarning(messages.train_api_in_tune(name))
     usage.relied_on("tune-trainable-train-api", f"compat.{name}() in a Tune function trainable")
     return adapters.v1_session()
+
+
+def _local_mode(name: str) -> Callable[..., Any] | None:
+    """In V2's local mode (``ScalingConfig(num_workers=0)``: the training function runs in the
+    driver's process, ``compat._local``), Ray V2's own ``ray.train.<name>``, which answers there
+    as raw V2's does; None anywhere else."""
+    if worker.current() is not None or not _local.running():
+        return None
+    return _local.ray_function(name)
 
 
 def report(
@@ -75,6 +85,19 @@ def report(
     tune_session = _tune_function_session("report")
     if tune_session is not None:
         tune_session.report(metrics, checkpoint=checkpoint)
+        return
+    local = _local_mode("report")
+    if local is not None:  # what was given, as given: Ray's report says what it does not take
+        options = {
+            "checkpoint_dir_name": checkpoint_dir_name,
+            "checkpoint_upload_mode": checkpoint_upload_mode,
+            "validation": validation or None,
+            "validate_fn": validate_fn,
+            "validate_config": validate_config,
+            "delete_local_checkpoint_after_upload": delete_local_checkpoint_after_upload,
+            "checkpoint_upload_fn": checkpoint_upload_fn,
+        }
+        local(metrics, checkpoint, **{k: v for k, v in options.items() if v is not None})
         return
     session = _session("report")
     if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
@@ -124,6 +147,9 @@ def get_context() -> TrainContext:
         from ray.train.context import get_context as v1_context
 
         return TrainContext(v1_context(), switch.mode())
+    local = _local_mode("get_context")
+    if local is not None:
+        return TrainContext(local(), switch.mode())
     session = _session("get_context")
     return TrainContext(session.side.context(), session.mode)
 
@@ -133,6 +159,9 @@ def get_checkpoint() -> Checkpoint | None:
     tune_session = _tune_function_session("get_checkpoint")
     if tune_session is not None:
         return tune_session.get_checkpoint()
+    local = _local_mode("get_checkpoint")
+    if local is not None:
+        return local()
     return _session("get_checkpoint").side.get_checkpoint()
 
 
@@ -150,6 +179,9 @@ def get_all_reported_checkpoints(
             "get_all_reported_checkpoints(consistency_mode=...) takes compat.CheckpointConsistencyMode."
             f"COMMITTED or .VALIDATED, got {consistency_mode!r}."
         )
+    local = _local_mode("get_all_reported_checkpoints")
+    if local is not None:
+        return local(consistency_mode, timeout_s)
     session = _session("get_all_reported_checkpoints")
     validated = consistency_mode is CheckpointConsistencyMode.VALIDATED
     found = session.side.reported_checkpoints(session, validated, timeout_s)
@@ -160,10 +192,16 @@ def get_preemption_info() -> Any:
     """V2's notice that a node of this run is about to be preempted (a
     ``compat.PreemptionInfo``), or None; a barrier, as in V2. Always None under v1, which
     has no such notice (a preempted node shows up as a worker failure)."""
+    local = _local_mode("get_preemption_info")
+    if local is not None:
+        return local()
     session = _session("get_preemption_info")
     return session.side.preemption_info()
 
 
 def get_dataset_shard(dataset_name: str | None = None) -> Any:
     """This worker's shard of ``TorchTrainer(datasets={dataset_name: ...})``."""
+    local = _local_mode("get_dataset_shard")
+    if local is not None:
+        return local(dataset_name)
     return _session("get_dataset_shard").side.get_dataset_shard(dataset_name)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from compat_core import messages
 from compat_core.errors import CallbackError, CompatError, preempted, training_failed
@@ -14,9 +15,44 @@ from compat_core.run.ledger import LedgerSnapshot
 from compat_core.semantics.result import Result
 
 
-def of_fit(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | None) -> Exception | None:
-    """What a fit raises: for a failed run compat's error (also Ray's class of its engine),
-    carrying the result; for a user callback that raised, compat's CallbackError."""
+@dataclass(frozen=True)
+class Failure:
+    """What a failed ``fit()`` raises (``error``) and from what (``cause``). ``refused``: Ray refused
+    the run before any worker started, and raw Ray raises its error as it is, from nothing."""
+
+    error: BaseException
+    cause: BaseException | None = None
+    refused: bool = False
+
+    def raise_(self) -> NoReturn:
+        if self.refused:
+            raise self.error
+        raise self.error from self.cause
+
+
+def of_fit(
+    outcome: Result,
+    snapshot: LedgerSnapshot,
+    error: BaseException | None,
+    train_fn: Callable[..., Any],
+    *,
+    keeps_every_report: bool,
+) -> Failure | None:
+    """What a fit that did not succeed raises, as raw Ray raises it: a run Ray refused before
+    training, Ray's own error; a failed run, compat's error (also Ray's class of its engine)
+    carrying the result, from the worker's own exception under V1 (``v1_cause``) and Ray's error
+    under V2; a user callback that raised, compat's CallbackError. ``None``: the fit succeeded."""
+    if error is not None and refused_before_training(error, snapshot):
+        return Failure(as_ray_raises_it(error, train_fn), refused=True)
+    raised = _raised(outcome, snapshot, error)
+    if raised is None:
+        return None
+    return Failure(raised, v1_cause(error, snapshot) if keeps_every_report else error)
+
+
+def _raised(outcome: Result, snapshot: LedgerSnapshot, error: BaseException | None) -> Exception | None:
+    """For a failed run compat's error (also Ray's class of its engine), carrying the result; for
+    a user callback that raised, compat's CallbackError."""
     if error is not None:
         last = snapshot.failures[-1] if snapshot.failures else {}
         causes = [f"worker {rank}: {type(e).__name__}: {e}" for rank, e in sorted(last.items())]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from compat import _bookkeeping as bookkeeping
 from compat import _capture as capture
-from compat import _engines, _shadowing
+from compat import _engines, _local, _shadowing
 from compat import _failures as failures
 from compat.callbacks import is_user_callback
 from compat.readiness import _record as readiness
@@ -177,7 +177,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         ]
         if overridden:
             raise CompatError(messages.custom_trainer_loop(kind, overridden))
-        if switch.mode().semantics is switch.V1:  # Ray's V1 trainer warns when made: its own warnings
+        if switch.mode().raises_ray_v1_warnings:  # Ray's V1 trainer warns when made: its own warnings
             tune_callbacks = [c for c in self.run_config.callbacks if not is_user_callback(c)]
             where.call_for_user(
                 adapters.v1_trainer_deprecations,
@@ -274,7 +274,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
     def can_restore(cls, path: str | os.PathLike[str], storage_filesystem: Any = None) -> bool:
         """Whether ``path`` is an experiment directory a trainer's ``fit()`` started in (a
         compat trainer's, or Ray's V1 trainer's), on ``storage_filesystem`` when given."""
-        if switch.mode().semantics is switch.V1:  # Ray V1's own warnings (under V2: recorded as V1-only)
+        if switch.mode().raises_ray_v1_warnings:  # Ray V1's own warnings (under V2: recorded as V1-only)
             where.call_for_user(adapters.v1_can_restore_deprecations, path, storage_filesystem)
         usage.relied_on("restore", "can_restore()", mode=switch.mode())
         return restore.can_restore(path, storage_filesystem)
@@ -336,12 +336,14 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
 
     @property
     def running_in_local_mode(self) -> bool:
-        """V2 runs ``ScalingConfig(num_workers=0)`` in the driver's process; compat always
-        starts workers (``num_workers`` >= 1): False."""
-        return False
+        """``ScalingConfig(num_workers=0)``: V2 runs the training function in the driver's
+        process (V2's local mode; V1 refuses such a run at ``fit()``)."""
+        return bool(self.scaling_config.num_workers == 0)
 
     def fit(self) -> Result:
         """Run training. Raises :class:`compat.TrainingFailedError` (with ``.result``)."""
+        if self.running_in_local_mode:
+            return _local.fit(self)
         return self._fit(_engines.engine_for(switch.mode()), in_trial=False)
 
     def _fit(self, engine: Engine, *, in_trial: bool) -> Result:
@@ -389,17 +391,15 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         stored = bookkeeping.keep_worker_reports(run_storage, snapshot, bookkeeping.earlier_journals(self._restoring))
         if stored is not None:  # read from the run's file when the user reads it (memory: none till then)
             outcome.read_later("worker_metrics_dataframe", functools.partial(bookkeeping.read_stored_reports, *stored))
-        failure: BaseException | None = failures.of_fit(outcome, snapshot, error)
-        if failure is not None and error is not None and failures.refused_before_training(error, snapshot):
-            # Ray refused the run before any worker started: Ray's own error, as raw Ray's.
-            failure = refused = failures.as_ray_raises_it(error, self.train_loop_per_worker)
-        else:
-            refused = None
+        failure = failures.of_fit(
+            outcome, snapshot, error, self.train_loop_per_worker, keeps_every_report=engine.mode.keeps_every_report
+        )
+        raised = None if failure is None else failure.error
         # A run that failed before its directory was known leaves its record in the experiment's.
-        error_text = None if failure is None else f"{type(failure).__name__}: {failure}"
+        error_text = None if raised is None else f"{type(raised).__name__}: {raised}"
         path = trial_dir.run_dir if trial_dir is not None else outcome.path or ""
         record = bookkeeping.readiness_record(
-            self, engine, path, outcome.v1_usage, call_site, start_time, bookkeeping.ended(failure), error_text
+            self, engine, path, outcome.v1_usage, call_site, start_time, bookkeeping.ended(raised), error_text
         )
         record_at = trial_dir or run_storage or experiment
         bookkeeping.keep_readiness_record(record_at, record)
@@ -408,8 +408,8 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
             outcome, snapshot, flipped=flipped, v1_logs=self.run_config.keep_v1_logs
         )
         # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
-        seconds, raised = time.time() - start_time, failure if error is not None else None
-        captured = capture.capture(outcome, seconds, raised, call, path=captured)
+        seconds = time.time() - start_time
+        captured = capture.capture(outcome, seconds, raised if error is not None else None, call, path=captured)
         reads_kept = bookkeeping.ReadsKept(log, record, record_at, captured)
         bookkeeping.watch_reads(outcome, difference, reads_kept, flipped=flipped)
         if snapshot.host_lost is not None and failure is None:
@@ -417,10 +417,8 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         if engine.mode.warns_v1_only:
             usage.warn_for_workers(snapshot.usages)
         bookkeeping.warn_non_finite(snapshot)
-        if refused is not None:
-            raise refused
         if failure is not None:
-            raise failure from (failures.v1_cause(error, snapshot) if engine.mode.keeps_every_report else error)
+            failure.raise_()
         return outcome
 
     def _result_config(self) -> dict[str, Any]:
@@ -508,7 +506,8 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         """What ``restore()`` builds this trainer again from, in the experiment directory (as
         V1 writes ``trainer.pkl``), with where this run's ledger journals what it is told (a
         driver killed before ``fit()`` ends stores no worker reports: its restore reads them
-        there). A trainer that cannot be pickled trains on, unrestorable."""
+        there). A trainer that cannot be pickled trains on, unrestorable, and says so; one whose
+        training function cannot be pickled says nothing: Ray refuses the run with its own error."""
         if prepared.experiment is None:
             return
         own = ((socket.gethostname(), ledger.journal_path),) if ledger.journal_path else ()
@@ -517,7 +516,19 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         try:
             restore.save(prepared.experiment, state)
         except Exception as exc:  # pickling runs the user's objects' code
-            where.warn(messages.cannot_save_for_restore(type(self).__name__, exc), UserWarning)
+            if _pickles(self.train_loop_per_worker):
+                where.warn(messages.cannot_save_for_restore(type(self).__name__, exc), UserWarning)
+
+
+def _pickles(value: Any) -> bool:
+    """Whether Ray can pickle ``value`` (as it pickles a training function for its workers)."""
+    from ray import cloudpickle
+
+    try:
+        cloudpickle.dumps(value)  # type: ignore[no-untyped-call]  # Ray's cloudpickle is untyped
+    except Exception:
+        return False
+    return True
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:
@@ -542,7 +553,7 @@ def _close_ledger(ledger: LedgerClient) -> LedgerSnapshot:
 def _v1_restore_deprecation() -> None:
     """Under V1 semantics, Ray V1's own warning at ``restore`` (under V2 the run records the
     V1-only behaviour instead)."""
-    if switch.mode().semantics is switch.V1:
+    if switch.mode().raises_ray_v1_warnings:
         where.call_for_user(adapters.v1_restore_deprecation)
 
 

@@ -122,10 +122,10 @@ class ScalingConfig(*standins.ray_config_bases("ScalingConfig")):  # type: ignor
                 f"Invalid ScalingConfig(num_workers={workers}): "
                 f"min_workers={workers[0]} must be <= max_workers={workers[1]}."
             )
-        if self.min_workers < 1:
+        if self.min_workers < (1 if isinstance(workers, tuple) else 0):
             raise ValueError(
-                f"ScalingConfig(num_workers={workers!r}): num_workers must be an int >= 1 (compat always "
-                "starts workers: V2's local mode, num_workers=0, is not supported)."
+                f"ScalingConfig(num_workers={workers!r}): num_workers must be an int >= 0 (0: V2's local "
+                "mode, the training function run in the driver's process) or a (min, max) tuple with min >= 1."
             )
         if self.elastic_resize_monitor_interval_s < 0:
             raise ValueError("ScalingConfig(elastic_resize_monitor_interval_s) must be non-negative.")

@@ -68,6 +68,12 @@ class Mode:
         return self.semantics is V2
 
     @property
+    def raises_ray_v1_warnings(self) -> bool:
+        """V1's semantics: Ray V1's own deprecation warnings, where raw V1 raises them
+        (docs/compatibility.md §32); under V2's, compat records the usage as V1-only instead."""
+        return self.semantics is V1
+
+    @property
     def emulates_v1_engine(self) -> bool:
         """V1 semantics on V2's engine: compat writes V1's trial directory, logs and
         checkpoint names, and the V1-only options V2's engine has no place for do nothing."""

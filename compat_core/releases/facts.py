@@ -57,6 +57,8 @@ V2_IS_DEFAULT = since("2.51")
 """Ray's own default for an unset ``RAY_TRAIN_V2_ENABLED``."""
 REPORTED_CHECKPOINTS = since("2.50")
 """V2 has ``get_all_reported_checkpoints`` and the upload modes."""
+LOCAL_MODE = since("2.50")
+"""V2's local mode: ``ScalingConfig(num_workers=0)`` runs the training function in the driver."""
 CONSISTENCY_MODES = since("2.53")
 """V2's ``get_all_reported_checkpoints`` takes ``consistency_mode`` and ``timeout_s``."""
 VALIDATION = since("2.56")

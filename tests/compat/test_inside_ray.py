@@ -221,8 +221,10 @@ def _first_line(error: BaseException) -> str:
 def test_a_run_ray_refuses_before_training_raises_rays_own_error_as_raw_ray(ray_cluster: None, tmp_path: Path) -> None:
     """Raw Ray's ``fit()`` raises these as they are (not as training failures), in both
     settings: a training function that cannot be pickled, Ray's ``TypeError`` naming it (not
-    compat's wrapper); under V1, ``checkpoint_frequency`` on a function trainable's config."""
+    compat's wrapper); under V1, ``checkpoint_frequency`` on a function trainable's config.
+    Nothing else is said: no warning that the refused run will not restore."""
     import threading
+    import warnings
 
     from compat.torch import TorchTrainer
 
@@ -232,7 +234,7 @@ def test_a_run_ray_refuses_before_training_raises_rays_own_error_as_raw_ray(ray_
         with lock:
             pass
 
-    raised: dict[str, list[tuple[type, str]]] = {}
+    raised: dict[str, list[tuple[type, str, list[str]]]] = {}
     for name, train, trainer in (("ray", ray.train, RayTorchTrainer), ("compat", compat, TorchTrainer)):
         made = configs(train, tmp_path, f"refused-{name}")
         runs: list[tuple[Any, dict[str, Any]]] = [(holds_a_lock, made)]
@@ -243,9 +245,11 @@ def test_a_run_ray_refuses_before_training_raises_rays_own_error_as_raw_ray(ray_
             )
         raised[name] = []
         for function, arguments in runs:
-            with pytest.raises(Exception) as error:
+            with warnings.catch_warnings(record=True) as caught, pytest.raises(Exception) as error:
+                warnings.simplefilter("always")
                 trainer(function, **arguments).fit()
-            raised[name].append((type(error.value), _first_line(error.value)))
+            said = [str(w.message) for w in caught if "restore" in str(w.message)]
+            raised[name].append((type(error.value), _first_line(error.value), said))
     assert raised["compat"] == raised["ray"]
     assert raised["ray"][0][0] is TypeError and "holds_a_lock" in raised["ray"][0][1]
 
@@ -311,3 +315,61 @@ def test_v1_semantics_on_v2s_engine_raise_ray_v1s_warning_at_the_trial_api(metho
     ours = _deprecations(getattr(TrainContext(engine_context, switch.Mode(switch.V1, switch.V2)), method))
     theirs = _deprecations(getattr(ray.train.context.TrainContext(), method))  # V1's, outside a run: warns, then fails
     assert ours == theirs and len(theirs) == 1
+
+
+def _local_observations(train: Any, trainer_cls: Any, tmp_path: Path) -> dict[str, Any]:
+    """What a program observes of ``ScalingConfig(num_workers=0)``: under V2, its local mode (the
+    training function in the driver's process); under V1, the error ``fit()`` raises."""
+    inside: dict[str, Any] = {}
+
+    def train_fn(config: dict[str, Any]) -> int:
+        context = train.get_context()
+        inside.update(rank=context.get_world_rank(), size=context.get_world_size(), pid=os.getpid())
+        inside["resumed"] = train.get_checkpoint()
+        for step in range(config["steps"]):
+            if step == 1:
+                directory = tmp_path / "checkpoint"
+                directory.mkdir(parents=True)
+                (directory / "step").write_text(str(step))
+                train.report({"step": step}, checkpoint=ray.train.Checkpoint.from_directory(str(directory)))
+            else:
+                train.report({"step": step})
+        return 7
+
+    trainer = trainer_cls(
+        train_fn,
+        train_loop_config={"steps": 3},
+        scaling_config=train.ScalingConfig(num_workers=0),
+        run_config=train.RunConfig(name="local", storage_path=str(tmp_path / "storage")),
+    )
+    seen: dict[str, Any] = {"local": trainer.running_in_local_mode} if V2 else {}
+    try:
+        result = trainer.fit()
+    except Exception as error:
+        return {**seen, "raised": (type(error), _first_line(error))}
+    checkpoint = None if result.checkpoint is None else (Path(result.checkpoint.path) / "step").read_text()
+    return {
+        **seen,
+        "inside": inside,
+        "result": (result.metrics, checkpoint, result.path, result.error, result.return_value),
+        "frame": result.metrics_dataframe,
+        "is_rays": isinstance(result, ray.train.Result),
+    }
+
+
+def test_a_run_without_workers_runs_as_raw_ray_runs_it(ray_cluster: None, tmp_path: Path) -> None:
+    """``ScalingConfig(num_workers=0)``: raw V2 runs the training function in the driver's process
+    (its local mode: the last report's metrics and the function's return value); raw V1
+    refuses the run at ``fit()``. compat observes the same in the same setting."""
+    from compat.torch import TorchTrainer
+
+    raw = _local_observations(ray.train, RayTorchTrainer, tmp_path / "ray")
+    ours = _local_observations(compat, TorchTrainer, tmp_path / "compat")
+    assert ours == raw
+    if V2:
+        assert raw["inside"] == {"rank": 0, "size": 1, "pid": os.getpid(), "resumed": None}
+        # Ray 2.60's local mode: the last report's metrics, no run directory and, although a
+        # checkpoint was reported, none (its Result takes the checkpoint a run would resume from).
+        assert raw["result"] == ({"step": 2}, None, None, None, 7) and raw["local"] and raw["is_rays"]
+    else:
+        assert raw["raised"][0] is ValueError and "num_workers" in raw["raised"][1]

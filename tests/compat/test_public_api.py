@@ -135,8 +135,10 @@ def test_a_run_config_has_the_default_nested_configs_as_rays_does() -> None:
 def test_wrong_config_types_say_what_is_expected() -> None:
     with pytest.raises(TypeError, match="scaling_config= takes a compat.ScalingConfig"):
         compat.torch.TorchTrainer(lambda: None, scaling_config={"num_workers": 2})
-    with pytest.raises(ValueError, match="num_workers must be an int >= 1"):
-        compat.ScalingConfig(num_workers=0)
+    with pytest.raises(ValueError, match="num_workers must be an int >= 0"):
+        compat.ScalingConfig(num_workers=-1)
+    with pytest.raises(ValueError, match=r"a \(min, max\) tuple with min >= 1"):
+        compat.ScalingConfig(num_workers=(0, 2))
     with pytest.raises(TypeError, match="training function"):
         compat.torch.TorchTrainer("train.py")  # type: ignore[arg-type]
 
