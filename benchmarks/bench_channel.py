@@ -182,6 +182,8 @@ def train_loop(config: dict[str, Any]) -> None:
             time.sleep(0.01)
         with open(config["port_file"] + ".connect", "w") as f:
             f.write(repr(connect_time(session.address)))
+        # The worker's own connection carries its records, not actor calls (the fallback).
+        assert session.sender is not None and not session.sender.broken, "the worker fell back to actor calls"
     for step in range(config["rounds"]):
         train.report({"step": step})
         if first_attempt and step == 1:
