@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pyarrow.fs as pafs
@@ -26,7 +27,12 @@ pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
 
 def _two_rounds(config) -> None:
     for epoch in range(2):
-        train.report({"epoch": epoch})
+        if epoch == 0:
+            train.report({"epoch": epoch})
+            continue
+        with tempfile.TemporaryDirectory() as directory:  # the last round's checkpoint, on the run's filesystem
+            Path(directory, "epoch").write_text(str(epoch))
+            train.report({"epoch": epoch}, checkpoint=train.Checkpoint.from_directory(directory))
 
 
 # name -> (run_config keywords, the storage root the run must land under, relative to tmp_path)
@@ -59,7 +65,12 @@ def _run_config(keywords: dict | None, tmp: Path) -> tuple[dict, pafs.FileSystem
     keywords = {k: v.format(tmp=tmp) if isinstance(v, str) else v for k, v in keywords.items()}
     filesystem = None
     if keywords.get("storage_path") == "fs":  # a path on the filesystem, as given
-        filesystem = pafs.SubTreeFileSystem(str(tmp), pafs.LocalFileSystem())
+        # A custom filesystem, as teams pass one: an fsspec filesystem wrapped by pyarrow's
+        # PyFileSystem (Ray's workers write and read the checkpoints through it).
+        import fsspec
+
+        custom = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem("file")))
+        filesystem = pafs.SubTreeFileSystem(str(tmp), custom)
         keywords["storage_filesystem"] = filesystem
     return {"run_config": train.RunConfig(**keywords)}, filesystem
 
@@ -101,6 +112,8 @@ def test_a_run_lands_where_raw_ray_puts_it(case: str, backend: str, places: Path
         assert (path / "progress.csv").is_file() and (path / "result.json").is_file()
         assert list(result.metrics_dataframe["epoch"]) == [0, 1]
     assert len(result.worker_metrics_dataframe) == 2
+    with result.checkpoint.as_directory() as directory:  # read back through the run's filesystem
+        assert Path(directory, "epoch").read_text() == "1"
 
     # A new driver finds the run where it is: read back, and restorable.
     loaded = train.Result.from_path(result.path, storage_filesystem=filesystem)
