@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compat_core import switch
 from compat_core.errors import CompatError
 from compat_core.releases import facts, standins
 from compat_core.semantics.result import Result, ResultParts, assemble
-
-if TYPE_CHECKING:
-    from compat._trainer import DataParallelTrainer
 
 _running = False  # a local-mode fit() is running its training function in this process
 
@@ -44,8 +41,9 @@ def v1_refusal(num_workers: Any) -> ValueError:
     return ValueError(f"'num_workers' in `scaling_config` must be a positive integer. Received {num_workers}")
 
 
-def fit(trainer: DataParallelTrainer) -> Result:
-    """``trainer.fit()`` in local mode, in the mode selected now."""
+def fit(trainer: Any) -> Result:
+    """``trainer.fit()`` in local mode, in the mode selected now (``trainer``: a compat
+    ``DataParallelTrainer``; not imported here: the trainer imports this module)."""
     mode = switch.mode()
     if mode.keeps_every_report:
         raise v1_refusal(trainer.scaling_config.num_workers)
