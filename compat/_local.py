@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from compat_core import switch
+from compat_core import messages, switch
 from compat_core.errors import CompatError
 from compat_core.releases import facts, standins
 from compat_core.semantics.result import Result, ResultParts, assemble
@@ -48,8 +48,6 @@ def fit(trainer: Any) -> Result:
     if mode.keeps_every_report:
         raise v1_refusal(trainer.scaling_config.num_workers)
     if not facts.LOCAL_MODE:
-        from compat_core import messages
-
         raise CompatError(messages.needs_newer_ray("ScalingConfig(num_workers=0) (local mode)", "2.50"))
     if trainer.train_loop_per_worker is None:  # a tree trainer in V1's params= form: workers only
         raise CompatError(

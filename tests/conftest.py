@@ -26,14 +26,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     CI's second pass leaves out a test marked ``extended_rerun``, except its v2 cases (``v2_case``),
     which run in no other pass."""
     for item in items:
-        cases = item.get_closest_marker("extended_cases")
         params = getattr(item, "callspec", None)
+        cases = item.get_closest_marker("extended_cases")
         if cases is not None and params is not None and params.id.startswith(tuple(cases.args)):
             item.add_marker(pytest.mark.extended)
-    for item in items:
         if item.path.name == "test_v1_engine.py":
             continue
-        params = getattr(item, "callspec", None)
         given = params.params if params is not None else {}
         backend = given.get("backend", given.get("rich_run"))
         if "v2" in getattr(item, "fixturenames", ()):  # the v2 fixture: a v2 case of its own
