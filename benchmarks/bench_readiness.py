@@ -26,7 +26,7 @@ import tempfile
 import time
 
 from compat.readiness._record import RECORD_FILE, Behaviour, RunRecord
-from compat_core import v1_only
+from compat_core.migration import v1_only
 
 KINDS = ["free-floating-report", "session-api", "tune-callback", "checkpoint-frequency", "trial-api"]
 DAY = 86400.0

@@ -403,8 +403,8 @@ def frame_build(count: int, repeat: int) -> None:
     records = [
         Record(i % 2, i // 2, {f"m{k}": float(k + i) for k in range(10)}, False, False, 1.8e9 + i) for i in range(count)
     ]
+    from compat_core.files.storage import at
     from compat_core.semantics import worker_reports
-    from compat_core.storage import at
 
     with tempfile.TemporaryDirectory() as directory:
         run = at(directory)

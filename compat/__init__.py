@@ -6,7 +6,7 @@
 import os as _os
 from typing import Any as _Any
 
-from compat_core import where as _where
+from compat_core.migration import where as _where
 
 _here = _os.path.dirname(__file__)
 _where.add_library(_here, user_code=_os.path.join(_here, "testing"))
@@ -45,7 +45,7 @@ from compat_core.semantics.rounds import CheckpointStatus
 from compat_core.switch import backend
 from compat._trainer import DataParallelTrainer
 from compat_core.releases.supported import UntestedRayWarning
-from compat_core.usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
+from compat_core.migration.usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
 from compat.callbacks import UserCallback
 from compat_core.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
 from compat_core.errors import (

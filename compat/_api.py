@@ -12,14 +12,15 @@ from ray.train import Checkpoint
 from compat import _checks as checks
 from compat import _local
 from compat._context import TrainContext
-from compat_core import messages, switch, usage
+from compat_core import messages, switch
 from compat_core.errors import NotInTrainingFunctionError
+from compat_core.integration.validation import SeedValidation, request_from_report, seed_request
+from compat_core.migration import usage
 from compat_core.releases import adapters
 from compat_core.releases.standins import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
 from compat_core.run import worker
 from compat_core.semantics.result import ReportedCheckpoint
 from compat_core.semantics.rounds import CheckpointStatus
-from compat_core.validation import SeedValidation, request_from_report, seed_request
 
 
 def _session(name: str) -> worker.WorkerSession:

@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from compat_core.files.storage import checkpoint_dir_name
 from compat_core.semantics.result import Result
 from compat_core.semantics.v1_logs import AUTO_KEYS
-from compat_core.storage import checkpoint_dir_name
 
 CAPTURE_ENV_VAR = "COMPAT_CAPTURE_DIR"
 _count = 0
@@ -223,6 +223,6 @@ def _write(path: str, record: dict[str, Any]) -> None:
 
 
 def _cannot_record(exc: Exception) -> None:
-    from compat_core import where
+    from compat_core.migration import where
 
     where.warn(f"compat could not record this fit for `compat compare`: {exc}", UserWarning)

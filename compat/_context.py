@@ -7,7 +7,8 @@ from typing import Any
 
 from ray.train.context import TrainContext as _V1TrainContext
 
-from compat_core import switch, usage, where
+from compat_core import switch
+from compat_core.migration import usage, where
 from compat_core.releases import adapters, standins
 
 

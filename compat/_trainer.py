@@ -29,11 +29,16 @@ from compat import _failures as failures
 from compat.callbacks import is_user_callback
 from compat.readiness import _record as readiness
 from compat.session import route_air_session
-from compat_core import config, messages, switch, tune, usage, where
+from compat_core import config, messages, switch
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.errors import CompatError, RestoreError
-from compat_core.frameworks import DATA_PARALLEL, Framework
-from compat_core.patch import scoped_env
+from compat_core.files.storage import RunStorage
+from compat_core.integration import tune
+from compat_core.integration.frameworks import DATA_PARALLEL, Framework
+from compat_core.integration.patch import scoped_env
+from compat_core.integration.validation import trainer_config
+from compat_core.migration import usage, where
+from compat_core.migration.usage import UsageLog
 from compat_core.releases import adapters
 from compat_core.run import worker
 from compat_core.run.engine import Engine, PreparedRun, TrainJob
@@ -47,9 +52,6 @@ from compat_core.run.ledger.votes import vote_timeout_s
 from compat_core.semantics import restore, result
 from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import Retention
-from compat_core.storage import RunStorage
-from compat_core.usage import UsageLog
-from compat_core.validation import trainer_config
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -199,7 +201,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
 
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
-        """Run one Tune trial (Tune calls this; see :mod:`compat_core.tune`)."""
+        """Run one Tune trial (Tune calls this; see :mod:`compat_core.integration.tune`)."""
         mode = self._mode()
         os.environ.update(mode.export())  # the driver's choice, for whatever reads the switch here
         trial = tune.with_sample(self, config or {}, takes_params=self.legacy_form)

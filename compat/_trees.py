@@ -144,7 +144,7 @@ class TreeTrainer(DataParallelTrainer):
         """The booster stored in ``checkpoint`` by the report callback. V1's classmethod, which
         V2 removed (it raises there): under v2 a ``V1OnlyWarning`` ``[tree-get-model]`` (strict
         mode raises, as raw V2 does), and the booster all the same."""
-        from compat_core import usage
+        from compat_core.migration import usage
 
         usage.relied_on("tree-get-model", f"{cls.__name__}.get_model()")
         if checkpoint is None:

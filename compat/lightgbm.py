@@ -15,7 +15,7 @@ from ray.train.lightgbm import LightGBMCheckpoint, LightGBMConfig, RayTrainRepor
 
 from compat._trainer import ray_trainer_bases
 from compat._trees import TreeTrainer
-from compat_core.frameworks import LIGHTGBM
+from compat_core.integration.frameworks import LIGHTGBM
 from compat_core.releases import adapters, facts, standins
 
 if facts.LIGHTGBM_NORMALIZE:

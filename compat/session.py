@@ -13,8 +13,8 @@ from typing import Any
 from ray.train import Checkpoint
 
 from compat import _api
-from compat_core import usage
-from compat_core.patch import rebind
+from compat_core.integration.patch import rebind
+from compat_core.migration import usage
 
 __all__ = [
     "get_checkpoint",

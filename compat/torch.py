@@ -15,9 +15,10 @@ from ray.train.torch import TorchCheckpoint
 from ray.train.torch.config import TorchConfig
 
 from compat._trainer import DataParallelTrainer, TrainerArguments, ray_trainer_bases
-from compat_core import messages, usage
+from compat_core import messages
 from compat_core.errors import CompatError
-from compat_core.frameworks import TORCH
+from compat_core.integration.frameworks import TORCH
+from compat_core.migration import usage
 from compat_core.releases import standins
 from compat_core.run import worker
 

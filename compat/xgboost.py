@@ -16,7 +16,7 @@ from ray.train.xgboost import RayTrainReportCallback, XGBoostCheckpoint
 
 from compat._trainer import ray_trainer_bases
 from compat._trees import TreeTrainer
-from compat_core.frameworks import XGBOOST
+from compat_core.integration.frameworks import XGBOOST
 from compat_core.releases import adapters, facts, standins
 
 if facts.V2_XGBOOST_CONFIG:  # V2's subclasses V1's: ray.train.xgboost.XGBoostConfig in both settings

@@ -18,7 +18,8 @@ from typing import Any, Literal, TypeVar
 
 from ray.train import SyncConfig
 
-from compat_core import switch, usage
+from compat_core import switch
+from compat_core.migration import usage
 from compat_core.releases import standins
 
 # V2's ScalingConfig fields only V2's engine has a use for, with their "not set" value (Ray's default).
@@ -76,7 +77,7 @@ def _strict_v2(which: int, fields: dict[str, tuple[Any, str, str]]) -> None:
         theirs = f"{str(error).splitlines()[0]}\n"
     except Exception:  # this Ray's V2 class has no such field, or fails otherwise: compat's words only
         theirs = ""
-    from compat_core import v1_only
+    from compat_core.migration import v1_only
 
     raise usage.V1OnlyWarning(f"{theirs}{v1_only.message(kind, detail)} (strict mode: {usage.STRICT_ENV_VAR}=1)")
 
@@ -345,7 +346,7 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
                     stacklevel=4,
                 )
             else:
-                from compat_core.storage import default_storage_path
+                from compat_core.files.storage import default_storage_path
 
                 self.storage_path = default_storage_path()
         if isinstance(self.storage_path, Path):

@@ -207,4 +207,4 @@ class CallbackError(CompatError, RuntimeError):
 
 class UnsafeStateDirectoryError(CompatError, PermissionError):
     """compat's directory of run state on this node (journals, staged logs) could be written by
-    another user: compat refuses to use it (compat_core.private)."""
+    another user: compat refuses to use it (compat_core.files.private)."""

@@ -192,7 +192,7 @@ UNKNOWN_REPORT_CHECKPOINT_POSITION = (
 
 def train_api_in_tune(name: str) -> str:
     """Raw V2's error for ``ray.train.<name>`` in a Tune function trainable, then compat's words."""
-    from compat_core import v1_only
+    from compat_core.migration import v1_only
 
     return (
         f"`ray.train.{name}` is deprecated when running in a function passed to Ray Tune. Please use the "

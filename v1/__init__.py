@@ -2,6 +2,6 @@
 
 import os
 
-from compat_core import where
+from compat_core.migration import where
 
 where.add_library(os.path.dirname(__file__))  # its frames are not the user's line

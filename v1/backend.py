@@ -15,8 +15,10 @@ from ray.exceptions import RayActorError, RayTaskError
 from ray.tune import Callback
 from ray.util.annotations import RayDeprecationWarning
 
-from compat_core import config, storage, usage
+from compat_core import config
 from compat_core.config import RunConfig
+from compat_core.files import storage
+from compat_core.migration import usage
 from compat_core.releases import adapters, facts
 from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot

@@ -13,11 +13,11 @@ from typing import Any
 
 from compat_core import messages
 from compat_core.errors import CompatError
-from compat_core.patch import override_method, rebind, undo_all
+from compat_core.files.storage import checkpoint_dir_name
+from compat_core.integration.patch import override_method, rebind, undo_all
 from compat_core.releases import adapters
 from compat_core.run.engine import EngineReport, ReportSink
 from compat_core.run.worker import ledger_reported_checkpoints
-from compat_core.storage import checkpoint_dir_name
 
 
 class V1WorkerSide:

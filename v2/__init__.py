@@ -3,6 +3,6 @@ semantics on V2's engine (v1_on_v2.py), Tune callbacks and placement-group watch
 
 import os
 
-from compat_core import where
+from compat_core.migration import where
 
 where.add_library(os.path.dirname(__file__))  # its frames are not the user's line

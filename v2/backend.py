@@ -19,10 +19,14 @@ from typing import Any
 import pandas as pd
 from ray.train.v2.api.callback import UserCallback
 
-from compat_core import config, messages, storage, tune, usage
+from compat_core import config, messages
 from compat_core.config import RunConfig
 from compat_core.errors import CompatError
-from compat_core.patch import scoped_env
+from compat_core.files import storage
+from compat_core.files.storage import RunStorage, checkpoint_dir_name
+from compat_core.integration import tune
+from compat_core.integration.patch import scoped_env
+from compat_core.migration import usage
 from compat_core.releases import facts, standins
 from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot
@@ -31,7 +35,6 @@ from compat_core.semantics.observed import V2Semantics
 from compat_core.semantics.restore import RestoreSpec
 from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated
 from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
-from compat_core.storage import RunStorage, checkpoint_dir_name
 from compat_core.switch import V2, Mode
 from v2 import groups
 from v2.tune_callbacks import TuneCallbacks

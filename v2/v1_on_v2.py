@@ -25,15 +25,16 @@ from typing import Any
 import pandas as pd
 from ray.exceptions import RayTaskError
 
-from compat_core import storage, usage, where
 from compat_core.config import RunConfig, given_name
+from compat_core.files import storage
+from compat_core.files.storage import RunStorage, checkpoint_dir_name
+from compat_core.migration import usage, where
 from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
 from compat_core.semantics.restore import RestoreSpec
 from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
 from compat_core.semantics.rounds import merge_validation
-from compat_core.storage import RunStorage, checkpoint_dir_name
 from compat_core.switch import V1, Mode
 from v2.backend import SNAPSHOT_FILE, V2Engine, V2Prepared, named, placed, prepared_of, run_path
 from v2.worker import V2WorkerSide

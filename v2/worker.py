@@ -24,11 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 from compat_core import config
-from compat_core.patch import override_method, rebind, undo_all
+from compat_core.files.storage import checkpoint_dir_name as dir_name_of
+from compat_core.integration.patch import override_method, rebind, undo_all
 from compat_core.releases import adapters, facts, standins
 from compat_core.run.engine import EngineReport, ReportSink
 from compat_core.run.worker import ledger_reported_checkpoints
-from compat_core.storage import checkpoint_dir_name as dir_name_of
 from compat_core.switch import Mode
 
 RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"

@@ -14,7 +14,7 @@ from pathlib import PurePath
 
 from compat.readiness._collect import Collected, Problem, Source, unread
 from compat.readiness._record import SEVERITIES, Behaviour, RunRecord
-from compat_core import v1_only
+from compat_core.migration import v1_only
 from migrate.formats import Finding, rule_url
 from migrate.rules import BY_CODE
 

@@ -292,7 +292,7 @@ def compat_version() -> str:
 
 
 def behaviours(usages: Iterable[Any]) -> tuple[Behaviour, ...]:
-    """Records of a run's :class:`compat_core.usage.Usage` list, worst first."""
+    """Records of a run's :class:`compat_core.migration.usage.Usage` list, worst first."""
     found = [Behaviour(u.kind, u.count, u.first_site, u.severity, u.rule, u.advice) for u in usages]
     return tuple(sorted(found, key=lambda b: (SEVERITIES.index(b.severity), b.kind)))
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from compat.readiness import _record as records
-from compat_core import switch, v1_only
+from compat_core import switch
+from compat_core.migration import v1_only
 from compat_core.semantics.result import Result
 
 
@@ -57,7 +58,7 @@ def migration_report(results: Any) -> str:
 def _last_record(trial: Any) -> records.RunRecord | None:
     """The trial's record as it ended (its directory's last line; None without one, or when its
     storage cannot be read)."""
-    from compat_core.storage import RunStorage
+    from compat_core.files.storage import RunStorage
 
     path, filesystem = str(trial.path), getattr(trial, "filesystem", None)
     if filesystem is None:

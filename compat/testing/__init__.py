@@ -23,7 +23,7 @@ from compat.testing._compare import Difference, differences, observe, same, user
 from compat.testing.schedule import Schedule, replay_schedule
 from compat_core import switch
 from compat_core.config import RunConfig, ScalingConfig, coerce
-from compat_core.patch import scoped_env
+from compat_core.integration.patch import scoped_env
 from compat_core.semantics.observed import V1Semantics, V2Semantics
 from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import Outcome

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compat_core.files.storage import checkpoint_dir_name
 from compat_core.semantics import v1_logs
 from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import KeptCheckpoint, Metrics, Outcome
 from compat_core.semantics.v1_logs import AUTO_KEYS
-from compat_core.storage import checkpoint_dir_name
 
 DOCS = "docs/compatibility.md"
 

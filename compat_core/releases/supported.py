@@ -10,8 +10,9 @@ from importlib import metadata
 
 from packaging.version import Version
 
-from compat_core import messages, where
+from compat_core import messages
 from compat_core.errors import MissingRayError, UnsupportedRayError
+from compat_core.migration import where
 
 OLDEST = Version("2.44.0")
 NEWEST_TESTED = Version("2.60.0")  # the newest release the test suite ran on

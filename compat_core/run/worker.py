@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat_core import switch, usage
+from compat_core import switch
+from compat_core.migration import usage
 from compat_core.run import channel
 from compat_core.run.engine import EngineReport, WorkerSide
 from compat_core.run.ledger import LedgerClient, Record

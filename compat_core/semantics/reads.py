@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from compat_core.migration.where import is_library
 from compat_core.semantics.v1_logs import AUTO_KEYS, flatten
-from compat_core.where import is_library
 
 KIND = "metrics-dataframe"
 

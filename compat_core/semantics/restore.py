@@ -20,10 +20,11 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from compat_core import messages, pickled
+from compat_core import messages
 from compat_core.errors import RestoreError
+from compat_core.files import pickled
+from compat_core.files.storage import V1_CHECKPOINT, RunStorage, at, split
 from compat_core.semantics.v1_logs import PROGRESS_CSV, RESULT_JSON
-from compat_core.storage import V1_CHECKPOINT, RunStorage, at, split
 
 STATE_FILE = "compat_trainer.pkl"
 # The run's config (train_loop_config) apart from the trainer, each value pickled on its own, for

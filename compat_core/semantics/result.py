@@ -16,7 +16,10 @@ from ray.air.result import Result as _V1Result
 from ray.train import Checkpoint
 from ray.train.v2.api.result import Result as _V2Result
 
-from compat_core import switch, v1_only
+from compat_core import switch
+from compat_core.files.storage import checkpoint_dir_name
+from compat_core.migration import v1_only
+from compat_core.migration.usage import Usage
 from compat_core.releases import standins
 from compat_core.semantics import stored
 from compat_core.semantics.reads import KIND, ReadWatch, Watched
@@ -26,8 +29,6 @@ from compat_core.semantics.rounds import (
     checkpoint_status,
     merge_validation,
 )
-from compat_core.storage import checkpoint_dir_name
-from compat_core.usage import Usage
 
 if TYPE_CHECKING:
     from compat_core.run.ledger import LedgerSnapshot

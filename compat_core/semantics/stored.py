@@ -30,12 +30,13 @@ from typing import Any
 import pandas as pd
 import pyarrow.fs as pafs
 
-from compat_core import messages, pickled, switch
+from compat_core import messages, switch
 from compat_core.errors import ResultNotFoundError
+from compat_core.files import pickled
+from compat_core.files.storage import RunStorage, at
 from compat_core.semantics import worker_reports
 from compat_core.semantics.restore import CONFIG_FILE, STATE_FILE, V2_SNAPSHOT, v1_trials
 from compat_core.semantics.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON
-from compat_core.storage import RunStorage, at
 
 REPORT_ORDER = operator.attrgetter("attempt", "index", "rank")  # the order of every worker's reports
 
@@ -69,7 +70,7 @@ def read_run(
 ) -> StoredRun:
     """The result of the run directory at ``path`` by ``mode``'s semantics (the selected one).
     Values compat pickled there are loaded only when plain (values, containers, numpy) unless
-    ``trusted`` (:func:`compat_core.pickled.load_stored`): nothing read runs code otherwise."""
+    ``trusted`` (:func:`compat_core.files.pickled.load_stored`): nothing read runs code otherwise."""
     mode = mode or switch.mode()
     run = at(path, storage_filesystem)
     has_logs = run.exists(RESULT_JSON) or run.exists(PROGRESS_CSV)
@@ -109,7 +110,7 @@ ERROR_PICKLE, ERROR_TEXT = "error.pkl", "error.txt"  # V1's trial directory, aft
 def _v1_result(run: RunStorage, trusted: bool) -> Any:
     """Ray's V1 ``Result.from_path`` of ``run``; without ``trusted``, through a view of the
     filesystem without the run's ``error.pkl`` (Ray would unpickle it), its ``error`` then a
-    :class:`compat_core.pickled.StoredError` holding ``error.txt``."""
+    :class:`compat_core.files.pickled.StoredError` holding ``error.txt``."""
     from ray.air.result import Result as V1Result
     from ray.train import Checkpoint
 
@@ -180,7 +181,7 @@ def _user_metrics(row: dict[str, Any]) -> dict[str, Any]:
 def _config(run: RunStorage, v1: Any, trusted: bool) -> dict[str, Any]:
     """V1's ``Result.config``: the ``config`` of its rows; for a V2 run, the config the trainer's
     ``fit()`` stored beside its restore state (each value loaded as
-    :func:`compat_core.pickled.load_stored` does); a run of an earlier compat has only the
+    :func:`compat_core.files.pickled.load_stored` does); a run of an earlier compat has only the
     restore state, read when ``trusted``."""
     if v1 is not None:
         config = v1.metrics.get("config") if v1.metrics else None

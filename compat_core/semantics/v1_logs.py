@@ -7,7 +7,7 @@ completes, for compat's ``keep_v1_logs`` opt-in under v2 and V1's semantics on V
 with the rows :class:`V1Rows` makes (V1's auto-filled keys) in the run ledger, once per round;
 the driver reads them back (:func:`read_logged`), never makes them again.
 
-A target is a :class:`compat_core.storage.RunStorage` or a local directory.
+A target is a :class:`compat_core.files.storage.RunStorage` or a local directory.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from compat_core import private
+from compat_core.files import private
+from compat_core.files.storage import RunStorage
 from compat_core.run.channel import node_ip
 from compat_core.run.ledger import DeliveredRound, Record, round_dir_name
-from compat_core.storage import RunStorage
 
 PROGRESS_CSV = "progress.csv"
 RESULT_JSON = "result.json"
@@ -289,7 +289,7 @@ def sync_period_s(sync_config: Any) -> float:
     return float(period)
 
 
-# Where the copies go: the user's private state directory's ``staging`` (compat_core.private);
+# Where the copies go: the user's private state directory's ``staging`` (compat_core.files.private);
 # set (tests): that directory, which must be private too.
 STAGING_DIR: str | None = None
 

@@ -16,7 +16,7 @@ values Arrow types as pandas would (whole numbers, numbers with holes, booleans,
 stored typed; any other (a mix, a list, a dict, an object) is stored pickled, value by value,
 and given back as the objects reported: by ``fit()``'s own result as they were; by
 ``Result.from_path`` only when plain values, containers and numpy arrays (read without running
-code), others as a :class:`compat_core.pickled.StoredValue` unless the reader trusts the
+code), others as a :class:`compat_core.files.pickled.StoredValue` unless the reader trusts the
 storage (``trust_stored_objects=True``).
 """
 
@@ -35,9 +35,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from compat_core import messages, pickled
+from compat_core import messages
+from compat_core.files import pickled
+from compat_core.files.storage import RunStorage
 from compat_core.semantics.v1_logs import read_json_lines
-from compat_core.storage import RunStorage
 
 LEGACY = "compat_worker_reports.jsonl"  # what compat before 0.x stored: read, never written
 _FILE = re.compile(r"compat_worker_reports\.(\d{6})\.arrow")
@@ -216,11 +217,11 @@ class CorruptStoredDataWarning(UserWarning):
 
 def read_file(run: RunStorage, name: str, trusted: bool = False, written: Stored | None = None) -> pd.DataFrame:
     """The reports one fit stored (``name``, as :func:`write` returned it). A pickled value is
-    rebuilt only from plain values, containers and numpy (:func:`compat_core.pickled.safe_loads`;
-    another class's value is a :class:`compat_core.pickled.StoredValue`) unless ``trusted``, or
+    rebuilt only from plain values, containers and numpy (:func:`compat_core.files.pickled.safe_loads`;
+    another class's value is a :class:`compat_core.files.pickled.StoredValue`) unless ``trusted``, or
     ``written`` (what this process wrote) has the file's hash: it is still the bytes written. A
     file cut short gives the reports before the cut, a value that cannot be read is a
-    :class:`compat_core.pickled.UnreadableValue`; each with a :class:`CorruptStoredDataWarning`
+    :class:`compat_core.files.pickled.UnreadableValue`; each with a :class:`CorruptStoredDataWarning`
     naming the file and the reports."""
     path = run.path(name)
     with run.filesystem.open_input_file(path) as f:

@@ -23,8 +23,10 @@ from compat.callbacks import UserCallback
 from compat.errors import CallbackError
 from compat.readiness import _record as readiness
 from compat.torch import TorchTrainer
-from compat_core import storage, switch, usage
+from compat_core import switch
 from compat_core.config import RunConfig
+from compat_core.files import storage
+from compat_core.migration import usage
 from compat_core.run import worker
 from compat_core.run.engine import EngineReport, PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot, RunLedger
@@ -297,7 +299,7 @@ def test_a_stopped_trials_record_counts_each_use_once_whichever_source_names_it(
     import pyarrow.fs as pafs
 
     from compat._bookkeeping import kept_for, stopped_usages
-    from compat_core.usage import Usage
+    from compat_core.migration.usage import Usage
 
     (tmp_path / "trial").mkdir()
     trial = storage.RunStorage(pafs.LocalFileSystem(), str(tmp_path / "trial"))

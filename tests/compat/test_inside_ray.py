@@ -129,7 +129,7 @@ def test_compats_warnings_are_rays_deprecation_warnings() -> None:
     """Filters and ``pytest.warns`` written against Ray's warning class catch compat's."""
     from ray.util.annotations import RayDeprecationWarning
 
-    from compat_core import usage
+    from compat_core.migration import usage
 
     with pytest.warns(RayDeprecationWarning, match="trainer-resources"):
         usage.relied_on("trainer-resources", "", mode=usage.switch.mode_of(usage.switch.V2))
@@ -142,7 +142,7 @@ def test_a_tree_trainers_get_model_is_v1_only_and_raises_in_strict_mode_as_raw_v
     """Raw V2 removed it (DeprecationWarning raised); compat keeps it, warning under v2."""
     import importlib
 
-    from compat_core import usage
+    from compat_core.migration import usage
 
     trainer = getattr(
         importlib.import_module(f"compat.{module}"), {"xgboost": "XGBoost", "lightgbm": "LightGBM"}[module] + "Trainer"

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compat_core.migration.usage import Usage
 from compat_core.run.ledger import Record, RunLedger
 from compat_core.run.ledger.journal import Journal, read
 from compat_core.run.ledger.run import recover
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
-from compat_core.usage import Usage
 
 pytestmark = pytest.mark.one_pass  # plain code: no Ray cluster, no mode
 
@@ -302,7 +302,7 @@ def gated_runner(fn, checkpoint, kwargs, remote_kwargs, timeout_s):
 
 def test_a_validation_pending_when_the_host_died_is_run_by_the_restarted_one(tmp_path) -> None:
     from compat import ValidationConfig
-    from compat_core.validation import trainer_config
+    from compat_core.integration.validation import trainer_config
 
     path = str(tmp_path / "run.journal")
     _GATE.clear()

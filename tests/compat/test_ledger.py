@@ -6,11 +6,11 @@ import pytest
 
 from compat.callbacks import UserCallback
 from compat_core import messages, switch
+from compat_core.integration.validation import trainer_config
+from compat_core.migration.usage import Usage
 from compat_core.releases import facts
 from compat_core.run.ledger import Record, RunLedger, task_options
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
-from compat_core.usage import Usage
-from compat_core.validation import trainer_config
 
 
 class Recorder(UserCallback):

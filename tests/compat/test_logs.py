@@ -111,7 +111,7 @@ def bucket(name: str):
     """A bucket on the S3-compatible server of the ``s3`` fixture, and the run directory in it."""
     import pyarrow.fs as pafs
 
-    from compat_core.storage import RunStorage
+    from compat_core.files.storage import RunStorage
 
     filesystem, _ = pafs.FileSystem.from_uri(f"s3://{name}?allow_bucket_creation=true")
     filesystem.create_dir(name)

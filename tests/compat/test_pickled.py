@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compat_core import pickled
 from compat_core.config import RunConfig
+from compat_core.files import pickled
 from compat_core.run.ledger import journal
 from compat_core.run.ledger.records import Record
 from compat_core.semantics import restore
@@ -40,6 +40,36 @@ def test_a_restore_state_from_before_the_move_loads(tmp_path: Path, monkeypatch:
     assert isinstance(spec.state, restore.TrainerState)
     assert spec.state.arguments["run_config"].name == "old"
     assert spec.state.arguments["train_loop_config"] == {"lr": 0.1}
+
+
+@pytest.mark.parametrize(
+    ("old_module", "value"),
+    [
+        ("compat_core.frameworks", "framework"),  # the trainer's Framework, in compat_trainer.pkl
+        ("compat_core.storage", "storage"),  # a Tune trial's RunStorage, pickled with its trainer
+        ("compat_core.usage", "usage"),  # a worker's usages, journaled with its records
+    ],
+)
+def test_state_naming_a_root_module_of_the_core_loads_after_the_grouping(
+    old_module: str, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The core's root modules moved into packages by job (``migration``, ``integration``,
+    ``files``): what an earlier compat pickled with their names reads back as the same values."""
+    import pyarrow.fs as pafs
+
+    from compat_core.files.storage import RunStorage
+    from compat_core.integration.frameworks import TORCH
+    from compat_core.migration.usage import Usage
+
+    made = {
+        "framework": TORCH,
+        "storage": RunStorage(pafs.LocalFileSystem(), "/runs/trial"),
+        "usage": Usage("tune-callback", 2, "job.py:3"),
+    }[value]
+    data = _as_written_by(old_module, made, monkeypatch)
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(data)  # what the move alone would do
+    assert pickled.loads(data) == made
 
 
 def test_a_restore_state_naming_the_torch_trainer_where_it_was_defined_loads() -> None:

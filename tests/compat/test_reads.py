@@ -112,10 +112,10 @@ def test_the_frame_stored_with_the_run_reads_back_as_the_frame_fit_gave(tmp_path
     order, dtypes, holes; and a second fit's reports come after the first's."""
     import shutil
 
+    from compat_core.files.storage import at
     from compat_core.run.ledger import Record
     from compat_core.semantics import worker_reports
     from compat_core.semantics.result import worker_dataframe
-    from compat_core.storage import at
 
     monkeypatch.setattr(worker_reports, "BATCH", batch)
     records = [Record(rank, index, metrics, False, False, float(n), attempt=attempt)

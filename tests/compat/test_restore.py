@@ -20,9 +20,9 @@ import pytest
 import compat as train
 from compat.errors import RestoreError
 from compat.torch import TorchTrainer
-from compat_core import usage
+from compat_core.files.storage import resolve
+from compat_core.migration import usage
 from compat_core.semantics import restore
-from compat_core.storage import resolve
 from tests.compat.calls import CallLog, calls
 
 EPOCHS = 4

@@ -15,7 +15,8 @@ import pytest
 
 import compat as train
 from compat.torch import TorchTrainer
-from compat_core import switch, usage
+from compat_core import switch
+from compat_core.migration import usage
 from compat_core.releases import facts
 from tests.compat.calls import CallLog, calls
 

@@ -241,7 +241,7 @@ def test_a_backend_config_made_for_one_engine_reaches_the_other_as_its_own_class
     from ray.train.v2.xgboost.config import XGBoostConfig as V2Config
     from ray.train.xgboost.config import XGBoostConfig as V1Config
 
-    from compat_core.frameworks import TORCH, XGBOOST
+    from compat_core.integration.frameworks import TORCH, XGBOOST
 
     v1 = V1Config(xgboost_communicator="rabit")
     as_v2 = XGBOOST.config_for(v1, switch.V2)

@@ -3,9 +3,9 @@ worst first, and the codemod rule that finds it; the runtime's severities are th
 
 from __future__ import annotations
 
-from compat_core import v1_only
+from compat_core.migration import v1_only
+from compat_core.migration.usage import Usage
 from compat_core.semantics.result import Result
-from compat_core.usage import Usage
 from migrate.rules import BY_CODE
 from migrate.severity import SEVERITIES
 

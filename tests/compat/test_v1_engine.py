@@ -12,7 +12,8 @@ import pytest
 
 import compat as train
 from compat.torch import TorchTrainer
-from compat_core import switch, usage
+from compat_core import switch
+from compat_core.migration import usage
 from compat_core.releases import facts
 from examples import after_report_callback, async_validation, config_and_results
 

@@ -115,7 +115,7 @@ def test_in_a_jupyter_kernel(tmp_path: Path) -> None:
 
 def test_each_package_of_compat_marks_its_own_frames_as_library_code() -> None:
     """The core knows no directory of the layers above it: the public package and each engine
-    register themselves with ``compat_core.where`` when imported; until then their frames would
+    register themselves with ``compat_core.migration.where`` when imported; until then their frames would
     be the user's. ``compat.testing`` (it replays the user's schedules) stays the user's."""
     script = (
         "import os, sys\n"

@@ -22,7 +22,7 @@ def _append(entry: dict[str, Any]) -> None:
 def setup() -> None:
     from ray.util.annotations import RayDeprecationWarning
 
-    from compat_core.usage import CompatDeprecationWarning
+    from compat_core.migration.usage import CompatDeprecationWarning
 
     shown = warnings.showwarning
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from compat.readiness._record import RECORD_FILE, Behaviour, RunRecord
-from compat_core import v1_only
+from compat_core.migration import v1_only
 
 DAY = 86400.0
 START = 1_790_000_000.0  # 2026-09-21

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
-from compat_core import private
+from compat_core.files import private
 from compat_core.releases import standins
 from compat_core.run.ledger import journal
 from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
@@ -39,14 +39,14 @@ from compat_core.run.ledger.run import RunLedger, recover
 from compat_core.run.ledger.votes import VOTE_TIMEOUT_S
 
 if TYPE_CHECKING:
+    from compat_core.migration.usage import Usage
     from compat_core.run.channel import Address
     from compat_core.semantics.rounds import CheckpointStatus
-    from compat_core.usage import Usage
 
 logger = logging.getLogger(__name__)
 
 # Where runs' journals are written (journal.py): the driver's node's local disk, in the user's
-# private state directory (compat_core.private); None: that directory, checked at each fit.
+# private state directory (compat_core.files.private); None: that directory, checked at each fit.
 JOURNAL_DIR: str | None = None
 # A journal no process wrote for this long belongs to a driver that died: removed (journal.prune).
 JOURNAL_MAX_AGE_S = 7 * 86400.0

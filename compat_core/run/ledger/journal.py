@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from compat_core import pickled, private
+from compat_core.files import pickled, private
 
 _LENGTH = struct.Struct(">I")
 # A frame whose length has this bit is a record as its worker pickled it, ``(record, validation)``
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 class Journal:
     """Appends events to ``path`` (created with its directory, private to this user:
-    compat_core.private; a symlink at ``path`` is refused)."""
+    compat_core.files.private; a symlink at ``path`` is refused)."""
 
     def __init__(self, path: str) -> None:
         private.ensure_private(os.path.dirname(path) or ".")

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compat_core import messages
+from compat_core.files.storage import V1_CHECKPOINT
+from compat_core.migration.usage import Usage
 from compat_core.run.ledger import journal
 from compat_core.semantics.rounds import ReportRound, ValidationOutcome, WorkerReport, non_finite_keys
-from compat_core.storage import V1_CHECKPOINT
-from compat_core.usage import Usage
 
 # A round is identified by (attempt, index): a retried attempt starts again at index 0.
 RoundKey = tuple[int, int]

@@ -16,6 +16,7 @@ from typing import Any
 
 from compat_core import messages
 from compat_core.errors import WorkerLostError
+from compat_core.migration.usage import Usage, UsageLog
 from compat_core.run import channel
 from compat_core.run.ledger import checkpoints, journal
 from compat_core.run.ledger.delivery import RoundDelivery, RoundSink, RowMaker
@@ -31,7 +32,6 @@ from compat_core.run.ledger.records import (
 from compat_core.run.ledger.validating import ValidationRunner, Validations
 from compat_core.run.ledger.votes import FreeRoundVote
 from compat_core.semantics.rounds import CheckpointStatus, Retention
-from compat_core.usage import Usage, UsageLog
 
 # How long ``worker_done`` waits for a worker's records still on their way.
 ARRIVAL_TIMEOUT_S = 30.0

@@ -13,10 +13,10 @@ from typing import Any
 
 from compat_core import messages, switch
 from compat_core.errors import InvalidSwitchValueError
+from compat_core.integration.validation import kwargs_and_timeout
 from compat_core.releases import facts
 from compat_core.run.ledger.records import RecordStore, RoundKey
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
-from compat_core.validation import kwargs_and_timeout
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.
 ValidationRunner = Callable[[Callable[..., Any], Any, dict[str, Any], dict[str, Any], float | None], ValidationOutcome]

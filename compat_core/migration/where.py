@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
-_library_dirs: tuple[str, ...] = (str(Path(__file__).resolve().parent) + os.sep,)  # the core's; packages add theirs
+_library_dirs: tuple[str, ...] = (str(Path(__file__).resolve().parents[1]) + os.sep,)  # the core's; packages add theirs
 _user_dirs: tuple[str, ...] = ()  # inside a library directory, yet the user's code
 _RAY_DIR = f"{os.sep}ray{os.sep}"
 

@@ -30,6 +30,18 @@ MOVED = {
     "compat_core.ledger.validating": "compat_core.run.ledger.validating",
     "compat_core.ledger.votes": "compat_core.run.ledger.votes",
     "compat_core.releases": "compat_core.releases.standins",
+    # The root's modules grouped by job (2026-11-29): a restore state holds the trainer's
+    # framework and its trial's RunStorage, a journal the usages its workers recorded.
+    "compat_core.v1_only": "compat_core.migration.v1_only",
+    "compat_core.usage": "compat_core.migration.usage",
+    "compat_core.where": "compat_core.migration.where",
+    "compat_core.frameworks": "compat_core.integration.frameworks",
+    "compat_core.tune": "compat_core.integration.tune",
+    "compat_core.validation": "compat_core.integration.validation",
+    "compat_core.patch": "compat_core.integration.patch",
+    "compat_core.storage": "compat_core.files.storage",
+    "compat_core.private": "compat_core.files.private",
+    "compat_core.pickled": "compat_core.files.pickled",
 }
 """Old module → new module, for every module of compat_core that moved when the core was grouped
 by job (docs/architecture.md)."""

@@ -15,8 +15,10 @@ from typing import Any
 
 from ray.util.annotations import RayDeprecationWarning
 
-from compat_core import storage, switch, v1_only
-from compat_core.where import user_call_site, warn
+from compat_core import switch
+from compat_core.files import storage
+from compat_core.migration import v1_only
+from compat_core.migration.where import user_call_site, warn
 
 STRICT_ENV_VAR = "COMPAT_STRICT"
 

@@ -1,6 +1,6 @@
 """The catalogue of V1-only behaviours compat counts: each kind's code, what it is, what replaces
 it under V2, its severity on raw V2 and the codemod rule that finds it; and the texts of their
-warnings. ``compat_core.usage`` warns, counts and records them; ``python -m compat readiness``
+warnings. ``compat_core.migration.usage`` warns, counts and records them; ``python -m compat readiness``
 ranks them. A new V1-only behaviour is a ``Kind`` here and a ``usage.relied_on(kind, ...)``
 where it happens."""
 
