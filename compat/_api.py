@@ -13,7 +13,7 @@ from compat import _checks as checks
 from compat import _local
 from compat._context import TrainContext
 from compat_core import messages, switch
-from compat_core.errors import NotInTrainingFunctionError
+from compat_core.errors import CompatError, NotInTrainingFunctionError
 from compat_core.integration.validation import SeedValidation, request_from_report, seed_request
 from compat_core.migration import usage
 from compat_core.releases import adapters
@@ -44,13 +44,35 @@ def _tune_function_session(name: str) -> Any:
     return adapters.v1_session()
 
 
-def _local_mode(name: str) -> Callable[..., Any] | None:
-    """In V2's local mode (``ScalingConfig(num_workers=0)``: the training function runs in the
-    driver's process, ``compat._local``), Ray V2's own ``ray.train.<name>``, which answers there
-    as raw V2's does; None anywhere else."""
-    if worker.current() is not None or not _local.running():
+def _rays_own(name: str) -> Callable[..., Any] | None:
+    """Where a training function runs with Ray's session and not compat's, Ray's own
+    ``ray.train.<name>``, which answers there as raw Ray's does; None anywhere else:
+    - V2's local mode (``ScalingConfig(num_workers=0)``: the function runs in the driver's
+      process, ``compat._local``);
+    - a trainer of Ray's own, V1's or V2's, running a function that calls compat's (a codebase
+      graduating module by module: the module that builds the trainer is on ``ray.train``, the
+      training loop's still on compat; docs/compatibility.md §32)."""
+    if worker.current() is not None:
         return None
-    return _local.ray_function(name)
+    if _local.running():
+        return _local.ray_function(name)
+    engine = adapters.rays_training_worker()
+    if engine is None:
+        return None
+    function = adapters.rays_train_function(engine, name)
+    if function is None:
+        raise CompatError(messages.not_in_rays_v1_trainer(name))
+    return function
+
+
+def _rays_mode() -> switch.Mode:
+    """The mode of the Ray session :func:`_rays_own` answers from: a trainer of Ray's runs its
+    own engine's semantics; local mode, the selected one."""
+    engine = adapters.rays_training_worker()
+    if engine is None or _local.running():
+        return switch.mode()
+    generation = switch.V1 if engine == "v1" else switch.V2
+    return switch.Mode(generation, generation)
 
 
 def report(
@@ -87,7 +109,7 @@ def report(
     if tune_session is not None:
         tune_session.report(metrics, checkpoint=checkpoint)
         return
-    local = _local_mode("report")
+    local = _rays_own("report")
     if local is not None:  # what was given, as given: Ray's report says what it does not take
         options = {
             "checkpoint_dir_name": checkpoint_dir_name,
@@ -98,7 +120,7 @@ def report(
             "delete_local_checkpoint_after_upload": delete_local_checkpoint_after_upload,
             "checkpoint_upload_fn": checkpoint_upload_fn,
         }
-        local(metrics, checkpoint, **{k: v for k, v in options.items() if v is not None})
+        local(metrics, checkpoint=checkpoint, **{k: v for k, v in options.items() if v is not None})
         return
     session = _session("report")
     if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
@@ -148,9 +170,9 @@ def get_context() -> TrainContext:
         from ray.train.context import get_context as v1_context
 
         return TrainContext(v1_context(), switch.mode())
-    local = _local_mode("get_context")
+    local = _rays_own("get_context")
     if local is not None:
-        return TrainContext(local(), switch.mode())
+        return TrainContext(local(), _rays_mode())
     session = _session("get_context")
     return TrainContext(session.side.context(), session.mode)
 
@@ -160,7 +182,7 @@ def get_checkpoint() -> Checkpoint | None:
     tune_session = _tune_function_session("get_checkpoint")
     if tune_session is not None:
         return tune_session.get_checkpoint()
-    local = _local_mode("get_checkpoint")
+    local = _rays_own("get_checkpoint")
     if local is not None:
         return local()
     return _session("get_checkpoint").side.get_checkpoint()
@@ -180,7 +202,7 @@ def get_all_reported_checkpoints(
             "get_all_reported_checkpoints(consistency_mode=...) takes compat.CheckpointConsistencyMode."
             f"COMMITTED or .VALIDATED, got {consistency_mode!r}."
         )
-    local = _local_mode("get_all_reported_checkpoints")
+    local = _rays_own("get_all_reported_checkpoints")
     if local is not None:
         return local(consistency_mode, timeout_s)
     session = _session("get_all_reported_checkpoints")
@@ -193,7 +215,7 @@ def get_preemption_info() -> Any:
     """V2's notice that a node of this run is about to be preempted (a
     ``compat.PreemptionInfo``), or None; a barrier, as in V2. Always None under v1, which
     has no such notice (a preempted node shows up as a worker failure)."""
-    local = _local_mode("get_preemption_info")
+    local = _rays_own("get_preemption_info")
     if local is not None:
         return local()
     session = _session("get_preemption_info")
@@ -202,7 +224,7 @@ def get_preemption_info() -> Any:
 
 def get_dataset_shard(dataset_name: str | None = None) -> Any:
     """This worker's shard of ``TorchTrainer(datasets={dataset_name: ...})``."""
-    local = _local_mode("get_dataset_shard")
+    local = _rays_own("get_dataset_shard")
     if local is not None:
         return local(dataset_name)
     return _session("get_dataset_shard").side.get_dataset_shard(dataset_name)

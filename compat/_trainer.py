@@ -442,6 +442,9 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         other_callbacks = [c for c in run.callbacks if not is_user_callback(c)]
         for callback in other_callbacks:
             usage.relied_on("tune-callback", type(callback).__name__, mode=mode)
+        if in_trial:  # raw V2's trainers are not Tune trainables: at the line that gave this one to Tune
+            site = self.__dict__.get("_driver_call_site")
+            usage.relied_on("tuner-with-trainer", type(self).__name__, mode=mode, site=site)
         if self.resume_from_checkpoint is not None or self.metadata is not None:
             usage.relied_on("resume-from-checkpoint", mode=mode)
         if self._restoring is not None:

@@ -48,6 +48,14 @@ def validation_failed(error: str, *, device_needs_worker: bool) -> str:
     return error
 
 
+def not_in_rays_v1_trainer(name: str) -> str:
+    return (
+        f"compat.{name}() was called in the training function of Ray's own V1 trainer, which has no "
+        f"{name}(): it is V2's. Run the function with compat's trainer (compat.torch.TorchTrainer, "
+        "...), which has it under both settings, or with Ray's V2 trainer (RAY_TRAIN_V2_ENABLED=1)."
+    )
+
+
 NOT_IN_TRAINING_FUNCTION = (  # raw V2's words first
     "`{name}` cannot be used outside of a Ray Train training function. You are calling this API from "
     "the driver or another non-training process. These utilities are only available within a function "

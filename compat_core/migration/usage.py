@@ -105,13 +105,13 @@ _process_log = UsageLog()
 _warned: set[str] = set()
 
 
-def relied_on(kind: str, detail: str = "", *, mode: switch.Mode | None = None) -> None:
-    """Record a V1-only behaviour; under v2 warn once per kind, or raise in strict mode."""
-    site = user_call_site()
-    _process_log.add(kind, site)
+def relied_on(kind: str, detail: str = "", *, mode: switch.Mode | None = None, site: str | None = None) -> None:
+    """Record a V1-only behaviour at ``site`` (the user's line, by default the caller's); under
+    v2 warn once per kind, or raise in strict mode."""
+    _process_log.add(kind, site or user_call_site())
     if not (mode or switch.mode()).warns_v1_only:
         return
-    _warn_once(kind, v1_only.message(kind, detail))
+    _warn_once(kind, v1_only.message(kind, detail), site=site)
 
 
 def dropped_by_v2_engine(kind: str, detail: str = "") -> None:
@@ -121,14 +121,14 @@ def dropped_by_v2_engine(kind: str, detail: str = "") -> None:
     _warn_once(f"engine:{kind}:{detail}", message)  # at the user's line: the call of fit()
 
 
-def _warn_once(key: str, message: str) -> None:
+def _warn_once(key: str, message: str, site: str | None = None) -> None:
     """Strict mode: raise ``message``. Otherwise warn once per ``key`` in this process, at
-    the user's line (the first frame outside compat and Ray)."""
+    the user's line (``site``, else the first frame outside compat and Ray)."""
     if strict_enabled():
         raise V1OnlyWarning(message + f" (strict mode: {STRICT_ENV_VAR}=1)")
     if key not in _warned:
         _warned.add(key)
-        warn(message, V1OnlyWarning)
+        warn(message, V1OnlyWarning, site=site)
 
 
 def warn_for_workers(usages: Iterable[Usage]) -> None:

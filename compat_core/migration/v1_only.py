@@ -56,6 +56,16 @@ _KINDS = [
         rule="RTM106",
     ),
     Kind(
+        "tuner-with-trainer",
+        "a trainer passed to tune.Tuner / tune.run: raw V2's trainers are not Tune trainables "
+        "(compat's are, in both modes, so the sweep breaks once the trainer's module is on ray.train)",
+        "run the trainer inside a function trainable (def train_driver(config): "
+        "TorchTrainer(..., train_loop_config=config, run_config=RunConfig(callbacks=[TuneReportCallback()])).fit()) "
+        "and pass that function to the Tuner (ray.tune.integration.ray_train.TuneReportCallback)",
+        severity="breaks",
+        rule="RTM117",
+    ),
+    Kind(
         "trainer-resources",
         "ScalingConfig(trainer_resources=...): V2 has no trainer actor to size",
         "remove it; V2's controller reserves no CPU",

@@ -64,6 +64,37 @@ def in_tune_function() -> bool:
     return session is not None and getattr(session, "world_rank", 0) is None
 
 
+def rays_training_worker() -> str | None:
+    """Which of Ray's engines runs a training function in this process now (``"v1"``, ``"v2"``),
+    by Ray's own worker state: V2's train context, V1's session with a world rank (a Tune
+    function trainable's has none). None outside Ray's training workers. compat's own workers
+    run on these engines too: ask ``compat_core.run.worker.current()`` first."""
+    from ray.train.v2._internal.execution import context
+
+    try:
+        context.get_train_context()
+        return "v2"
+    except RuntimeError:
+        pass
+    session = v1_session().get_session()
+    return "v1" if session is not None and getattr(session, "world_rank", None) is not None else None
+
+
+def rays_train_function(engine: str, name: str) -> Callable[..., Any] | None:
+    """Ray's own ``ray.train.<name>`` of ``engine`` (``"v1"``/``"v2"``), as raw Ray's training
+    function calls it there; None where that engine has no such function (V1 has no
+    ``get_all_reported_checkpoints``, ``get_preemption_info``)."""
+    if engine == "v2":
+        from ray.train.v2.api import train_fn_utils
+
+        return getattr(train_fn_utils, name, None)
+    if name == "get_context":
+        from ray.train.context import get_context
+
+        return get_context
+    return getattr(v1_session(), name, None) if name in ("report", "get_checkpoint", "get_dataset_shard") else None
+
+
 def v1_session() -> Any:
     """V1's worker session module (``ray.train._internal.session``): ``get_session``,
     ``report``, ``get_checkpoint``, ``get_dataset_shard``, the functions V1's public ones call."""

@@ -178,20 +178,23 @@ def test_compat_lists_no_module_it_imported_for_itself() -> None:
 
 
 def _losses(config: dict[str, Any]) -> None:
+    """Three reports with checkpoints, through ``ray.train``'s functions or compat's
+    (``config["api"]``: a training loop's module still on compat, run by Ray's trainer)."""
     import tempfile
 
+    api = compat if (config or {}).get("api") == "compat" else ray.train
+    rank, resumed = api.get_context().get_world_rank(), api.get_checkpoint() is not None
     for step in range(3):
         with tempfile.TemporaryDirectory() as d:
             Path(d, "step").write_text(str(step))
-            ray.train.report(
-                {"loss": 1.0 / (step + 1), "step": step}, checkpoint=ray.train.Checkpoint.from_directory(d)
-            )
+            metrics = {"loss": 1.0 / (step + 1), "step": step, "rank": rank, "resumed": resumed}
+            api.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(d))
 
 
 def _observed(result: Any, storage: Path) -> dict[str, Any]:
     run = Path(result.path)
     return {
-        "metrics": {k: result.metrics[k] for k in ("loss", "step")},
+        "metrics": {k: result.metrics[k] for k in ("loss", "step", "rank", "resumed")},
         "error": result.error,
         "kept": sorted(m["step"] for _, m in result.best_checkpoints),  # num_to_keep=2, by loss
         "under storage": run.is_relative_to(storage),
@@ -202,14 +205,17 @@ def _observed(result: Any, storage: Path) -> dict[str, Any]:
 @pytest.mark.ray
 def test_rays_trainer_runs_with_compats_configs_as_with_its_own(ray_cluster: None, tmp_path: Path) -> None:
     """A trainer module graduated to ``ray.train.torch.TorchTrainer``, its configs still built
-    by a shared module on compat: the run observes what it observes with Ray's configs."""
+    by a shared module on compat, and its training loop's module still calling compat's
+    ``report``/``get_context``/``get_checkpoint`` (Ray's own answer there): the run observes
+    what it observes with Ray's configs and functions."""
     seen = {}
-    for name, train in (("ray", ray.train), ("compat", compat)):
-        made = configs(train, tmp_path, name)
+    for name, train, api in (("ray", ray.train, "ray"), ("compat", compat, "ray"), ("compat loop", compat, "compat")):
+        made = configs(train, tmp_path, name.replace(" ", "-"))
         if not V2:  # V1's trainer actor takes a CPU of its own: one worker's fits on 2 cores
             made["scaling_config"] = dataclasses.replace(made["scaling_config"], trainer_resources={"CPU": 0})
-        seen[name] = _observed(RayTorchTrainer(_losses, **made).fit(), tmp_path)
-    assert seen["compat"] == seen["ray"]
+        result = RayTorchTrainer(_losses, train_loop_config={"api": api}, **made).fit()
+        seen[name] = _observed(result, tmp_path)
+    assert seen["compat"] == seen["ray"] == seen["compat loop"]
     assert seen["ray"]["kept"] == [0, 1] and seen["ray"]["under storage"]  # the highest losses: "max"
 
 

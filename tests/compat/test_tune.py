@@ -139,6 +139,7 @@ ray.shutdown()
 @pytest.mark.ray
 @pytest.mark.one_pass
 @pytest.mark.parametrize("setting", ["0", "1"])
+@pytest.mark.extended_cases("0")  # CI: V2's, and test_graduation.py's sweep of a compat trainer under V1
 @pytest.mark.extended_rerun
 def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) -> None:
     """Runs in a Ray cluster of its own, started without the dashboard (as compat starts one):
@@ -174,10 +175,11 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     assert {r[0] for r in records} == {"sweep"} and sorted({r[1] for r in records}) == sweep["trial_paths"]
     # One run per trial (the reader keeps a run's last line), stopped by ASHA before its end:
     # its record names what its workers relied on until Tune stopped it (the trial API, asked
-    # after the trial started).
+    # after the trial started), and the trainer handed to Tune itself (raw V2's trainers are not
+    # Tune trainables: the sweep breaks once the trainer is Ray's).
     assert len(records) >= 2 and {r[2] for r in records} <= {"unfinished", "stopped"}
     last = {r[1]: r for r in records}  # each trial's last line: the one the reader keeps
-    assert [r[5] for r in last.values()] == [["trial-api"]] * 2, records
+    assert [r[5] for r in last.values()] == [["trial-api", "tuner-with-trainer"]] * 2, records
     assert {r[3] for r in records} == {"v1" if setting == "0" else "v2"}
     # compat.migration_report of the ResultGrid: what its trials' records hold.
     assert sweep["report"] == "Sweep 'sweep' (2 trials), " + (
@@ -187,6 +189,8 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
         "worst first:"
     )
     assert "  trial-api [breaks]: 2x in 2 of 2 trials" in sweep["report_text"], sweep["report_text"]
+    assert "  tuner-with-trainer [breaks]: 2x in 2 of 2 trials" in sweep["report_text"], sweep["report_text"]
+    assert "python -m migrate: RTM117" in sweep["report_text"]
     fit_line = SWEEP.splitlines().index(").fit()") + 1
     assert {r[4] for r in records} == {f"<string>:{fit_line}"}  # the sweep's fit() in the driver's program
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESTORED ")]
@@ -209,7 +213,10 @@ def test_tuner_runs_a_compat_trainer_with_asha_in_both_modes(setting, tmp_path) 
     output = out.stdout + out.stderr
     assert "The `Checkpoint` class should be imported" not in output
     warned = [line for line in output.splitlines() if "V1OnlyWarning" in line]
-    assert all("[trial-api]" in line for line in warned), warned  # v2: the trial API, as asked
+    # v2: the trial API, as asked, and the trainer handed to Tune, at the line that did it
+    assert all("[trial-api]" in line or "[tuner-with-trainer]" in line for line in warned), warned
+    handed = [line for line in warned if "[tuner-with-trainer]" in line]
+    assert (setting == "1") == any(f"<string>:{fit_line}: V1OnlyWarning" in line for line in handed), handed
 
 
 def test_param_space_merges_like_v1_and_names_unknown_keys() -> None:
