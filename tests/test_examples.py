@@ -10,7 +10,7 @@ from examples import after_report_callback, async_validation, config_and_results
 pytestmark = [pytest.mark.ray, pytest.mark.extended_rerun]  # CI: the seeds on V2's engine in test_v1_engine.py
 
 
-@pytest.mark.extended_cases("v2")  # its v2 case the full suite's: the same workers, V2's Result read
+@pytest.mark.extended  # CI: docs/testing.md's program runs this example under both backends (test_docs.py)
 def test_torchmetrics_aggregation(backend, storage, capsys) -> None:
     result = torchmetrics_aggregation.main(storage, num_epochs=2)
     assert len(result.best_checkpoints) == 2

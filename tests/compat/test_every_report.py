@@ -148,7 +148,7 @@ def fails_once(config):
 
 @pytest.mark.one_pass
 @pytest.mark.parametrize("resume", [True, False], ids=["resuming", "from-scratch"])
-@pytest.mark.extended_cases("v2-resuming", "v1-from-scratch")  # CI: each backend once, each way once
+@pytest.mark.extended_cases("v2-resuming", "v1")  # CI: a v2 run from scratch; V1 retries in test_v1_engine.py
 @pytest.mark.extended_rerun
 def test_a_retried_run_keeps_every_attempt(backend, storage, resume) -> None:
     if not resume and backend == "v1" and os.environ.get("COMPAT_V1_ENGINE", "v1") == "v1":
@@ -184,6 +184,7 @@ def diverges(config):
     raise ValueError("diverged")
 
 
+@pytest.mark.extended_rerun  # CI: V1's failure on V2's engine in test_runs.py's and test_v1_engine.py's
 def test_a_failed_run_raises_an_error_that_ray_handlers_catch(backend, storage) -> None:
     import ray.train
     from ray.train.base_trainer import TrainingFailedError as V1Failed
@@ -219,6 +220,7 @@ def validate_step(checkpoint):
 
 @pytest.mark.one_pass
 @pytest.mark.extended_rerun
+@pytest.mark.extended_cases("v1")  # CI: V2's; V1's validation in test_runs.py
 def test_validation_outcomes_land_on_their_own_round_with_a_score_attribute(backend, storage) -> None:
     result = TorchTrainer(
         scored_checkpoints,
@@ -241,6 +243,7 @@ def one_checkpoint(config):
 
 @pytest.mark.one_pass
 @pytest.mark.extended_rerun
+@pytest.mark.extended_cases("v1")  # CI: V2's (where the run resumes)
 def test_rerunning_a_named_run_is_named_as_a_v1_v2_difference(backend, storage) -> None:
     def fit():
         return TorchTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="same")).fit()

@@ -73,6 +73,7 @@ def every_door_and_a_failure(config):
 
 
 @pytest.mark.one_pass  # every mode and engine here, each set by the test: CI's second pass would repeat them
+@pytest.mark.extended  # 2 min; CI: the seed callback and Ray's report callback above, a failed run in test_runs.py
 def test_a_mixed_run_with_a_failure_gives_the_same_calls_and_frame_in_both_modes(
     ray_cluster, monkeypatch, tmp_path
 ) -> None:

@@ -48,6 +48,7 @@ def _epochs(config) -> None:
 
 @pytest.mark.ray
 @pytest.mark.one_pass
+@pytest.mark.extended_rerun  # CI: V1's restore on V2's engine in test_storage_paths.py's second pass
 def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, storage, monkeypatch) -> None:
     monkeypatch.setattr(usage, "_warned", set())  # "once" is per process
     experiment = os.path.join(storage, "job")
@@ -185,6 +186,7 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
 @pytest.mark.ray
 @pytest.mark.one_pass
 @pytest.mark.parametrize("setting", ["0", "1"])
+@pytest.mark.extended_cases("0")  # CI: a run started under V2, restored under V1
 @pytest.mark.extended_rerun
 def test_a_run_restored_after_the_switch_flipped_starts_from_its_latest_checkpoint(
     setting: str, ray_cluster, storage, monkeypatch

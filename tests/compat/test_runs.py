@@ -311,6 +311,7 @@ def echo_env(config):
         )
 
 
+@pytest.mark.one_pass  # it sets the variable itself, fit by fit: a process started under V2 changes nothing
 def test_flipping_the_variable_between_runs_in_one_process(monkeypatch, ray_cluster, storage) -> None:
     seen = []
     for setting in ["0", "1", "0"]:

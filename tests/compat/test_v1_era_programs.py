@@ -87,6 +87,8 @@ def _run(setting: str, runs: list[tuple[str, Path]], tmp_path: Path) -> dict[str
 
 
 @pytest.mark.parametrize("mode", ["0", "1"])  # not `setting`: once, in CI's first pass (see conftest)
+# CI: V1's; under V2, test_graduation.py takes a V1-era project onto compat and runs it against raw V2.
+@pytest.mark.extended_cases("1")
 def test_v1_era_programs_migrated_onto_compat_give_what_raw_ray_gives(mode: str, tmp_path: Path) -> None:
     setting = mode
     original, compat_dir, native_dir = tmp_path / "original", tmp_path / "onto_compat", tmp_path / "native"

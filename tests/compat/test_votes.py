@@ -88,6 +88,7 @@ def _one_rank_slower_than_the_vote(config) -> None:
 @pytest.mark.ray
 @pytest.mark.one_pass  # v2: the same in CI's second pass
 @pytest.mark.parametrize("slow_rank", [0, 1])
+@pytest.mark.extended_cases("0")  # CI: a slow rank that is not the first
 def test_on_real_ray_a_rank_slower_than_the_vote_keeps_every_round_in_step(
     slow_rank, v2, storage, monkeypatch, tmp_path
 ) -> None:

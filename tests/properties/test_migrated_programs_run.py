@@ -40,7 +40,7 @@ def run_v1(function) -> list[dict]:
 
 @settings(max_examples=2, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(v1_programs())
-@pytest.mark.extended_rerun
+@pytest.mark.extended  # CI: test_graduation.py runs a migrated project against its original on raw Ray
 def test_a_migrated_program_reports_what_the_original_did(v1, program) -> None:
     migrated, _ = engine.migrate_source(program.source, engine.select_rules(), Context())
     original = load(program.source, "original_program")
