@@ -119,8 +119,8 @@ def test_each_package_of_compat_marks_its_own_frames_as_library_code() -> None:
     be the user's. ``compat.testing`` (it replays the user's schedules) stays the user's."""
     script = (
         "import os, sys\n"
-        "from compat_core import where\n"
-        "root = os.path.dirname(os.path.dirname(where.__file__))\n"
+        "from compat_core.migration import where\n"
+        "root = os.path.dirname(os.path.dirname(os.path.dirname(where.__file__)))\n"
         "api, engine = os.path.join(root, 'compat', '_api.py'), os.path.join(root, 'v2', 'worker.py')\n"
         "before = where.is_library(api), where.is_library(engine), where.is_library(where.__file__)\n"
         "import compat, compat.testing, v2\n"
