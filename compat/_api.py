@@ -56,23 +56,27 @@ def _rays_own(name: str) -> Callable[..., Any] | None:
         return None
     if _local.running():
         return _local.ray_function(name)
-    engine = adapters.rays_training_worker()
-    if engine is None:
+    generation = _rays_generation()
+    if generation is None:
         return None
-    function = adapters.rays_train_function(engine, name)
+    function = adapters.rays_train_function(generation is switch.V2, name)
     if function is None:
         raise CompatError(messages.not_in_rays_v1_trainer(name))
     return function
 
 
+def _rays_generation() -> switch.Generation | None:
+    """The engine of Ray's that runs a training function in this process, outside compat's workers."""
+    if adapters.in_rays_v2_worker():
+        return switch.V2
+    return switch.V1 if adapters.in_rays_v1_worker() else None
+
+
 def _rays_mode() -> switch.Mode:
     """The mode of the Ray session :func:`_rays_own` answers from: a trainer of Ray's runs its
     own engine's semantics; local mode, the selected one."""
-    engine = adapters.rays_training_worker()
-    if engine is None or _local.running():
-        return switch.mode()
-    generation = switch.V1 if engine == "v1" else switch.V2
-    return switch.Mode(generation, generation)
+    generation = None if _local.running() else _rays_generation()
+    return switch.mode() if generation is None else switch.Mode(generation, generation)
 
 
 def report(

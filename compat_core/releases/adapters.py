@@ -64,27 +64,31 @@ def in_tune_function() -> bool:
     return session is not None and getattr(session, "world_rank", 0) is None
 
 
-def rays_training_worker() -> str | None:
-    """Which of Ray's engines runs a training function in this process now (``"v1"``, ``"v2"``),
-    by Ray's own worker state: V2's train context, V1's session with a world rank (a Tune
-    function trainable's has none). None outside Ray's training workers. compat's own workers
-    run on these engines too: ask ``compat_core.run.worker.current()`` first."""
+def in_rays_v2_worker() -> bool:
+    """Whether a training function of Ray's V2 engine runs in this process now (V2's train
+    context is set). compat's own workers run on it too: ask ``compat_core.run.worker.current()``
+    first."""
     from ray.train.v2._internal.execution import context
 
     try:
         context.get_train_context()
-        return "v2"
     except RuntimeError:
-        pass
+        return False
+    return True
+
+
+def in_rays_v1_worker() -> bool:
+    """Whether a training function of Ray's V1 engine runs in this process now (V1's session with
+    a world rank: a Tune function trainable's has none)."""
     session = v1_session().get_session()
-    return "v1" if session is not None and getattr(session, "world_rank", None) is not None else None
+    return session is not None and getattr(session, "world_rank", None) is not None
 
 
-def rays_train_function(engine: str, name: str) -> Callable[..., Any] | None:
-    """Ray's own ``ray.train.<name>`` of ``engine`` (``"v1"``/``"v2"``), as raw Ray's training
-    function calls it there; None where that engine has no such function (V1 has no
-    ``get_all_reported_checkpoints``, ``get_preemption_info``)."""
-    if engine == "v2":
+def rays_train_function(v2: bool, name: str) -> Callable[..., Any] | None:
+    """Ray's own ``ray.train.<name>`` of its V2 engine (``v2``) or V1's, as raw Ray's training
+    function calls it there; None where V1 has no such function (``get_all_reported_checkpoints``,
+    ``get_preemption_info``)."""
+    if v2:
         from ray.train.v2.api import train_fn_utils
 
         return getattr(train_fn_utils, name, None)
