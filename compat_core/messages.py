@@ -264,6 +264,15 @@ def nothing_to_restore(path: str, found: str) -> str:
     )
 
 
+def tuner_restore_of_a_v2_engine_run(trainer: str) -> str:
+    return (
+        f"This experiment is a {trainer} run that compat's v1 backend ran on Ray's V2 engine "
+        "(COMPAT_V1_ENGINE=v2, or a Ray without V1's engine), which runs no Tune experiment: "
+        f"tune.Tuner.restore cannot resume it. Resume it with {trainer}.restore(path).fit() "
+        "(compat keeps V1's Trainer.restore on both engines; docs/compatibility.md §29)."
+    )
+
+
 def restore_needs_datasets(trainer: str, missing: list[str], given: list[str]) -> str:
     return (
         f"{trainer}.restore() needs the datasets the first run had, given again: the run had "

@@ -14,6 +14,7 @@ a run of the same name and storage, which V2 resumes from its latest checkpoint.
 
 from __future__ import annotations
 
+import pickle
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,6 +78,9 @@ def save(experiment: RunStorage, state: TrainerState) -> None:
         config = {"train_loop_config": cloudpickle.dumps(arguments["train_loop_config"])}  # type: ignore[no-untyped-call]
         with experiment.filesystem.open_output_stream(experiment.path(CONFIG_FILE)) as f:
             f.write(cloudpickle.dumps(config))  # type: ignore[no-untyped-call]
+    if state.trial and not experiment.exists(TUNE_STATE):  # V1 semantics on V2's engine
+        with experiment.filesystem.open_output_stream(experiment.path(TUNE_STATE)) as f:
+            f.write(pickle.dumps(_NotATuneExperiment(state.trainer_class.__name__)))
 
 
 def can_restore(path: Any, filesystem: Any = None) -> bool:
@@ -104,9 +108,35 @@ def load(path: Any, filesystem: Any = None) -> RestoreSpec:
 TUNE_STATE = "tuner.pkl"  # Ray's V1 engine's experiment state, which its own restore reads
 
 
+class _NotATuneExperiment:
+    """The ``tuner.pkl`` of a run of V1 semantics on V2's engine (docs/compatibility.md §28).
+
+    V1's engine runs every ``fit()`` as a Tune experiment and leaves Tune's ``tuner.pkl``
+    in its directory, so V1-era code may ask ``tune.Tuner.can_restore(path)`` and call
+    ``tune.Tuner.restore(path, trainable=trainer)`` on a trainer's run. V2's engine runs no
+    Tune experiment, and Tune cannot resume what it did not run: this file answers
+    ``can_restore`` as V1 does, and unpickling it (the first thing ``Tuner.restore`` does)
+    raises a :class:`RestoreError` naming the call that resumes the run.
+    """
+
+    def __init__(self, trainer: str) -> None:
+        self.trainer = trainer
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return _not_a_tune_experiment, (self.trainer,)
+
+
+def _not_a_tune_experiment(trainer: str) -> None:
+    raise RestoreError(messages.tuner_restore_of_a_v2_engine_run(trainer))
+
+
 def has_tune_state(experiment: RunStorage) -> bool:
-    """Ray's V1 engine ran this experiment: its own restore can resume it."""
-    return experiment.exists(TUNE_STATE)
+    """Ray's V1 engine ran this experiment: its own restore can resume it (not the
+    ``tuner.pkl`` compat leaves on V2's engine, which Tune cannot read)."""
+    if not experiment.exists(TUNE_STATE):
+        return False
+    with experiment.filesystem.open_input_stream(experiment.path(TUNE_STATE)) as f:
+        return _not_a_tune_experiment.__name__.encode() not in f.read()
 
 
 def v1_trials(experiment: RunStorage) -> list[pafs.FileInfo]:

@@ -5,19 +5,22 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate._roles import TUNE_RUNNERS, argument, is_trainer, resolve
+from migrate._roles import TUNE_RESTORE, TUNE_RUNNERS, argument, is_trainer, resolve
 from migrate.rules._flags import FlagRule
 
 
 class TunerWithTrainer(FlagRule):
     """## What it does
-    Flags ``tune.Tuner(trainer, ...)`` (and ``tune.run(trainer)``) where ``trainer`` is a
-    Ray Train Trainer, written in the call or bound to a module-level name.
+    Flags ``tune.Tuner(trainer, ...)`` (and ``tune.run(trainer)``, ``tune.Tuner.restore(path,
+    trainable=trainer)``) where ``trainer`` is a Ray Train Trainer, written in the call or
+    bound to a module-level name.
 
     ## Why is this bad?
     V2 Trainers are not Tune trainables: ``Tuner(trainer)`` fails (``TuneError: Improper
     'run' - not string nor trainable``). Under V2 the trainer runs inside a function
-    trainable, and ``TuneReportCallback`` hands its reports to Tune.
+    trainable, and ``TuneReportCallback`` hands its reports to Tune. A trainer's own run is
+    no Tune experiment under V2 either: ``Tuner.restore`` cannot resume it (run the trainer
+    again with the same ``RunConfig(name, storage_path)``: V2 resumes it).
 
     ## Example
     ```python
@@ -71,9 +74,13 @@ class TunerWithTrainer(FlagRule):
 
     def check(self, index, item):  # type: ignore[no-untyped-def]
         node = item.node
-        if index.qualified(node.func).isdisjoint(TUNE_RUNNERS):
+        called = index.qualified(node.func)
+        if not called.isdisjoint(TUNE_RESTORE):  # Tuner.restore(path, trainable=trainer)
+            trainable = argument(node, 1, "trainable")
+        elif not called.isdisjoint(TUNE_RUNNERS):
+            trainable = argument(node, 0, "trainable", "run_or_experiment")
+        else:
             return None
-        trainable = argument(node, 0, "trainable", "run_or_experiment")
         value = resolve(index, trainable)
         names = index.qualified(value.func) if isinstance(value, ast.Call) else set()
         if any(n.startswith("compat.") for n in names):

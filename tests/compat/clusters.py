@@ -37,16 +37,24 @@ def run_script(script: str, marker: str, args: list[str], env: dict[str, str], t
     """Run ``script`` (``python -c``) with ``args``, this checkout on its path, ``env`` over the
     test's environment (without ``RAY_ADDRESS``) and a private ``RAY_TMPDIR``; the JSON it
     printed on its last line starting with ``marker``."""
+    return script_lines(script, marker, args, env, timeout_s)[-1]
+
+
+def script_lines(
+    script: str, marker: str, args: list[str], env: dict[str, str], timeout_s: float, count: int | None = None
+) -> list[Any]:
+    """As :func:`run_script`, every JSON line starting with ``marker`` (``count`` of them, when
+    given: fewer means the script stopped early, and its output says why)."""
     full = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     full.update(env)
     full["PYTHONPATH"] = os.pathsep.join([ROOT, full.get("PYTHONPATH", "")])
-    with private_ray_tmpdir(full) as full:
+    with private_ray_tmpdir(full) as full, tempfile.TemporaryDirectory() as cwd:
         out = subprocess.run(
-            [sys.executable, "-c", script, *args], env=full, capture_output=True, text=True, timeout=timeout_s
+            [sys.executable, "-c", script, *args], env=full, capture_output=True, text=True, timeout=timeout_s, cwd=cwd
         )
     lines = [line for line in out.stdout.splitlines() if line.startswith(marker + " ")]
-    assert lines, out.stdout[-2000:] + out.stderr[-4000:]
-    return json.loads(lines[-1].removeprefix(marker + " "))
+    assert lines and count in (None, len(lines)), out.stdout[-3000:] + out.stderr[-6000:]
+    return [json.loads(line.removeprefix(marker + " ")) for line in lines]
 
 
 def watchdog(cluster: Any, seconds: float) -> None:

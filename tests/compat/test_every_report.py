@@ -15,8 +15,8 @@ import pyarrow.fs as pafs
 import pytest
 
 import compat as train
+from compat import DataParallelTrainer
 from compat.readiness import _record as readiness
-from compat.torch import TorchTrainer
 from compat_core.releases import standins
 
 pytestmark = pytest.mark.ray
@@ -82,7 +82,7 @@ def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_rep
     monkeypatch.setenv("COMPAT_RECORD_CHANNEL", channel)
     monkeypatch.setenv("COMPAT_CAPTURE_DIR", os.path.join(storage, "captured"))  # compare's record of each fit
     log = os.path.join(storage, "calls.jsonl")
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         through_every_door,
         scaling_config=train.ScalingConfig(num_workers=2),
         run_config=train.RunConfig(storage_path=storage, name="doors", callbacks=[CallLog(log)]),
@@ -99,7 +99,12 @@ def test_reports_from_ray_train_and_air_session_are_recorded_and_reach_after_rep
     assert "behaves the same under V2" not in result.migration_report()
     # The run's readiness record, in its directory, for `python -m compat readiness`.
     (record,) = readiness_records(result.path)
-    assert (record.job, record.outcome, record.mode, record.trainer) == ("doors", "succeeded", backend, "TorchTrainer")
+    assert (record.job, record.outcome, record.mode, record.trainer) == (
+        "doors",
+        "succeeded",
+        backend,
+        "DataParallelTrainer",
+    )
     assert {b.kind: b.count for b in record.behaviours} == kinds
     assert record.call_site.startswith(f"{__file__}:") and record.ended_at >= record.started_at
     assert record.worst == "silent" and [b.kind for b in record.behaviours] == sorted(kinds)
@@ -156,7 +161,7 @@ def test_a_retried_run_keeps_every_attempt(backend, storage, resume) -> None:
         # steps; it runs with v2 in this pass, and with v1 on V2's engine in the other.
         pytest.skip("from scratch runs with v2 in this pass, and with v1 on V2's engine in the other")
     log = os.path.join(storage, "calls.jsonl")
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         fails_once,
         train_loop_config={"marker": os.path.join(storage, "marker"), "resume": resume},
         scaling_config=train.ScalingConfig(num_workers=2),
@@ -194,7 +199,7 @@ def test_a_failed_run_raises_an_error_that_ray_handlers_catch(backend, storage) 
     # ray.train exports the class (whichever engine it was imported for) from Ray 2.51.
     handler = getattr(ray.train, "TrainingFailedError", V1Failed)
     try:
-        TorchTrainer(diverges, run_config=train.RunConfig(storage_path=storage)).fit()
+        DataParallelTrainer(diverges, run_config=train.RunConfig(storage_path=storage)).fit()
     except handler as error:
         caught = error
     assert isinstance(caught, train.TrainingFailedError) and isinstance(caught, train.CompatError)
@@ -222,7 +227,7 @@ def validate_step(checkpoint):
 @pytest.mark.extended_rerun
 @pytest.mark.extended_cases("v1")  # CI: V2's; V1's validation in test_runs.py
 def test_validation_outcomes_land_on_their_own_round_with_a_score_attribute(backend, storage) -> None:
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         scored_checkpoints,
         validation_config=train.ValidationConfig(validate_step),
         run_config=train.RunConfig(
@@ -246,7 +251,7 @@ def one_checkpoint(config):
 @pytest.mark.extended_cases("v1")  # CI: V2's (where the run resumes)
 def test_rerunning_a_named_run_is_named_as_a_v1_v2_difference(backend, storage) -> None:
     def fit():
-        return TorchTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="same")).fit()
+        return DataParallelTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="same")).fit()
 
     assert "rerun-same-name" not in {u.kind for u in fit().v1_usage}
     if backend == "v2":
@@ -288,7 +293,7 @@ def test_keep_v1_logs_are_written_live_and_survive_a_failure(v2, storage) -> Non
     os.makedirs(run_dir)
     Path(run_dir, "progress.csv").write_text("step\n99\n")  # an earlier run's log
     with pytest.raises(train.TrainingFailedError) as info:
-        TorchTrainer(
+        DataParallelTrainer(
             logs_while_training,
             train_loop_config={"run_dir": run_dir},
             scaling_config=train.ScalingConfig(num_workers=2),
@@ -332,7 +337,7 @@ def test_storage_goes_through_the_runs_filesystem(backend, tmp_path, monkeypatch
         )
     else:
         run = train.RunConfig(storage_path=f"file://{root}/experiments", name="fs", keep_v1_logs=True)
-    result = TorchTrainer(three_checkpoints, run_config=run).fit()
+    result = DataParallelTrainer(three_checkpoints, run_config=run).fit()
     assert list(work.iterdir()) == []  # nothing lands in the working directory
     run_dir = root / "experiments" / "fs"
     logged = list(run_dir.rglob("result.json"))
@@ -346,7 +351,7 @@ def test_storage_goes_through_the_runs_filesystem(backend, tmp_path, monkeypatch
 def test_every_round_can_still_go_through_rays_controller(v2, storage, monkeypatch) -> None:
     monkeypatch.setenv("COMPAT_V2_RAY_ROUNDS", "1")  # compat delivers free-floating rounds itself otherwise
     log = os.path.join(storage, "calls.jsonl")
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         through_every_door,
         scaling_config=train.ScalingConfig(num_workers=2),
         run_config=train.RunConfig(storage_path=storage, name="doors", callbacks=[CallLog(log)]),
@@ -383,7 +388,7 @@ def test_tune_callbacks_keep_receiving_results_on_the_driver(backend, storage) -
     collect = Collect()
     callbacks = [collect, CSVLoggerCallback(), JsonLoggerCallback(), TBXLoggerCallback()]
     run = train.RunConfig(storage_path=storage, name="tune", callbacks=callbacks)
-    result = TorchTrainer(losses, run_config=run).fit()
+    result = DataParallelTrainer(losses, run_config=run).fit()
     assert collect.events == ["start", (1.0, 1), (0.5, 2), (1.0 / 3, 3), "complete"]
     assert "tune-callback" in {u.kind for u in result.v1_usage}  # still named in the migration report
     run_dir = Path(storage, "tune")
@@ -407,7 +412,7 @@ def only_rank0_checkpoints(config):
 @pytest.mark.extended_rerun
 def test_a_round_where_only_rank_0_passes_a_checkpoint_is_one_checkpoint_round(backend, storage) -> None:
     log = os.path.join(storage, "calls.jsonl")
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         only_rank0_checkpoints,
         scaling_config=train.ScalingConfig(num_workers=2),
         run_config=train.RunConfig(storage_path=storage, callbacks=[CallLog(log)]),
@@ -502,7 +507,7 @@ def test_a_run_goes_on_when_its_ledger_host_dies_before_during_and_at_the_end_of
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     log = os.path.join(storage, "calls.jsonl")
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         rounds_around_host_kills,
         train_loop_config={"marks": str(marks)},
         scaling_config=train.ScalingConfig(num_workers=2),
@@ -552,7 +557,7 @@ def test_a_ledger_host_that_keeps_dying_ends_the_run_naming_it_and_loses_no_repo
     monkeypatch.setattr(host, "JOURNAL_DIR", str(journals))
     monkeypatch.setenv("COMPAT_LEDGER_MAX_RESTARTS", "1")
     with pytest.raises(train.TrainingFailedError) as caught:
-        TorchTrainer(
+        DataParallelTrainer(
             steady_rounds,
             train_loop_config={"marks": str(marks)},
             scaling_config=train.ScalingConfig(num_workers=2),
@@ -567,6 +572,8 @@ def test_a_ledger_host_that_keeps_dying_ends_the_run_naming_it_and_loses_no_repo
     lost = host._host.actor
     monkeypatch.delenv("COMPAT_LEDGER_MAX_RESTARTS")
     with tempfile.TemporaryDirectory():
-        again = TorchTrainer(one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="after")).fit()
+        again = DataParallelTrainer(
+            one_checkpoint, run_config=train.RunConfig(storage_path=storage, name="after")
+        ).fit()
     assert again.metrics["resumed"] is False and host._host.actor is not lost
     assert ray.get(host._host.actor.reusable.remote())

@@ -21,8 +21,6 @@ workers import the state's modules).
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.compat.clusters import script_lines
 from tests.suite import FULL
 
 pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
@@ -96,20 +95,9 @@ def _states(setting: str, tmp_path: Path) -> tuple[list[tuple[str, Path]], set[s
 
 
 def _run(setting: str, states: list[tuple[str, Path]], tmp_path: Path) -> dict[str, dict]:
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env["RAY_TRAIN_V2_ENABLED"] = setting
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     specs = [f"{label}|{path}|{tmp_path / 'storage' / label}" for label, path in states]
-    out = subprocess.run(
-        [sys.executable, "-c", HOST, *specs], env=env, capture_output=True, text=True, timeout=1800, cwd=tmp_path
-    )
-    found = {}
-    for line in out.stdout.splitlines():
-        if line.startswith("STATE "):
-            state = json.loads(line.removeprefix("STATE "))
-            found[state.pop("label")] = state
-    assert len(found) == len(states), out.stdout[-3000:] + out.stderr[-6000:]
-    return found
+    found = script_lines(HOST, "STATE", specs, {"RAY_TRAIN_V2_ENABLED": setting}, timeout_s=1800, count=len(states))
+    return {state.pop("label"): state for state in found}
 
 
 @pytest.mark.parametrize("mode", ["0", "1"])  # not `setting`: once, in CI's first pass (see conftest)

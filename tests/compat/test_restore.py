@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -214,6 +215,30 @@ def test_a_run_restored_after_the_switch_flipped_starts_from_its_latest_checkpoi
     frame = result.worker_metrics_dataframe
     assert list(frame["epoch"]) == [2, 3] and set(frame["start"]) == {2}
     assert result.metrics["epoch"] == EPOCHS - 1
+
+
+def test_tuners_restore_of_a_trainers_run_on_v2s_engine_says_what_resumes_it(tmp_path: Path) -> None:
+    """V1's engine runs every fit() as a Tune experiment, so V1-era code may ask Tune to restore a
+    trainer's run: on V2's engine ``Tuner.can_restore`` answers as V1's does, ``Tuner.restore``
+    fails at once naming the call that resumes the run (docs/compatibility.md §28)."""
+    from ray import tune
+
+    experiment = resolve(str(tmp_path), None, "job")
+    on_v2_engine = restore.TrainerState(TorchTrainer, {"train_loop_per_worker": _epochs}, {"name": "job", "id": "x"})
+    restore.save(experiment, on_v2_engine)
+    assert tune.Tuner.can_restore(str(tmp_path / "job"))
+    with pytest.raises(
+        RestoreError, match=r"TorchTrainer run .* Resume it with TorchTrainer\.restore\(path\)\.fit\(\)"
+    ):
+        tune.Tuner.restore(str(tmp_path / "job"), trainable=TorchTrainer(_epochs))
+    assert not restore.has_tune_state(experiment)  # V1's engine, after a flip, resumes it as a V2 engine's run
+
+    (tmp_path / "job" / restore.TUNE_STATE).write_bytes(pickle.dumps({"_tuner_kwargs": {}}))  # Tune's own
+    restore.save(experiment, on_v2_engine)  # a restored fit() on V2's engine leaves Tune's file as it is
+    assert restore.has_tune_state(experiment)
+    ran_on_v1s_engine = resolve(str(tmp_path), None, "v1")
+    restore.save(ran_on_v1s_engine, restore.TrainerState(TorchTrainer, {"train_loop_per_worker": _epochs}))
+    assert not tune.Tuner.can_restore(str(tmp_path / "v1"))  # V1's engine writes Tune's file itself
 
 
 def test_can_restore_and_restore_say_what_a_path_holds(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import compat as train
-from compat.torch import TorchTrainer
+from compat import DataParallelTrainer
 from compat_core import switch
 from compat_core.migration import usage
 from compat_core.releases import facts
@@ -83,7 +83,7 @@ def rich_run(request, ray_cluster, tmp_path_factory):
     mp.setattr(usage, "_warned", set())  # "once" is per process: earlier tests may have warned
     base = tmp_path_factory.mktemp(f"rich_{request.param}")
     log = base / "after_report.jsonl"
-    trainer = TorchTrainer(
+    trainer = DataParallelTrainer(
         rich_train_func,
         scaling_config=train.ScalingConfig(num_workers=2),
         run_config=train.RunConfig(name="rich", storage_path=str(base), callbacks=[FileLogger(str(log))]),
@@ -196,7 +196,7 @@ def _sleepy(checkpoint, sleep=0):
 
 @pytest.mark.extended_rerun
 def test_failed_and_timed_out_validations_keep_training_metrics(backend, storage) -> None:
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         failing_validations,
         run_config=train.RunConfig(name="val", storage_path=storage),
         validation_config=train.ValidationConfig(fn=_sleepy),
@@ -223,7 +223,7 @@ def test_a_v1_validation_gets_v1s_ray_functions_whatever_the_cluster_started_wit
     # (1 in CI's second pass): compat's own validation task reads the v1 backend's value, so
     # ray.train.torch.get_device() there is V1's, as on a V1 cluster (Ray 2.50's V2 one
     # raises outside a training worker, failing Ray Data's iter_torch_batches).
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         one_validated_checkpoint,
         scaling_config=train.ScalingConfig(num_workers=1),
         run_config=train.RunConfig(storage_path=storage),
@@ -243,7 +243,7 @@ def nan_in_round_two(config):
 @pytest.mark.extended_rerun
 def test_nan_and_inf_are_recorded_with_one_warning_per_key(backend, storage) -> None:
     with pytest.warns(train.NonFiniteMetricWarning) as caught:
-        result = TorchTrainer(nan_in_round_two, run_config=train.RunConfig(storage_path=storage)).fit()
+        result = DataParallelTrainer(nan_in_round_two, run_config=train.RunConfig(storage_path=storage)).fit()
     frame = result.worker_metrics_dataframe
     assert frame["step"].tolist() == [0, 1, 2]
     assert math.isnan(frame["loss"][1]) and math.isinf(frame["loss"][2])
@@ -266,7 +266,7 @@ def test_reported_checkpoints_are_the_ones_the_engine_keeps(backend, storage) ->
     # A checkpoint without the score attribute: V1's checkpoint manager (Ray 2.49+) ranks it
     # as the newest, V2's by -inf. get_all_reported_checkpoints() lists what the engine
     # running the run keeps (docs §27, §28).
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         one_unscored_checkpoint,
         scaling_config=train.ScalingConfig(num_workers=1),
         run_config=train.RunConfig(
@@ -295,7 +295,9 @@ def two_reports(config):
 @pytest.mark.extended_rerun
 def test_a_raising_callback_does_not_stop_training(backend, storage) -> None:
     with pytest.raises(train.CallbackError, match="Exploding.after_report at report round 0") as info:
-        TorchTrainer(two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])).fit()
+        DataParallelTrainer(
+            two_reports, run_config=train.RunConfig(storage_path=storage, callbacks=[Exploding()])
+        ).fit()
     assert [m["step"] for _, m in info.value.result.best_checkpoints] == [0, 1]
     assert len(info.value.failures) == 2
 
@@ -316,7 +318,7 @@ def test_flipping_the_variable_between_runs_in_one_process(monkeypatch, ray_clus
     seen = []
     for setting in ["0", "1", "0"]:
         monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", setting)
-        result = TorchTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
+        result = DataParallelTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
         seen.append((result.backend, result.metrics["backend"]))
     # Driver and workers agree; workers see the variable of the engine they run on (with
     # COMPAT_V1_ENGINE=v2 the v1 backend's workers run on V2's engine, with it set to 1).
@@ -326,10 +328,10 @@ def test_flipping_the_variable_between_runs_in_one_process(monkeypatch, ray_clus
 
 
 def test_v2_report_rounds_use_a_short_poll_unless_overridden(v2, monkeypatch, storage) -> None:
-    result = TorchTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
+    result = DataParallelTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
     assert result.metrics["poll"] == "0.05"
     monkeypatch.setenv("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "0.5")
-    result = TorchTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
+    result = DataParallelTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
     assert result.metrics["poll"] == "0.5"
 
 
@@ -340,7 +342,9 @@ def free_floating(config):
 
 
 def test_keep_v1_logs_opt_in_under_v2(v2, storage) -> None:
-    result = TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage, keep_v1_logs=True)).fit()
+    result = DataParallelTrainer(
+        free_floating, run_config=train.RunConfig(storage_path=storage, keep_v1_logs=True)
+    ).fit()
     assert result.metrics == {"loss": 1.0, "new": 1}  # V2's meaning is kept
     assert result.metrics_dataframe["loss"].tolist() == [2.0, 1.0]
     assert result.metrics_dataframe["training_iteration"].tolist() == [1, 2]
@@ -353,9 +357,9 @@ def test_keep_v1_logs_opt_in_under_v2(v2, storage) -> None:
 def test_strict_mode_turns_v1_only_usage_into_errors(v2, monkeypatch, storage) -> None:
     monkeypatch.setenv("COMPAT_STRICT", "1")
     with pytest.raises(train.V1OnlyWarning, match="trainer-resources"):
-        TorchTrainer(free_floating, scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0})).fit()
+        DataParallelTrainer(free_floating, scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0})).fit()
     with pytest.raises(train.TrainingFailedError, match=r"worker 0: V1OnlyWarning: \[free-floating-report\]") as info:
-        TorchTrainer(free_floating, run_config=train.RunConfig(storage_path=storage)).fit()
+        DataParallelTrainer(free_floating, run_config=train.RunConfig(storage_path=storage)).fit()
     assert "strict mode" in str(info.value)
     # Ray's error, intact (Ray before 2.49 has one failure class)
     families = {"WorkerGroupError", "ControllerError"} if facts.FAILURE_FAMILIES else {"TrainingFailedError"}
@@ -382,7 +386,7 @@ def test_every_warning_points_at_the_users_line(v2, storage, monkeypatch) -> Non
     monkeypatch.setattr(usage, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        trainer = TorchTrainer(
+        trainer = DataParallelTrainer(
             v1_calls_on_a_worker,
             scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0}),
             run_config=train.RunConfig(storage_path=storage),
@@ -412,7 +416,7 @@ def _trial_name_and_its_warnings(config):
 def test_rays_deprecation_of_a_call_compat_makes_for_the_user_points_at_the_users_line(v1, storage) -> None:
     """Under V1 semantics ``get_context().get_trial_name()`` is Ray's deprecated method: Ray's
     warning is at the user's line (as with raw V1), not in compat's context."""
-    result = TorchTrainer(_trial_name_and_its_warnings, run_config=train.RunConfig(storage_path=storage)).fit()
+    result = DataParallelTrainer(_trial_name_and_its_warnings, run_config=train.RunConfig(storage_path=storage)).fit()
     warned_at = [w for w in result.metrics["warned_at"].split(";") if w]
     if not switch.mode().emulates_v1_engine:  # V2's engine has no such method: compat answers
         assert warned_at, "Ray 2.60's V1 get_trial_name is deprecated"
@@ -425,7 +429,7 @@ def test_v1_only_options_warn_once_per_kind_under_v2(v2, storage, monkeypatch) -
     monkeypatch.setattr(usage, "_warned", set())  # "once" is per process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
-        trainer = TorchTrainer(
+        trainer = DataParallelTrainer(
             echo_env,
             scaling_config=train.ScalingConfig(trainer_resources={"CPU": 0}),
             run_config=train.RunConfig(
@@ -467,7 +471,7 @@ def test_ray_tune_callbacks_still_work_under_v1(v1, storage) -> None:
     log = os.path.join(storage, "tune.log")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = TorchTrainer(
+        result = DataParallelTrainer(
             free_floating, run_config=train.RunConfig(storage_path=storage, callbacks=[CountResults(log)])
         ).fit()
     # compat's default trainer_resources is not blamed on the user
@@ -493,7 +497,7 @@ def fails_after_one_report(config):
 def test_after_exception_gets_the_worker_error_and_results_survive(backend, storage) -> None:
     log = os.path.join(storage, "exceptions.jsonl")
     with pytest.raises(train.TrainingFailedError, match="worker 0: ValueError: boom in training") as info:
-        TorchTrainer(
+        DataParallelTrainer(
             fails_after_one_report, run_config=train.RunConfig(storage_path=storage, callbacks=[ExceptionLogger(log)])
         ).fit()
     calls = [json.loads(line) for line in Path(log).read_text().splitlines()]
@@ -570,7 +574,7 @@ def test_resume_from_checkpoint_starts_the_first_attempt_and_later_ones_resume_t
     given.mkdir()
     (given / "step.txt").write_text("5")
     with pytest.warns(train.V1OnlyWarning) if backend == "v2" else contextlib.nullcontext():
-        result = TorchTrainer(
+        result = DataParallelTrainer(
             _resumes,
             train_loop_config={"marker": str(Path(storage, "marker"))},
             resume_from_checkpoint=train.Checkpoint.from_directory(str(given)),

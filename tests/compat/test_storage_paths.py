@@ -20,7 +20,7 @@ import pyarrow.fs as pafs
 import pytest
 
 import compat as train
-from compat.torch import TorchTrainer
+from compat import DataParallelTrainer
 
 pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
 
@@ -93,7 +93,7 @@ def test_a_run_lands_where_raw_ray_puts_it(case: str, backend: str, places: Path
         pytest.skip("on Ray's V2 engine: the cases whose storage root differs most (CI time)")
     keywords, root = CASES[case]
     kwargs, filesystem = _run_config(keywords, places)
-    result = TorchTrainer(_two_rounds, scaling_config=train.ScalingConfig(num_workers=1), **kwargs).fit()
+    result = DataParallelTrainer(_two_rounds, scaling_config=train.ScalingConfig(num_workers=1), **kwargs).fit()
 
     expected_root = places / root
     name = (keywords or {}).get("name")
@@ -106,9 +106,11 @@ def test_a_run_lands_where_raw_ray_puts_it(case: str, backend: str, places: Path
     if name:
         assert experiment.name == name
     else:
-        assert re.fullmatch(r"TorchTrainer_\d{4}-.*" if v1_semantics else r"ray_train_run-\d{4}-.*", experiment.name)
+        assert re.fullmatch(
+            r"DataParallelTrainer_\d{4}-.*" if v1_semantics else r"ray_train_run-\d{4}-.*", experiment.name
+        )
     if v1_semantics:
-        assert re.fullmatch(r"TorchTrainer_\w+_00000_0_.*", path.name)
+        assert re.fullmatch(r"DataParallelTrainer_\w+_00000_0_.*", path.name)
         assert (path / "progress.csv").is_file() and (path / "result.json").is_file()
         assert list(result.metrics_dataframe["epoch"]) == [0, 1]
     assert len(result.worker_metrics_dataframe) == 2
@@ -121,14 +123,18 @@ def test_a_run_lands_where_raw_ray_puts_it(case: str, backend: str, places: Path
     if v1_semantics:  # a trainer given no train_loop_config: raw V1's config is {} (was {"train_loop_config": None})
         assert result.config == loaded.config == {}
     experiment_location = os.path.dirname(result.path) if v1_semantics else result.path
-    assert TorchTrainer.can_restore(experiment_location, storage_filesystem=filesystem)
+    assert DataParallelTrainer.can_restore(experiment_location, storage_filesystem=filesystem)
+    if v1_semantics:  # V1's engine ran a Tune experiment; on V2's, compat's tuner.pkl says what resumes it
+        from ray import tune
+
+        assert tune.Tuner.can_restore(experiment_location, storage_filesystem=filesystem)
 
 
 @pytest.mark.extended_rerun
 def test_a_run_without_a_storage_path_restores(backend: str, places: Path) -> None:
     """The V1 fault-tolerance idiom on a run that named no storage: restore it by its path."""
-    first = TorchTrainer(_two_rounds, scaling_config=train.ScalingConfig(num_workers=1)).fit()
+    first = DataParallelTrainer(_two_rounds, scaling_config=train.ScalingConfig(num_workers=1)).fit()
     experiment = os.path.dirname(first.path) if backend == "v1" else first.path
-    again = TorchTrainer.restore(experiment).fit()
+    again = DataParallelTrainer.restore(experiment).fit()
     assert again.path == first.path  # the same run goes on, where it was
     assert list(train.Result.from_path(again.path).worker_metrics_dataframe["epoch"]) == [0, 1, 0, 1]

@@ -4,24 +4,31 @@ without Ray's V1 engine, compared with the same programs on Ray's V1 engine."""
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 import tempfile
+from typing import Any
 
 import pytest
 
 import compat as train
-from compat.torch import TorchTrainer
+from compat import DataParallelTrainer
 from compat_core import switch
 from compat_core.migration import usage
 from compat_core.releases import facts
-from examples import after_report_callback, async_validation, config_and_results
 
+# The seed examples, imported when run: they import torch, which this module's own training
+# functions do not need (a worker imports the module that defines its function).
 SEEDS = {
-    "config_and_results": lambda storage: config_and_results.main(storage),
-    "async_validation": lambda storage: async_validation.main(storage, epochs=2),
-    "after_report_callback": lambda storage: after_report_callback.main(storage)[0],
+    "config_and_results": lambda storage: _example("config_and_results").main(storage),
+    "async_validation": lambda storage: _example("async_validation").main(storage, epochs=2),
+    "after_report_callback": lambda storage: _example("after_report_callback").main(storage)[0],
 }
+
+
+def _example(name: str) -> Any:
+    return importlib.import_module(f"examples.{name}")
 
 
 def test_the_engine_follows_the_variable_and_ray(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,7 +100,7 @@ def _fails_once_after_a_checkpoint(config) -> None:
 def test_a_retried_run_numbers_checkpoints_as_v1_and_the_trial_api_answers(v1, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv(switch.ENGINE_ENV_VAR, "v2")
     monkeypatch.setattr(usage, "_warned", set())  # "once" is per process
-    trainer = TorchTrainer(
+    trainer = DataParallelTrainer(
         _fails_once_after_a_checkpoint,
         train_loop_config={"out": str(tmp_path)},
         scaling_config=train.ScalingConfig(num_workers=2),
@@ -108,7 +115,7 @@ def test_a_retried_run_numbers_checkpoints_as_v1_and_the_trial_api_answers(v1, m
         result = trainer.fit()
     assert sum("Ignored in this run" in str(w.message) for w in seen) == 1
     trial_dir = os.path.basename(result.path)
-    assert os.path.dirname(result.path) == str(tmp_path / "retry") and trial_dir.startswith("TorchTrainer_")
+    assert os.path.dirname(result.path) == str(tmp_path / "retry") and trial_dir.startswith("DataParallelTrainer_")
     # The restored attempt continues V1's numbering: nothing earlier is overwritten.
     checkpoints = sorted(n for n in os.listdir(result.path) if re.fullmatch(r"checkpoint_\d+", n))
     assert checkpoints == ["checkpoint_000000", "checkpoint_000001", "checkpoint_000002"]
@@ -121,4 +128,4 @@ def test_a_retried_run_numbers_checkpoints_as_v1_and_the_trial_api_answers(v1, m
     assert names["experiment"] == "retry"
     assert names["trial_dir"] == result.path
     assert trial_dir.startswith(names["trial_name"] + "_0_")
-    assert names["trial_name"] == f"TorchTrainer_{names['trial_id']}"
+    assert names["trial_name"] == f"DataParallelTrainer_{names['trial_id']}"

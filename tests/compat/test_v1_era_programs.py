@@ -12,7 +12,6 @@ its trainer actor), each run with Ray's default storage in a directory of its ow
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.compat.clusters import script_lines
 
 pytestmark = [pytest.mark.ray, pytest.mark.one_pass]
 
@@ -70,20 +71,9 @@ def _migrate(target: str, directory: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _run(setting: str, runs: list[tuple[str, Path]], tmp_path: Path) -> dict[str, dict]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
-    env["RAY_TRAIN_V2_ENABLED"] = setting
     specs = [f"{label}|{path}|{tmp_path / 'storage' / label}" for label, path in runs]
-    out = subprocess.run(
-        [sys.executable, "-c", RUNNER, *specs], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path
-    )
-    found = {}
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            summary = json.loads(line.removeprefix("RESULT "))
-            label = summary.pop("label")
-            found[label] = _normalized(summary)
-    assert len(found) == len(runs), out.stderr[-6000:]
-    return found
+    found = script_lines(RUNNER, "RESULT", specs, {"RAY_TRAIN_V2_ENABLED": setting}, timeout_s=900, count=len(runs))
+    return {summary.pop("label"): _normalized(summary) for summary in found}
 
 
 @pytest.mark.parametrize("mode", ["0", "1"])  # not `setting`: once, in CI's first pass (see conftest)

@@ -96,12 +96,12 @@ def test_on_real_ray_a_rank_slower_than_the_vote_keeps_every_round_in_step(
     the other has waited out the vote (0.5 s here): that round goes through Ray for both, the
     run completes, every report is kept once and after_report sees every round in order."""
     import compat as train
-    from compat.torch import TorchTrainer
+    from compat import DataParallelTrainer
     from tests.compat.calls import CallLog, calls
 
     monkeypatch.setenv("COMPAT_VOTE_TIMEOUT_S", "0.5")
     log = tmp_path / "calls.jsonl"
-    result = TorchTrainer(
+    result = DataParallelTrainer(
         _one_rank_slower_than_the_vote,
         train_loop_config={"slow_rank": slow_rank, "delay_s": 2.0},
         scaling_config=train.ScalingConfig(num_workers=2),

@@ -74,6 +74,10 @@ CASES = [
     ("RTM117", "from ray import tune\nfrom ray.train.torch import TorchTrainer\nt = TorchTrainer(f)\nu = t\n"
      "tune.Tuner(u).fit()\n",
      "from ray import tune\nt = t\ntune.Tuner(t).fit()\n"),  # a name bound to itself: no endless lookup
+    # V1-era code resuming a trainer's run through Tune (V1's engine ran it as a Tune experiment).
+    ("RTM117", "from ray import tune\nfrom ray.train.torch import TorchTrainer\n"
+     "tune.Tuner.restore('/runs/job', trainable=TorchTrainer(f)).fit()\n",
+     "from ray import tune\ntune.Tuner.restore('/runs/job', trainable=train_driver).fit()\n"),
     ("RTM118", "from ray.train.base_trainer import TrainingFailedError as E\ntry:\n    t.fit()\nexcept E:\n    pass\n",
      "import ray.train\ntry:\n    t.fit()\nexcept ray.train.TrainingFailedError:\n    pass\n"),
     # Every trainer built with a list of Tune callbacks held in a module-level name.
