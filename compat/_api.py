@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ray.train import Checkpoint
 
@@ -44,7 +44,15 @@ def _tune_function_session(name: str) -> Any:
     return adapters.v1_session()
 
 
-def _rays_own(name: str) -> Callable[..., Any] | None:
+class _RaysOwn(NamedTuple):
+    """Ray's own ``ray.train.<name>`` where Ray's session runs a training function, and the mode
+    it answers in (a trainer of Ray's runs its own engine's semantics; local mode, the selected one)."""
+
+    function: Callable[..., Any]
+    mode: switch.Mode
+
+
+def _rays_own(name: str) -> _RaysOwn | None:
     """Where a training function runs with Ray's session and not compat's, Ray's own
     ``ray.train.<name>``, which answers there as raw Ray's does; None anywhere else:
     - V2's local mode (``ScalingConfig(num_workers=0)``: the function runs in the driver's
@@ -55,14 +63,14 @@ def _rays_own(name: str) -> Callable[..., Any] | None:
     if worker.current() is not None:
         return None
     if _local.running():
-        return _local.ray_function(name)
+        return _RaysOwn(_local.ray_function(name), switch.mode())
     generation = _rays_generation()
     if generation is None:
         return None
     function = adapters.rays_train_function(generation is switch.V2, name)
     if function is None:
         raise CompatError(messages.not_in_rays_v1_trainer(name))
-    return function
+    return _RaysOwn(function, switch.Mode(generation, generation))
 
 
 def _rays_generation() -> switch.Generation | None:
@@ -70,13 +78,6 @@ def _rays_generation() -> switch.Generation | None:
     if adapters.in_rays_v2_worker():
         return switch.V2
     return switch.V1 if adapters.in_rays_v1_worker() else None
-
-
-def _rays_mode() -> switch.Mode:
-    """The mode of the Ray session :func:`_rays_own` answers from: a trainer of Ray's runs its
-    own engine's semantics; local mode, the selected one."""
-    generation = None if _local.running() else _rays_generation()
-    return switch.mode() if generation is None else switch.Mode(generation, generation)
 
 
 def report(
@@ -113,8 +114,8 @@ def report(
     if tune_session is not None:
         tune_session.report(metrics, checkpoint=checkpoint)
         return
-    local = _rays_own("report")
-    if local is not None:  # what was given, as given: Ray's report says what it does not take
+    rays = _rays_own("report")
+    if rays is not None:  # what was given, as given: Ray's report says what it does not take
         options = {
             "checkpoint_dir_name": checkpoint_dir_name,
             "checkpoint_upload_mode": checkpoint_upload_mode,
@@ -124,7 +125,7 @@ def report(
             "delete_local_checkpoint_after_upload": delete_local_checkpoint_after_upload,
             "checkpoint_upload_fn": checkpoint_upload_fn,
         }
-        local(metrics, checkpoint=checkpoint, **{k: v for k, v in options.items() if v is not None})
+        rays.function(metrics, checkpoint=checkpoint, **{k: v for k, v in options.items() if v is not None})
         return
     session = _session("report")
     if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
@@ -174,9 +175,9 @@ def get_context() -> TrainContext:
         from ray.train.context import get_context as v1_context
 
         return TrainContext(v1_context(), switch.mode())
-    local = _rays_own("get_context")
-    if local is not None:
-        return TrainContext(local(), _rays_mode())
+    rays = _rays_own("get_context")
+    if rays is not None:
+        return TrainContext(rays.function(), rays.mode)
     session = _session("get_context")
     return TrainContext(session.side.context(), session.mode)
 
@@ -186,9 +187,9 @@ def get_checkpoint() -> Checkpoint | None:
     tune_session = _tune_function_session("get_checkpoint")
     if tune_session is not None:
         return tune_session.get_checkpoint()
-    local = _rays_own("get_checkpoint")
-    if local is not None:
-        return local()
+    rays = _rays_own("get_checkpoint")
+    if rays is not None:
+        return rays.function()
     return _session("get_checkpoint").side.get_checkpoint()
 
 
@@ -206,9 +207,9 @@ def get_all_reported_checkpoints(
             "get_all_reported_checkpoints(consistency_mode=...) takes compat.CheckpointConsistencyMode."
             f"COMMITTED or .VALIDATED, got {consistency_mode!r}."
         )
-    local = _rays_own("get_all_reported_checkpoints")
-    if local is not None:
-        return local(consistency_mode, timeout_s)
+    rays = _rays_own("get_all_reported_checkpoints")
+    if rays is not None:
+        return rays.function(consistency_mode, timeout_s)
     session = _session("get_all_reported_checkpoints")
     validated = consistency_mode is CheckpointConsistencyMode.VALIDATED
     found = session.side.reported_checkpoints(session, validated, timeout_s)
@@ -219,16 +220,16 @@ def get_preemption_info() -> Any:
     """V2's notice that a node of this run is about to be preempted (a
     ``compat.PreemptionInfo``), or None; a barrier, as in V2. Always None under v1, which
     has no such notice (a preempted node shows up as a worker failure)."""
-    local = _rays_own("get_preemption_info")
-    if local is not None:
-        return local()
+    rays = _rays_own("get_preemption_info")
+    if rays is not None:
+        return rays.function()
     session = _session("get_preemption_info")
     return session.side.preemption_info()
 
 
 def get_dataset_shard(dataset_name: str | None = None) -> Any:
     """This worker's shard of ``TorchTrainer(datasets={dataset_name: ...})``."""
-    local = _rays_own("get_dataset_shard")
-    if local is not None:
-        return local(dataset_name)
+    rays = _rays_own("get_dataset_shard")
+    if rays is not None:
+        return rays.function(dataset_name)
     return _session("get_dataset_shard").side.get_dataset_shard(dataset_name)
