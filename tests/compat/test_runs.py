@@ -328,6 +328,7 @@ def test_flipping_the_variable_between_runs_in_one_process(monkeypatch, ray_clus
 
 
 def test_v2_report_rounds_use_a_short_poll_unless_overridden(v2, monkeypatch, storage) -> None:
+    monkeypatch.delenv("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", raising=False)  # tests/conftest.py sets 0.1
     result = DataParallelTrainer(echo_env, run_config=train.RunConfig(storage_path=storage)).fit()
     assert result.metrics["poll"] == "0.05"
     monkeypatch.setenv("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "0.5")
