@@ -218,7 +218,8 @@ def test_a_run_v2_gave_up_on_after_preemptions_fails_with_rays_preemption_error(
     """``except ray.train.PreemptionError:`` (or compat's) catches the failure of a fit whose
     preemptions exceeded ``max_preemption_failures``; ``compat.PreemptionError`` is built as
     Ray's. (The run itself, on a cluster whose nodes are drained: test_cluster_features.)"""
-    from ray.train import PreemptionError as RayPreemptionError
+    # Ray's class where it is defined: ray.train exports it under V2 only (this test runs in both passes)
+    from ray.train.v2.api.exceptions import PreemptionError as RayPreemptionError
 
     from compat_core import errors
 
