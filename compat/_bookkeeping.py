@@ -27,7 +27,7 @@ from compat_core.migration.usage import Usage, UsageLog
 from compat_core.run.engine import Engine
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journal, journaled_records
 from compat_core.run.ledger.host import journal_dir
-from compat_core.semantics import reads, restore, worker_reports
+from compat_core.semantics import reads, restore, validations, worker_reports
 from compat_core.semantics.result import Result
 from compat_core.semantics.v1_logs import AUTO_KEYS
 
@@ -99,9 +99,10 @@ def run_storage(experiment: RunStorage | None, raw: Any, outcome: Result) -> Run
 def keep_worker_reports(
     run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals
 ) -> tuple[RunStorage, worker_reports.Stored] | None:
-    """Every worker's reports, stored with the run for ``Result.from_path``: the run and the
-    name of this fit's file (None when there is none: a run that cannot store them keeps them
-    in the result it returns). A restored run first stores those of earlier drivers killed
+    """Every worker's reports, and the outcomes of the validations compat's ledger ran, stored
+    with the run for ``Result.from_path``: the run and the name of this fit's reports file
+    (None when there is none: a run that cannot store them keeps them in the result it
+    returns). A restored run first stores those of earlier drivers killed
     before their ``fit()`` ended, from their ledgers' journals on this node (each removed once
     stored; one on another node stays there)."""
     if run is None:
@@ -112,6 +113,7 @@ def keep_worker_reports(
             with contextlib.suppress(OSError):
                 os.remove(path)
         stored = worker_reports.write(run, snapshot.iter_records)
+        validations.write(run, snapshot.digest.checkpoint_rounds)  # where Ray's files lack them
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
         where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
         return None

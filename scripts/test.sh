@@ -105,7 +105,8 @@ collect codemod .ci-codemod.log "the codemod's tests (run beside the pass above;
 matrix_runs=(
   test_two_workers_finish_on_two_cores test_result_metrics_follow_each_backend test_metrics_dataframe_rows
   test_validation_in_both_forms_merges_into_checkpoint_metrics test_after_report_sees_every_worker_once_per_round
-  test_every_workers_reports_are_kept test_flipping_the_variable_between_runs_in_one_process
+  test_every_workers_reports_are_kept test_a_new_driver_reads_back_what_fit_returned
+  test_flipping_the_variable_between_runs_in_one_process
   test_after_exception_gets_the_worker_error_and_results_survive
 )
 if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then
@@ -113,7 +114,8 @@ if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then
     # One build of this checkout at a time: the installed step's first.
     while [ -n "$tested" ] && [ ! -e "$installed/.prepared" ] && kill -0 "$tested" 2>/dev/null; do sleep 5; done
     MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_parity.py \
-tests/compat/test_inside_ray.py $(printf 'tests/compat/test_runs.py::%s ' "${matrix_runs[@]}")" \
+tests/compat/test_inside_ray.py tests/compat/test_restore.py::test_a_corrupt_v2_snapshot_is_rays_error_on_every_release \
+$(printf 'tests/compat/test_runs.py::%s ' "${matrix_runs[@]}")" \
       bash scripts/matrix.sh 2.44.1
   ) >.ci-matrix.log 2>&1 &
   matrix=$!

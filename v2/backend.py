@@ -40,7 +40,7 @@ from v2 import groups
 from v2.tune_callbacks import TuneCallbacks
 from v2.worker import V2WorkerSide
 
-SNAPSHOT_FILE = restore.V2_SNAPSHOT
+SNAPSHOT_FILE = standins.V2_SNAPSHOT
 _STATUS_KEYS = {
     "validated_checkpoint_dir_names": CheckpointStatus.VALIDATED,
     "timed_out_validation_checkpoint_dir_names": CheckpointStatus.VALIDATION_TIMEOUT,

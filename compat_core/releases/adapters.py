@@ -239,3 +239,12 @@ def v1_can_restore_deprecations(path: Any, storage_filesystem: Any) -> None:
 
     with contextlib.suppress(Exception):
         BaseTrainer.can_restore(path, storage_filesystem)
+
+
+def v2_snapshot_error() -> type[Exception]:
+    """What Ray's V2 checkpoint manager raises on a snapshot it cannot read
+    (``CheckpointManagerInitializationError``), for compat's reading of one where Ray's
+    ``Result.from_path`` cannot (before 2.52)."""
+    from ray.train.v2._internal.exceptions import CheckpointManagerInitializationError
+
+    return CheckpointManagerInitializationError

@@ -24,7 +24,8 @@ The facts, by release:
 2.51      ``RAY_TRAIN_V2_ENABLED`` defaults to on; V2's torch ``get_device`` answers the local
           device outside a training worker (2.50's raises ``RuntimeError``).
 2.52      V2 has its own ``CheckpointConfig`` (V1's before); the V1 form of
-          ``LightGBMTrainer`` trains with LightGBM's data-parallel learner (serial before).
+          ``LightGBMTrainer`` trains with LightGBM's data-parallel learner (serial before);
+          V2's ``Result.from_path`` reads a run (it raises ``NotImplementedError`` before).
 2.53      ``CheckpointConsistencyMode``.
 2.55      ``ValidationConfig`` on the trainer and ``report(validation=...)`` replace
           ``validate_fn``; ``ReportedCheckpointStatus``.
@@ -71,6 +72,10 @@ initialized`` outside a training worker, so Ray Data's ``iter_torch_batches()`` 
 UNSCORED_CHECKPOINTS_NEWEST = since("2.49")
 """V1's checkpoint manager appends a checkpoint whose metrics lack ``checkpoint_score_attribute``
 (it ranks as the newest); before, it ranks it by a score of -inf, among the worst."""
+V2_READS_RUNS = since("2.52")
+"""V2's ``Result.from_path`` reads a run's directory; before, it raises ``NotImplementedError``
+and compat reads V2's checkpoint manager snapshot itself
+(:func:`compat_core.releases.standins.v2_result_from_path`)."""
 FAILURE_FAMILIES = since("2.49")
 """V2 raises ``WorkerGroupError`` / ``ControllerError`` rather than one failure class."""
 PREEMPTION = since("2.58")

@@ -20,6 +20,7 @@ from compat_core.releases.facts import (
     FAILURE_FAMILIES,
     REPORTED_CHECKPOINTS,
     RETIRED_NAMES,
+    V2_READS_RUNS,
     VALIDATION,
     VERSION,
     since,
@@ -177,6 +178,60 @@ def v2_failure_classes() -> tuple[type[BaseException] | None, type[BaseException
         return exceptions.TrainingFailedError, RuntimeError, RuntimeError
     failed = exceptions.TrainingFailedError if isinstance(exceptions.TrainingFailedError, type) else None
     return failed, exceptions.WorkerGroupError, exceptions.ControllerError
+
+
+V2_SNAPSHOT = "checkpoint_manager_snapshot.json"
+"""V2's checkpoint manager's record of a run's checkpoints, in the run's directory (every release)."""
+
+
+def v2_result_from_path(run_dir: str, filesystem: Any) -> Any:
+    """V2's ``Result.from_path`` of the run directory ``run_dir`` (a path on ``filesystem``):
+    Ray's own from 2.52; before, where Ray's raises ``NotImplementedError``, compat's
+    :func:`v2_result_from_snapshot`."""
+    from ray.train.v2.api.result import Result
+
+    if V2_READS_RUNS:
+        return Result.from_path(run_dir, storage_filesystem=filesystem)
+    return v2_result_from_snapshot(run_dir, filesystem)
+
+
+def v2_result_from_snapshot(run_dir: str, filesystem: Any) -> Any:
+    """The ``Result`` Ray 2.52's V2 ``Result.from_path`` builds, from the same checkpoint manager
+    snapshot (its form is the same from 2.44 to 2.60): the latest checkpoint and its metrics, the
+    kept checkpoints in the manager's order, their metrics as ``metrics_dataframe``. It writes
+    nothing (Ray's writes a storage marker into the run's directory as it reads). The caller
+    checked the snapshot exists; a corrupt one raises what Ray's checkpoint manager raises."""
+    import json
+    import posixpath
+
+    import pandas as pd
+    from ray.train import Checkpoint
+    from ray.train.v2.api.result import Result
+
+    from compat_core.releases.adapters import v2_snapshot_error
+
+    try:
+        with filesystem.open_input_stream(posixpath.join(run_dir, V2_SNAPSHOT)) as stream:
+            state = json.loads(bytes(stream.read()))
+        kept = [(record["checkpoint_dir_name"], dict(record["metrics"])) for record in state["checkpoint_results"]]
+        latest = state["latest_checkpoint_result"]
+        latest = (latest["checkpoint_dir_name"], dict(latest["metrics"])) if latest is not None else None
+    except (ValueError, KeyError, TypeError) as error:  # as Ray's checkpoint manager reports it
+        raise v2_snapshot_error()(repr(error)) from error
+
+    def checkpoint(name: str) -> Any:
+        return Checkpoint(path=posixpath.join(run_dir, name), filesystem=filesystem)
+
+    best = [(checkpoint(name), metrics) for name, metrics in kept]
+    return Result(
+        metrics=latest[1] if latest else None,
+        checkpoint=checkpoint(latest[0]) if latest else None,
+        error=None,
+        path=run_dir,
+        best_checkpoints=best,
+        metrics_dataframe=pd.DataFrame([metrics for _, metrics in best]) if best else None,
+        _storage_filesystem=filesystem,
+    )
 
 
 def v2_report_keywords(

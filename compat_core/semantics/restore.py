@@ -25,6 +25,7 @@ from compat_core import messages
 from compat_core.errors import RestoreError
 from compat_core.files import pickled
 from compat_core.files.storage import V1_CHECKPOINT, RunStorage, at, split
+from compat_core.releases.standins import V2_SNAPSHOT, v2_result_from_path
 from compat_core.semantics.v1_logs import PROGRESS_CSV, RESULT_JSON
 
 STATE_FILE = "compat_trainer.pkl"
@@ -33,7 +34,6 @@ STATE_FILE = "compat_trainer.pkl"
 # STATE_FILE holds the training function and classes, code only a restore trusts itself to load.
 CONFIG_FILE = "compat_config.pkl"
 RAY_V1_STATE = "trainer.pkl"  # raw Ray V1's, for a run started before its imports moved to compat
-V2_SNAPSHOT = "checkpoint_manager_snapshot.json"
 
 
 @dataclass
@@ -179,9 +179,7 @@ def start_checkpoint(experiment: RunStorage) -> Any:
     was written by the other engine: the switch flipped between the two drivers): the
     latest checkpoint, from V2's snapshot or from the newest V1 trial."""
     if experiment.exists(V2_SNAPSHOT):
-        from ray.train.v2.api.result import Result as V2Result
-
-        return V2Result.from_path(experiment.run_dir, storage_filesystem=experiment.filesystem).checkpoint
+        return v2_result_from_path(experiment.run_dir, experiment.filesystem).checkpoint
     trial = latest_v1_trial(experiment)
     return latest_checkpoint(at(experiment.path(trial), experiment.filesystem)) if trial else None
 

@@ -155,7 +155,7 @@ class Result(*standins.ray_bases(_V2Result, _V1Result)):  # type: ignore[misc]
         run = stored.read_run(path, storage_filesystem, mode, trusted=trust_stored_objects)
         return assemble(
             mode,
-            ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints),
+            stored_parts(run),
             checkpoint=run.checkpoint,
             error=getattr(run.raw, "error", None),
             raw=run.raw,
@@ -306,6 +306,27 @@ class ResultParts:
     # The ledger's rounds with every validation outcome the engine knows (None: as they are);
     # applied when ``Result.report_rounds`` is first read.
     revise_rounds: Callable[[list[ReportRound]], list[ReportRound]] | None = None
+
+
+def stored_parts(run: stored.StoredRun) -> ResultParts:
+    """A stored run's parts, with the validations compat's ledger ran merged as ``fit()``
+    merged them (Ray's files hold each checkpoint's reported metrics only)."""
+    rounds = run.validation_rounds
+    if not rounds:
+        return ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints)
+    metrics, frame = run.metrics, run.metrics_dataframe
+    best, reported = ledger_validated(run.best_checkpoints, rounds)
+    if run.metrics_of_latest_checkpoint:  # as the kept checkpoint's, validated
+        latest = {checkpoint_dir_name(c): m for c, m in best}
+        metrics = latest.get(checkpoint_dir_name(run.checkpoint), metrics) if run.checkpoint is not None else metrics
+    elif metrics is not None:  # V1's last row: validated when it was a checkpoint's report
+        last = {r.checkpoint_dir_name: r for r in rounds}.get(str(metrics.get("checkpoint_dir_name")))
+        metrics = merge_validation(metrics, last.validation) if last else metrics
+    if run.rows_of_v1_logs:  # V1's rows: each checkpoint's row validated
+        frame = validated_dataframe(frame, rounds)
+    elif best:  # the kept checkpoints' rows, validated
+        frame = pd.DataFrame([m for _, m in best])
+    return ResultParts(metrics, run.path, frame, best, reported)
 
 
 def build(

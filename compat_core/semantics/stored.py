@@ -34,8 +34,9 @@ from compat_core import messages, switch
 from compat_core.errors import ResultNotFoundError
 from compat_core.files import pickled
 from compat_core.files.storage import RunStorage, at
-from compat_core.semantics import worker_reports
-from compat_core.semantics.restore import CONFIG_FILE, STATE_FILE, V2_SNAPSHOT, v1_trials
+from compat_core.releases.standins import V2_SNAPSHOT, v2_result_from_path
+from compat_core.semantics import validations, worker_reports
+from compat_core.semantics.restore import CONFIG_FILE, STATE_FILE, v1_trials
 from compat_core.semantics.v1_logs import AUTO_KEYS, PROGRESS_CSV, RESULT_JSON
 
 REPORT_ORDER = operator.attrgetter("attempt", "index", "rank")  # the order of every worker's reports
@@ -59,6 +60,10 @@ class StoredRun:
     path: str
     metrics_dataframe: pd.DataFrame | None
     best_checkpoints: list[tuple[Any, dict[str, Any]]]
+    # The validations compat's ledger ran, as the rounds of their checkpoints: fit() merged them.
+    validation_rounds: list[Any]
+    metrics_of_latest_checkpoint: bool  # else the last report's row (V1's logs)
+    rows_of_v1_logs: bool  # the frame's rows are V1's (else the kept checkpoints')
     checkpoint: Any
     raw: Any  # Ray's own Result of the directory (V1's when it has V1's logs)
     config: dict[str, Any]
@@ -97,6 +102,9 @@ def read_run(
         path=run.run_dir,
         metrics_dataframe=frame,
         best_checkpoints=list(best or []),
+        validation_rounds=validations.read(run, trusted),
+        metrics_of_latest_checkpoint=not (mode.keeps_every_report and v1 is not None),
+        rows_of_v1_logs=v1 is not None and (mode.keeps_every_report or v2 is not None),
         checkpoint=checkpoint,
         raw=v1 if v1 is not None else v2,
         config=_config(run, v1, trusted),
@@ -169,9 +177,7 @@ class _Without(pafs.FileSystemHandler):  # type: ignore[misc]  # pyarrow is unty
 
 
 def _v2_result(run: RunStorage) -> Any:
-    from ray.train.v2.api.result import Result as V2Result
-
-    return V2Result.from_path(run.run_dir, storage_filesystem=run.filesystem)
+    return v2_result_from_path(run.run_dir, run.filesystem)
 
 
 def _user_metrics(row: dict[str, Any]) -> dict[str, Any]:

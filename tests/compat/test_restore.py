@@ -398,3 +398,77 @@ def test_a_restored_run_reports_a_worker_that_dies_to_after_exception(v1, storag
     made = calls(log)
     assert made[-1][0] == "exception" and list(made[-1][1]) == ["1"]  # the process that exited
     assert [c[0] for c in made].count("exception") == 1
+
+
+@pytest.mark.parametrize(
+    "snapshot",
+    ["{}", "not json", '{"checkpoint_results": [{"metrics": {}}], "latest_checkpoint_result": null}'],
+    ids=["empty", "not-json", "no-checkpoint-name"],
+)
+def test_a_corrupt_v2_snapshot_is_rays_error_on_every_release(tmp_path: Path, snapshot: str, monkeypatch) -> None:
+    """A V2 run directory whose checkpoint manager snapshot is corrupt: reading it is the error
+    Ray's own V2 reading raises (the oracle, where Ray's reads runs: from 2.52), on every release,
+    whichever of Ray or compat reads it."""
+    from compat_core.releases import adapters, facts, standins
+
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / restore.V2_SNAPSHOT).write_text(snapshot)
+    rays_error = adapters.v2_snapshot_error()
+    with pytest.raises(rays_error):
+        standins.v2_result_from_snapshot(str(run), pafs.LocalFileSystem())
+    with pytest.raises(rays_error):
+        train.Result.from_path(run)
+    if not facts.V2_READS_RUNS:
+        assert [p.name for p in run.iterdir()] == [restore.V2_SNAPSHOT]  # compat's read wrote nothing
+        return
+    from ray.train.v2.api.result import Result as RaysResult
+
+    with pytest.raises(rays_error):
+        RaysResult.from_path(str(run))
+
+
+class _Scorer:
+    """A validation metric of the user's own class (stored pickled, loaded only when trusted)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Scorer)
+
+
+def test_validation_outcomes_stored_with_a_run_read_back_by_each_semantics(tmp_path: Path, monkeypatch) -> None:
+    """The outcomes compat's ledger ran, written as a fit ends (a later fit's added), merged into
+    what ``Result.from_path`` reads by either semantics; a value of the user's own class comes
+    back as a ``StoredValue`` unless trusted; a file that cannot be read costs only the
+    validations, with a warning naming it."""
+    from compat_core.files.pickled import StoredValue
+    from compat_core.files.storage import at
+    from compat_core.semantics import validations
+    from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
+    from compat_core.semantics.worker_reports import CorruptStoredDataWarning
+
+    trial = _v1_trial(tmp_path)
+    run = at(str(trial))
+
+    def round_(name: str, status: CheckpointStatus, metrics: dict) -> ReportRound:
+        return ReportRound(0, (), checkpoint_dir_name=name, validation=ValidationOutcome(status, metrics))
+
+    validations.write(run, [round_("checkpoint_000000", CheckpointStatus.VALIDATION_FAILED, {})])
+    validations.write(run, [round_("checkpoint_000001", CheckpointStatus.VALIDATED, {"acc": 0.9, "s": _Scorer()})])
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")
+    v1 = train.Result.from_path(str(trial))
+    assert [m.get("acc") for _, m in v1.best_checkpoints] == [None, 0.9]
+    assert [c.status for c in v1.reported_checkpoints] == [
+        CheckpointStatus.VALIDATION_FAILED,
+        CheckpointStatus.VALIDATED,
+    ]
+    assert list(v1.metrics_dataframe["acc"].fillna(-1)) == [-1, -1, 0.9, -1]  # the checkpoint's row
+    assert isinstance(v1.best_checkpoints[1][1]["s"], StoredValue)
+    assert train.Result.from_path(str(trial), trust_stored_objects=True).best_checkpoints[1][1]["s"] == _Scorer()
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
+    v2 = train.Result.from_path(str(trial))
+    assert v2.metrics["acc"] == 0.9 and list(v2.metrics_dataframe["acc"].fillna(-1)) == [-1, 0.9]
+    (trial / validations.FILE).write_bytes(b"\x80\x04not a pickle")
+    with pytest.warns(CorruptStoredDataWarning, match=validations.FILE):
+        cut = train.Result.from_path(str(trial))
+    assert [m["loss"] for _, m in cut.best_checkpoints] == [3.0, 1.0] and "acc" not in cut.metrics

@@ -138,6 +138,47 @@ def test_validation_in_both_forms_merges_into_checkpoint_metrics(rich_run) -> No
     assert [m["loss"] for _, m in result.best_checkpoints] == [4.0, 2.0]
 
 
+def test_a_new_driver_reads_back_what_fit_returned(rich_run, monkeypatch) -> None:
+    """``Result.from_path`` of the run's directory gives what ``fit()`` gave, by the same
+    semantics, on every release: Ray's own V2 ``Result.from_path`` reads a run from 2.52 only
+    (before, it raises ``NotImplementedError``), and compat then reads V2's snapshot itself;
+    the validations compat's ledger ran (V1 semantics; V2's before 2.56) are stored with the run
+    and merged as ``fit()`` merged them."""
+    backend, result, _ = rich_run
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0" if backend == "v1" else "1")
+    loaded = train.Result.from_path(result.path)
+    keep = ("loss", "rank", "accuracy", "score")
+
+    def kept(metrics):
+        return {k: v for k, v in metrics.items() if k in keep}
+
+    assert kept(loaded.metrics) == kept(result.metrics) and kept(result.metrics)
+    assert loaded.checkpoint.path == result.checkpoint.path
+    assert [(c.path, kept(m)) for c, m in loaded.best_checkpoints] == [
+        (c.path, kept(m)) for c, m in result.best_checkpoints
+    ]
+    assert list(loaded.metrics_dataframe["loss"]) == list(result.metrics_dataframe["loss"])
+    assert list(loaded.metrics_dataframe["accuracy"].fillna(-1)) == list(
+        result.metrics_dataframe["accuracy"].fillna(-1)
+    )
+    if backend == "v1" or not facts.VALIDATION:  # compat's ledger validated: each status, as fit() gave it
+        statuses = [(c.checkpoint.path, c.status) for c in result.reported_checkpoints]
+        assert [(c.checkpoint.path, c.status) for c in loaded.reported_checkpoints] == statuses
+    assert len(loaded.worker_metrics_dataframe) == len(result.worker_metrics_dataframe) == 8
+    if backend == "v2" and facts.V2_READS_RUNS:  # compat's reading of V2's snapshot, against Ray's own
+        from ray.train.v2.api.result import Result as RaysResult
+
+        from compat_core.files.storage import at
+        from compat_core.releases.standins import v2_result_from_snapshot
+
+        rays = RaysResult.from_path(result.path)
+        run = at(result.path)
+        ours = v2_result_from_snapshot(run.run_dir, run.filesystem)
+        assert (ours.metrics, ours.checkpoint.path, ours.path) == (rays.metrics, rays.checkpoint.path, rays.path)
+        assert [(c.path, m) for c, m in ours.best_checkpoints] == [(c.path, m) for c, m in rays.best_checkpoints]
+        assert ours.metrics_dataframe.equals(rays.metrics_dataframe)
+
+
 def test_after_report_sees_every_worker_once_per_round(rich_run) -> None:
     _, _, log = rich_run
     calls = [json.loads(line) for line in log.read_text().splitlines()]

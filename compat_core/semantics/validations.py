@@ -1,0 +1,85 @@
+"""The outcomes of the validations compat's run ledger ran, stored with the run, so that
+``Result.from_path`` gives each checkpoint's validated metrics and status as ``fit()`` gave them.
+
+compat's ledger runs a checkpoint's validation (``validate_fn``, ``ValidationConfig``) where Ray's
+engine does not: under V1 semantics on either engine, and under V2 semantics on releases before
+2.56. Ray's own files then hold each checkpoint's reported metrics only (V1's ``result.json``,
+V2's checkpoint manager snapshot), so each ``fit()`` writes its outcomes into the run's directory
+as it ends (``compat_validations.pkl``; a restored run's added to the earlier fits'), through the
+run's filesystem. Each metric's value is pickled on its own and read back as the run's other
+stored values are (:func:`compat_core.files.pickled.load_stored`: nothing read runs code unless
+the reader trusts the storage); a file that cannot be read costs only the validations, with a
+:class:`~compat_core.semantics.worker_reports.CorruptStoredDataWarning` naming it.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from collections.abc import Iterable
+
+from compat_core.files import pickled
+from compat_core.files.storage import RunStorage
+from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
+from compat_core.semantics.worker_reports import CorruptStoredDataWarning
+
+FILE = "compat_validations.pkl"
+
+
+def write(run: RunStorage, rounds: Iterable[ReportRound]) -> None:
+    """Store the validation outcomes of ``rounds`` (by checkpoint directory name) with the run,
+    after those of its earlier fits (a checkpoint validated again keeps its newest outcome)."""
+    outcomes = {r.checkpoint_dir_name: r.validation for r in rounds if r.checkpoint_dir_name and r.validation}
+    if not outcomes:
+        return
+    stored = _read(run, warn=False)
+    for name, outcome in outcomes.items():
+        metrics = {str(key): pickle.dumps(value) for key, value in outcome.metrics.items()}
+        stored[name] = (outcome.status.name, metrics, outcome.error)
+    run.filesystem.create_dir(run.run_dir, recursive=True)
+    with run.filesystem.open_output_stream(run.path(FILE)) as f:
+        f.write(pickle.dumps(stored))
+
+
+def read(run: RunStorage, trusted: bool = False) -> list[ReportRound]:
+    """The stored outcomes, each as the round of its checkpoint (what
+    :func:`compat_core.semantics.result.ledger_validated` matches checkpoints to); none when the
+    run has no such file."""
+    rounds = []
+    for name, (status, metrics, error) in _read(run, warn=True).items():
+        values = {key: pickled.load_stored(data, trusted) for key, data in metrics.items()}
+        outcome = ValidationOutcome(CheckpointStatus.__members__[status], values, error)
+        rounds.append(ReportRound(index=-1, reports=(), checkpoint_dir_name=name, validation=outcome))
+    return rounds
+
+
+def _read(run: RunStorage, warn: bool) -> dict[str, tuple[str, dict[str, bytes], str | None]]:
+    """The file's outcomes, checked for the form :func:`write` gives them ({} when there is none
+    or it cannot be read: with a warning naming it when ``warn``)."""
+    if not run.exists(FILE):
+        return {}
+    try:
+        with run.filesystem.open_input_stream(run.path(FILE)) as f:
+            stored = pickled.safe_loads(f.read())
+        if not isinstance(stored, dict):
+            raise ValueError(f"a {type(stored).__name__}, not a dict")
+        for name, entry in stored.items():
+            status, metrics, error = entry
+            if not (
+                isinstance(name, str)
+                and status in CheckpointStatus.__members__
+                and isinstance(metrics, dict)
+                and all(isinstance(k, str) and isinstance(v, bytes) for k, v in metrics.items())
+                and (error is None or isinstance(error, str))
+            ):
+                raise ValueError(f"an entry of another form for {name!r}")
+    except Exception as exc:  # whatever the storage holds: the run's other results are still read
+        if warn:
+            warnings.warn(
+                f"{run.path(FILE)}: cannot read the validation outcomes stored with the run ({exc}); the "
+                "checkpoints are read with their reported metrics, as Ray's files hold them",
+                CorruptStoredDataWarning,
+                stacklevel=4,
+            )
+        return {}
+    return stored
