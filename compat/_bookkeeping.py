@@ -113,10 +113,13 @@ def keep_worker_reports(
             with contextlib.suppress(OSError):
                 os.remove(path)
         stored = worker_reports.write(run, snapshot.iter_records)
-        validations.write(run, snapshot.digest.checkpoint_rounds)  # where Ray's files lack them
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
         where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
         return None
+    try:  # where Ray's files lack them
+        validations.write(run, snapshot.digest.checkpoint_rounds)
+    except Exception as exc:
+        where.warn(messages.cannot_keep_validations(run.run_dir, exc), UserWarning)
     return (run, stored) if stored is not None else None
 
 

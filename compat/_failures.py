@@ -5,6 +5,7 @@ what the error is raised from."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -97,7 +98,15 @@ def as_ray_raises_it(error: BaseException, train_fn: Callable[..., Any]) -> Base
         try:
             ray.put(train_fn)  # raises Ray's TypeError for the user's function
         except TypeError as theirs:
-            return theirs
+            # Where Ray passes the function to its controller as an argument (V2 before 2.52),
+            # its error names that task, not a put value: the same words for the user's function.
+            passed = re.match(r"Could not serialize the argument .* for a task or actor (\S+):", str(error))
+            if passed is None:
+                return theirs
+            trace = str(theirs).partition("\n")[2]
+            return TypeError(
+                f"Could not serialize the argument {train_fn!r} for a task or actor {passed.group(1)}:\n{trace}"
+            )
     return error
 
 

@@ -47,8 +47,9 @@ def fit(trainer: Any) -> Result:
     mode = switch.mode()
     if mode.keeps_every_report:
         raise v1_refusal(trainer.scaling_config.num_workers)
-    if not facts.LOCAL_MODE:
-        raise CompatError(messages.needs_newer_ray("ScalingConfig(num_workers=0) (local mode)", "2.50"))
+    if not facts.LOCAL_MODE:  # raw V2's controller refuses it then: a ValueError as Ray's, saying what to do
+        needs = messages.needs_newer_ray("ScalingConfig(num_workers=0) (local mode)", "2.50")
+        raise ValueError(f"{v1_refusal(trainer.scaling_config.num_workers)}: {needs}")
     if trainer.train_loop_per_worker is None:  # a tree trainer in V1's params= form: workers only
         raise CompatError(
             f"{type(trainer).__name__} in V1's params=/label_column= form needs workers: "

@@ -329,6 +329,15 @@ def worker_reports_gone(path: str, error: BaseException) -> str:
     )
 
 
+def cannot_keep_validations(path: str, error: BaseException) -> str:
+    return (
+        f"The outcomes of this fit's validations could not be stored with the run at {path} "
+        f"({type(error).__name__}: {error}): this fit's result has them (its checkpoints' "
+        "validated metrics and statuses), Result.from_path() on that directory will not. "
+        "Check that the storage is writable."
+    )
+
+
 def cannot_keep_worker_reports(path: str, error: BaseException) -> str:
     return (
         f"Every worker's reports could not be stored with the run at {path} "

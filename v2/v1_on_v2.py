@@ -29,6 +29,7 @@ from compat_core.config import RunConfig, given_name
 from compat_core.files import storage
 from compat_core.files.storage import RunStorage, checkpoint_dir_name
 from compat_core.migration import usage, where
+from compat_core.releases import adapters
 from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
@@ -291,10 +292,13 @@ def _as_v1_leaves_it(trial: RunStorage | None, error: BaseException | None) -> N
     failures = getattr(error, "worker_failures", None) or {}
     failure = failures[min(failures)] if failures else error
     if failures and not isinstance(failure, RayTaskError):  # V1 stores the worker task's error
-        trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
+        failure, trace = adapters.user_exception(failure)  # the user's own (Ray 2.44 wraps it)
+        if trace is None:
+            trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
         failure = RayTaskError("train_fn", trace, failure).as_instanceof_cause()  # type: ignore[no-untyped-call]
-    try:
+    try:  # stored as it loads back
         pickled = dumps(failure)
+        ray.cloudpickle.loads(pickled)
     except Exception:  # an error that does not pickle: its text, as V1 stores an unpicklable one
         pickled = dumps(RuntimeError(str(failure)))
     trial.filesystem.create_dir(trial.run_dir, recursive=True)

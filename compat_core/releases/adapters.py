@@ -248,3 +248,14 @@ def v2_snapshot_error() -> type[Exception]:
     from ray.train.v2._internal.exceptions import CheckpointManagerInitializationError
 
     return CheckpointManagerInitializationError
+
+
+def user_exception(error: BaseException) -> tuple[BaseException, str | None]:
+    """A V2 worker's error as the user's code raised it, with its traceback's text when Ray kept
+    one: Ray 2.44's V2 hands the controller a ``UserExceptionWithTraceback`` wrapping it
+    (``_base_exc``, ``_traceback_str``); later releases the error itself."""
+    base = getattr(error, "_base_exc", None)
+    if isinstance(base, BaseException):
+        trace = getattr(error, "_traceback_str", None)
+        return base, trace if isinstance(trace, str) else None
+    return error, None

@@ -22,6 +22,7 @@ import ray.train
 from ray.train.torch import TorchTrainer as RayTorchTrainer
 
 import compat
+from compat_core.releases import facts
 
 V2 = os.environ.get("RAY_TRAIN_V2_ENABLED", "1").lower() in ("1", "true")
 
@@ -348,7 +349,7 @@ def _local_observations(train: Any, trainer_cls: Any, tmp_path: Path) -> dict[st
         scaling_config=train.ScalingConfig(num_workers=0),
         run_config=train.RunConfig(name="local", storage_path=str(tmp_path / "storage")),
     )
-    seen: dict[str, Any] = {"local": trainer.running_in_local_mode} if V2 else {}
+    seen: dict[str, Any] = {"local": trainer.running_in_local_mode} if V2 and facts.LOCAL_MODE else {}
     try:
         result = trainer.fit()
     except Exception as error:
@@ -365,14 +366,19 @@ def _local_observations(train: Any, trainer_cls: Any, tmp_path: Path) -> dict[st
 
 def test_a_run_without_workers_runs_as_raw_ray_runs_it(ray_cluster: None, tmp_path: Path) -> None:
     """``ScalingConfig(num_workers=0)``: raw V2 runs the training function in the driver's process
-    (its local mode: the last report's metrics and the function's return value); raw V1
-    refuses the run at ``fit()``. compat observes the same in the same setting."""
+    (its local mode, from Ray 2.50: the last report's metrics and the function's return value);
+    raw V1, and V2 before 2.50, refuse the run at ``fit()``. compat observes the same in the
+    same setting."""
     from compat.torch import TorchTrainer
 
     raw = _local_observations(ray.train, RayTorchTrainer, tmp_path / "ray")
     ours = _local_observations(compat, TorchTrainer, tmp_path / "compat")
+    if V2 and not facts.LOCAL_MODE:  # raw V2's controller refuses it: a ValueError; compat's says what to do
+        assert issubclass(raw["raised"][0], ValueError) and ours["raised"][0] is ValueError
+        assert "needs Ray 2.50 or newer" in ours["raised"][1]
+        return
     assert ours == raw
-    if V2:
+    if V2 and facts.LOCAL_MODE:
         assert raw["inside"] == {"rank": 0, "size": 1, "pid": os.getpid(), "resumed": None}
         # Ray 2.60's local mode: the last report's metrics, no run directory and, although a
         # checkpoint was reported, none (its Result takes the checkpoint a run would resume from).
