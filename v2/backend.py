@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 import os
 import uuid
@@ -30,7 +29,7 @@ from compat_core.migration import usage
 from compat_core.releases import facts, standins
 from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerClient, LedgerSnapshot
-from compat_core.semantics import restore, v1_logs
+from compat_core.semantics import restore, v1_logs, validations
 from compat_core.semantics.observed import V2Semantics
 from compat_core.semantics.restore import RestoreSpec
 from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated
@@ -41,11 +40,6 @@ from v2.tune_callbacks import TuneCallbacks
 from v2.worker import V2WorkerSide
 
 SNAPSHOT_FILE = standins.V2_SNAPSHOT
-_STATUS_KEYS = {
-    "validated_checkpoint_dir_names": CheckpointStatus.VALIDATED,
-    "timed_out_validation_checkpoint_dir_names": CheckpointStatus.VALIDATION_TIMEOUT,
-    "failed_validation_checkpoint_dir_names": CheckpointStatus.VALIDATION_FAILED,
-}
 
 
 # V2's controller waits this long between polls of the workers, and so each report round
@@ -305,7 +299,7 @@ class V2Engine:
             if best:  # V2's frame is its kept checkpoints' metrics, as validated
                 frame = pd.DataFrame([m for _, m in best])
         else:
-            statuses = _read_statuses(p.storage) if p.storage is not None else {}
+            statuses = validations.rays_statuses(p.storage) if p.storage is not None else {}
             reported = [
                 ReportedCheckpoint(ckpt, metrics, statuses.get(checkpoint_dir_name(ckpt), CheckpointStatus.COMMITTED))
                 for ckpt, metrics in best
@@ -385,15 +379,3 @@ def _with_validation(rounds: list[ReportRound], reported: list[ReportedCheckpoin
 
 
 _MISSING = object()
-
-
-def _read_statuses(storage: RunStorage) -> dict[str, CheckpointStatus]:
-    text = storage.read_text(SNAPSHOT_FILE)
-    if text is None:
-        return {}
-    state = json.loads(text)
-    statuses: dict[str, CheckpointStatus] = {}
-    for key, status in _STATUS_KEYS.items():
-        for name in state.get(key) or []:
-            statuses[name] = status
-    return statuses

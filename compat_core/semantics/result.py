@@ -309,11 +309,16 @@ class ResultParts:
 
 
 def stored_parts(run: stored.StoredRun) -> ResultParts:
-    """A stored run's parts, with the validations compat's ledger ran merged as ``fit()``
-    merged them (Ray's files hold each checkpoint's reported metrics only)."""
+    """A stored run's parts as ``fit()`` gave them: every kept checkpoint with its status
+    (``reported_checkpoints``), and the validations compat's ledger ran merged as ``fit()`` merged
+    them (Ray's files hold each checkpoint's reported metrics only)."""
     rounds = run.validation_rounds
-    if not rounds:
-        return ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints)
+    if not rounds:  # each kept checkpoint with the status Ray's files give it
+        reported = [
+            ReportedCheckpoint(c, m, run.rays_statuses.get(checkpoint_dir_name(c), CheckpointStatus.COMMITTED))
+            for c, m in run.best_checkpoints
+        ]
+        return ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints, reported)
     metrics, frame = run.metrics, run.metrics_dataframe
     best, reported = ledger_validated(run.best_checkpoints, rounds)
     if run.metrics_of_latest_checkpoint:  # as the kept checkpoint's, validated

@@ -62,6 +62,7 @@ class StoredRun:
     best_checkpoints: list[tuple[Any, dict[str, Any]]]
     # The validations compat's ledger ran, as the rounds of their checkpoints: fit() merged them.
     validation_rounds: list[Any]
+    rays_statuses: dict[str, Any]  # those Ray's V2 validation ended (2.56+), by checkpoint directory
     metrics_of_latest_checkpoint: bool  # else the last report's row (V1's logs)
     rows_of_v1_logs: bool  # the frame's rows are V1's (else the kept checkpoints')
     checkpoint: Any
@@ -103,6 +104,7 @@ def read_run(
         metrics_dataframe=frame,
         best_checkpoints=list(best or []),
         validation_rounds=validations.read(run, trusted),
+        rays_statuses=validations.rays_statuses(run) if has_snapshot else {},
         metrics_of_latest_checkpoint=not (mode.keeps_every_report and v1 is not None),
         rows_of_v1_logs=v1 is not None and (mode.keeps_every_report or v2 is not None),
         checkpoint=checkpoint,

@@ -1,5 +1,7 @@
-"""The outcomes of the validations compat's run ledger ran, stored with the run, so that
-``Result.from_path`` gives each checkpoint's validated metrics and status as ``fit()`` gave them.
+"""The outcomes of a run's validations as its directory holds them, so that ``Result.from_path``
+gives each checkpoint's validated metrics and status as ``fit()`` gave them: those compat's run
+ledger ran, stored with the run (below), and the statuses Ray's own V2 validation (2.56 and
+later) records in its checkpoint manager snapshot (:func:`rays_statuses`).
 
 compat's ledger runs a checkpoint's validation (``validate_fn``, ``ValidationConfig``) where Ray's
 engine does not: under V1 semantics on either engine, and under V2 semantics on releases before
@@ -14,16 +16,39 @@ the reader trusts the storage); a file that cannot be read costs only the valida
 
 from __future__ import annotations
 
+import json
 import pickle
 import warnings
 from collections.abc import Iterable
 
 from compat_core.files import pickled
 from compat_core.files.storage import RunStorage
+from compat_core.releases.standins import V2_SNAPSHOT
 from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
 from compat_core.semantics.worker_reports import CorruptStoredDataWarning
 
 FILE = "compat_validations.pkl"
+# Where Ray's V2 snapshot lists the checkpoints its validation ended each way (2.56 and later).
+_RAYS_STATUS_KEYS = {
+    "validated_checkpoint_dir_names": CheckpointStatus.VALIDATED,
+    "timed_out_validation_checkpoint_dir_names": CheckpointStatus.VALIDATION_TIMEOUT,
+    "failed_validation_checkpoint_dir_names": CheckpointStatus.VALIDATION_FAILED,
+}
+
+
+def rays_statuses(run: RunStorage) -> dict[str, CheckpointStatus]:
+    """The checkpoints Ray's V2 validation ended, by directory name, with how ({} when the run
+    has no snapshot, or one that does not say: a corrupt one is Ray's reading's to report)."""
+    try:
+        state = json.loads(run.read_text(V2_SNAPSHOT) or "{}")
+    except ValueError:
+        return {}
+    statuses: dict[str, CheckpointStatus] = {}
+    for key, status in _RAYS_STATUS_KEYS.items():
+        names = state.get(key) if isinstance(state, dict) else None
+        for name in names if isinstance(names, list) else []:
+            statuses[str(name)] = status
+    return statuses
 
 
 def write(run: RunStorage, rounds: Iterable[ReportRound]) -> None:

@@ -342,6 +342,7 @@ def test_result_from_path_reads_a_trial_by_the_selected_semantics(setting: str, 
     assert [m["loss"] for _, m in result.best_checkpoints] == [3.0, 1.0]
     assert result.config == {"lr": 1}
     assert result.worker_metrics_dataframe is None  # not a run compat started
+    assert [c.status.value for c in result.reported_checkpoints] == ["COMMITTED", "COMMITTED"]  # none validated
     if setting == "0":  # V1: every report; the last one
         assert list(result.metrics_dataframe["loss"]) == [3.0, 2.0, 1.0, 0.5]
         assert result.metrics["loss"] == 0.5 and result.metrics["training_iteration"] == 4
