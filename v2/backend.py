@@ -32,7 +32,7 @@ from compat_core.run.ledger import LedgerClient, LedgerSnapshot
 from compat_core.semantics import restore, v1_logs, validations
 from compat_core.semantics.observed import V2Semantics
 from compat_core.semantics.restore import RestoreSpec
-from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated
+from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated, with_statuses
 from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
 from compat_core.switch import V2, Mode
 from v2 import groups
@@ -299,11 +299,7 @@ class V2Engine:
             if best:  # V2's frame is its kept checkpoints' metrics, as validated
                 frame = pd.DataFrame([m for _, m in best])
         else:
-            statuses = validations.rays_statuses(p.storage) if p.storage is not None else {}
-            reported = [
-                ReportedCheckpoint(ckpt, metrics, statuses.get(checkpoint_dir_name(ckpt), CheckpointStatus.COMMITTED))
-                for ckpt, metrics in best
-            ]
+            reported = with_statuses(best, validations.rays_statuses(p.storage) if p.storage is not None else {})
             revise = functools.partial(_with_validation, reported=reported)
         if logged is not None and (logged.count or frame is None):
             frame = v1_frame

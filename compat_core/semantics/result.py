@@ -293,6 +293,17 @@ def ledger_validated(
     return best, reported
 
 
+def with_statuses(
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]], statuses: dict[str, CheckpointStatus]
+) -> list[ReportedCheckpoint]:
+    """The kept checkpoints, each with the status ``statuses`` gives its directory (Ray's V2
+    validation's, :func:`compat_core.semantics.validations.rays_statuses`), else ``COMMITTED``."""
+    return [
+        ReportedCheckpoint(c, m, statuses.get(checkpoint_dir_name(c), CheckpointStatus.COMMITTED))
+        for c, m in best_checkpoints
+    ]
+
+
 @dataclass
 class ResultParts:
     """What an engine works out of a run for its mode's semantics (the rest of a
@@ -314,10 +325,7 @@ def stored_parts(run: stored.StoredRun) -> ResultParts:
     them (Ray's files hold each checkpoint's reported metrics only)."""
     rounds = run.validation_rounds
     if not rounds:  # each kept checkpoint with the status Ray's files give it
-        reported = [
-            ReportedCheckpoint(c, m, run.rays_statuses.get(checkpoint_dir_name(c), CheckpointStatus.COMMITTED))
-            for c, m in run.best_checkpoints
-        ]
+        reported = with_statuses(run.best_checkpoints, run.rays_statuses)
         return ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints, reported)
     metrics, frame = run.metrics, run.metrics_dataframe
     best, reported = ledger_validated(run.best_checkpoints, rounds)
