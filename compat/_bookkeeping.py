@@ -25,10 +25,11 @@ from compat_core.files.storage import RunStorage
 from compat_core.migration import usage, where
 from compat_core.migration.usage import Usage, UsageLog
 from compat_core.run.engine import Engine
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journal, journaled_records
+from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journal, journaled_records, journaled_validations
 from compat_core.run.ledger.host import journal_dir
 from compat_core.semantics import reads, restore, validations, worker_reports
 from compat_core.semantics.result import Result
+from compat_core.semantics.rounds import ReportRound
 from compat_core.semantics.v1_logs import AUTO_KEYS
 
 
@@ -88,12 +89,29 @@ def trial_record(
     return record
 
 
-def run_storage(experiment: RunStorage | None, raw: Any, outcome: Result) -> RunStorage | None:
-    """The run's directory on its own filesystem (None when the engine left none)."""
+def run_storage(experiment: RunStorage | None, raw: Any, path: str | None) -> RunStorage | None:
+    """The run's directory (``path``) on its own filesystem (None when the engine left none)."""
     filesystem = experiment.filesystem if experiment is not None else getattr(raw, "filesystem", None)
-    if not outcome.path or filesystem is None:
+    if not path or filesystem is None:
         return None
-    return RunStorage(filesystem, outcome.path)
+    return RunStorage(filesystem, path)
+
+
+def earlier_validations(run: RunStorage | None, earlier: Journals, *, trusted: bool) -> list[ReportRound]:
+    """The outcomes of the validations compat's ledger ran in the run's earlier fits, for this
+    fit's result: those stored with the run by each fit that ended, then those in the journals
+    of drivers killed before theirs did (on this node). ``trusted``: the values are loaded as
+    the run's restore state is (a restore trusts its storage); else as ``Result.from_path``
+    reads them."""
+    if run is None:
+        return []
+    rounds = validations.read(run, trusted)
+    for path in journals_on_this_node(earlier):
+        try:
+            rounds += journaled_validations(path)
+        except Exception as exc:  # a journal this node cannot read must not cost the result
+            where.warn(messages.cannot_read_journal(path, exc), UserWarning)
+    return rounds
 
 
 def keep_worker_reports(
@@ -110,17 +128,24 @@ def keep_worker_reports(
     try:
         for path in journals_on_this_node(earlier):
             worker_reports.write(run, functools.partial(journaled_records, path))
+            _keep_validations(run, journaled_validations(path))
             with contextlib.suppress(OSError):
                 os.remove(path)
         stored = worker_reports.write(run, snapshot.iter_records)
     except Exception as exc:  # the storage's error, whatever it is, must not cost the result
         where.warn(messages.cannot_keep_worker_reports(run.run_dir, exc), UserWarning)
         return None
-    try:  # where Ray's files lack them
-        validations.write(run, snapshot.digest.checkpoint_rounds)
+    _keep_validations(run, snapshot.digest.checkpoint_rounds)
+    return (run, stored) if stored is not None else None
+
+
+def _keep_validations(run: RunStorage, rounds: list[ReportRound]) -> None:
+    """The outcomes of ``rounds``' validations, stored with the run where Ray's files lack them
+    (a storage that cannot take them is warned about: the reports are stored apart)."""
+    try:
+        validations.write(run, rounds)
     except Exception as exc:
         where.warn(messages.cannot_keep_validations(run.run_dir, exc), UserWarning)
-    return (run, stored) if stored is not None else None
 
 
 def read_stored_reports(run: RunStorage, stored: worker_reports.Stored) -> Any:

@@ -383,14 +383,19 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
             )
             raise error
         snapshot = _close_ledger(job.ledger)
+        experiment = job.prepared.experiment
+        earlier = bookkeeping.earlier_journals(self._restoring)
+        if raw is not None:  # the kept checkpoints may be earlier fits': with their validations
+            snapshot.earlier_validations = bookkeeping.earlier_validations(
+                bookkeeping.run_storage(experiment, raw, raw.path), earlier, trusted=self._restoring is not None
+            )
         parts = engine.result_parts(job, raw, snapshot, error)
         outcome = result.build(engine.mode, parts, snapshot, raw, error, config=self._result_config())
         log = UsageLog()
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
-        experiment = job.prepared.experiment
-        run_storage = bookkeeping.run_storage(experiment, raw, outcome)
-        stored = bookkeeping.keep_worker_reports(run_storage, snapshot, bookkeeping.earlier_journals(self._restoring))
+        run_storage = bookkeeping.run_storage(experiment, raw, outcome.path)
+        stored = bookkeeping.keep_worker_reports(run_storage, snapshot, earlier)
         if stored is not None:  # read from the run's file when the user reads it (memory: none till then)
             outcome.read_later("worker_metrics_dataframe", functools.partial(bookkeeping.read_stored_reports, *stored))
         failure = failures.of_fit(

@@ -163,7 +163,7 @@ class V1Engine:
             frame = pd.DataFrame(outcome.dataframe_rows) if outcome.dataframe_rows else None
             return ResultParts(outcome.result_metrics, _failed_run_path(snapshot, job.prepared.experiment), frame)
         v1_logs.repair_progress_csv(storage.RunStorage(raw.filesystem, raw.path))
-        rounds = snapshot.digest.checkpoint_rounds  # what a checkpoint's validation changed
+        rounds = snapshot.validated_rounds  # what a checkpoint's validation changed (earlier fits' too)
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         last = by_dir.get(str((raw.metrics or {}).get("checkpoint_dir_name")))
         best, reported = ledger_validated(list(raw.best_checkpoints or []), rounds)

@@ -292,7 +292,7 @@ class V2Engine:
         metrics, frame = raw.metrics, raw.metrics_dataframe
         revise = None
         if self.ledger_runs_validation:
-            best, reported = ledger_validated(best, rounds)
+            best, reported = ledger_validated(best, snapshot.validated_rounds)  # earlier fits' too
             latest = {checkpoint_dir_name(c): m for c, m in best}
             if raw.checkpoint is not None and metrics is not None:
                 metrics = latest.get(checkpoint_dir_name(raw.checkpoint), metrics)

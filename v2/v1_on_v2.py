@@ -121,7 +121,7 @@ class V1OnV2Engine(V2Engine):
         assert logged is not None and p.rows is not None  # prepare() gave the run V1's logs
         config = p.row_params["config"]
         digest = snapshot.digest
-        rounds = digest.checkpoint_rounds  # what a checkpoint's validation changed
+        rounds = snapshot.validated_rounds  # what a checkpoint's validation changed (earlier fits' too)
         by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
         # The last row as the logs hold it, with rank 0's metrics as reported (when the logs
         # have every round: a round sink that failed may have written fewer).

@@ -57,9 +57,13 @@ def write(run: RunStorage, rounds: Iterable[ReportRound]) -> None:
     outcomes = {r.checkpoint_dir_name: r.validation for r in rounds if r.checkpoint_dir_name and r.validation}
     if not outcomes:
         return
+    from ray import cloudpickle
+
     stored = _read(run, warn=False)
     for name, outcome in outcomes.items():
-        metrics = {str(key): pickle.dumps(value) for key, value in outcome.metrics.items()}
+        # As the workers' reports are stored: what Ray's cloudpickle carried from the validation
+        # task (a class of the user's script, by value), it stores.
+        metrics = {str(key): cloudpickle.dumps(value) for key, value in outcome.metrics.items()}  # type: ignore[no-untyped-call]
         stored[name] = (outcome.status.name, metrics, outcome.error)
     run.filesystem.create_dir(run.run_dir, recursive=True)
     with run.filesystem.open_output_stream(run.path(FILE)) as f:

@@ -134,6 +134,41 @@ def test_a_frame_cut_short_by_the_dying_process_is_ignored(tmp_path) -> None:
     assert [r.metrics for r in snapshot.records] == [{"loss": 1.0}]
 
 
+def _gone_cluster() -> None:
+    raise RuntimeError("System error: Ray has not been started yet")  # as an actor handle of a gone cluster
+
+
+class _HandleOfAGoneCluster:
+    """Loads as an actor handle of a cluster that is gone does (the trainer's validation config
+    holds its run ledger's handle): it raises."""
+
+    def __reduce__(self):
+        return (_gone_cluster, ())
+
+
+def test_a_new_driver_reads_a_killed_drivers_reports_and_validations_past_events_it_cannot_load(tmp_path) -> None:
+    """A restore on another cluster reads the killed driver's journal for its records and
+    validation outcomes: an event of another kind that holds the old cluster's handles (the
+    validation config) is not loaded, so it does not cost them."""
+    from compat_core.run.ledger import journaled_records, journaled_validations
+
+    path = str(tmp_path / "run.journal")
+    journal = Journal(path)
+    journal.append("validation_config", _HandleOfAGoneCluster())
+    for rank in (0, 1):
+        record = Record(
+            rank, 0, {"loss": 1.0}, True, True, 0.0, checkpoint=f"c{rank}", checkpoint_dir_name="checkpoint_000000"
+        )
+        journal.append("record", record, None)
+    journal.append("validation", (0, 0), ValidationOutcome(CheckpointStatus.VALIDATED, {"score": 2.0}))
+    journal.close()
+    with pytest.raises(RuntimeError, match="has not been started"):
+        list(read(path))  # every event, as a host rebuilding the run on its own cluster reads them
+    assert [(r.rank, r.metrics) for r in journaled_records(path)] == [(0, {"loss": 1.0}), (1, {"loss": 1.0})]
+    (validated,) = journaled_validations(path)
+    assert validated.checkpoint_dir_name == "checkpoint_000000" and validated.validation.metrics == {"score": 2.0}
+
+
 def test_an_event_that_cannot_be_kept_costs_its_durability_not_the_run(tmp_path, caplog) -> None:
     import threading
 

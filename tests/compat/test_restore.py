@@ -23,15 +23,26 @@ from compat.errors import RestoreError
 from compat.torch import TorchTrainer
 from compat_core.files.storage import resolve
 from compat_core.migration import usage
+from compat_core.releases import facts
 from compat_core.semantics import restore
 from tests.compat.calls import CallLog, calls
 
 EPOCHS = 4
 
 
+def _score(checkpoint, config) -> dict:
+    """Each checkpoint's validation (compat's ledger runs it: V1 semantics)."""
+    return {"score": config["epoch"] * 10.0}
+
+
+def _score_of(checkpoint, epoch: int) -> dict:
+    return {"score": epoch * 10.0}
+
+
 def _epochs(config) -> None:
     """V1's documented pattern: resume from ``get_checkpoint()``; the first run is cut off
-    after the checkpoint of epoch ``config["cut_at"]`` (as a driver or head node lost)."""
+    after the checkpoint of epoch ``config["cut_at"]`` (as a driver or head node lost).
+    Each checkpoint is validated (``score``)."""
     start = 0
     checkpoint = train.get_checkpoint()
     if checkpoint is not None:
@@ -41,7 +52,10 @@ def _epochs(config) -> None:
         with tempfile.TemporaryDirectory() as d:
             Path(d, "epoch").write_text(str(epoch))
             train.report(
-                {"epoch": epoch, "start": start, "lr": config["lr"]}, checkpoint=train.Checkpoint.from_directory(d)
+                {"epoch": epoch, "start": start, "lr": config["lr"]},
+                checkpoint=train.Checkpoint.from_directory(d),
+                validate_fn=_score,
+                validate_config={"epoch": epoch},
             )
         if epoch == config["cut_at"] and start == 0:
             raise RuntimeError("the head node went away")
@@ -75,8 +89,11 @@ def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, 
     assert list(frame[frame["world_rank"] == 0]["epoch"]) == [2, 3]  # resumed after epoch 1's checkpoint
     assert set(frame["start"]) == {2} and set(frame["lr"]) == {0.1}
     assert result.metrics["epoch"] == EPOCHS - 1
-    # The earlier run's checkpoints are kept with the new ones, where each engine keeps them.
+    # The earlier run's checkpoints are kept with the new ones, where each engine keeps them,
+    # each with its validation's metrics (the first driver's too).
     assert [m["epoch"] for _, m in result.best_checkpoints] == list(range(EPOCHS))
+    assert [m.get("score") for _, m in result.best_checkpoints] == [10.0 * e for e in range(EPOCHS)]
+    assert [c.status for c in result.reported_checkpoints] == [train.CheckpointStatus.VALIDATED] * EPOCHS
     if backend == "v1":  # V1: one trial; its log has the earlier run's rows, then the new ones
         assert list(result.metrics_dataframe["epoch"]) == list(range(EPOCHS))
         assert list(result.metrics_dataframe["training_iteration"]) == [1, 2, 3, 4]
@@ -89,6 +106,7 @@ def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, 
     loaded = train.Result.from_path(result.path)
     assert loaded.metrics["epoch"] == EPOCHS - 1 and loaded.checkpoint.path == result.checkpoint.path
     assert [m["epoch"] for _, m in loaded.best_checkpoints] == list(range(EPOCHS))
+    assert [m.get("score") for _, m in loaded.best_checkpoints] == [10.0 * e for e in range(EPOCHS)]
     assert list(loaded.metrics_dataframe["epoch"]) == list(result.metrics_dataframe["epoch"])
     assert loaded.config["train_loop_config"] == {"lr": 0.1, "cut_at": 1}
     # Every worker's reports of both fits, stored with the run: the first driver's, then these.
@@ -98,8 +116,8 @@ def test_restore_resumes_an_interrupted_run_from_its_latest_checkpoint(backend, 
 
 
 def _epochs_until_killed(config) -> None:
-    """Epochs with a checkpoint each; the first run, after epoch 1, waits for its driver to be
-    killed (each rank once: a restored run goes on)."""
+    """Epochs with a validated checkpoint each; the first run, after epoch 1, waits for its
+    driver to be killed (each rank once: a restored run goes on)."""
     start = 0
     checkpoint = train.get_checkpoint()
     if checkpoint is not None:
@@ -109,7 +127,9 @@ def _epochs_until_killed(config) -> None:
     for epoch in range(start, EPOCHS):
         with tempfile.TemporaryDirectory() as d:
             Path(d, "epoch").write_text(str(epoch))
-            train.report({"epoch": epoch, "start": start}, checkpoint=train.Checkpoint.from_directory(d))
+            saved = train.Checkpoint.from_directory(d)
+            validation = train.ValidationTaskConfig(fn_kwargs={"epoch": epoch})
+            train.report({"epoch": epoch, "start": start}, checkpoint=saved, validation=validation)
         if epoch == 1 and not waited.exists():
             waited.write_text("")
             time.sleep(600)
@@ -119,13 +139,15 @@ KILLED_DRIVER = """
 import sys
 import compat as train
 from compat.torch import TorchTrainer
-from tests.compat.test_restore import _epochs_until_killed
+from tests.compat.test_restore import _epochs_until_killed, _score_of
 
 TorchTrainer(
     _epochs_until_killed,
     train_loop_config={"waited": sys.argv[2]},
     scaling_config=train.ScalingConfig(num_workers=2),
     run_config=train.RunConfig(name="job", storage_path=sys.argv[1]),
+    # No CPU: the workers hold the machine's two while the run waits to be killed.
+    validation_config=train.ValidationConfig(fn=_score_of, ray_remote_kwargs={"num_cpus": 0}),
 ).fit()
 """
 
@@ -138,13 +160,15 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
     backend, storage, tmp_path, monkeypatch
 ) -> None:
     """SIGKILL of the driver mid-run (its run ledger's host dies with it, and its fit() never
-    stores its workers' reports), then a restore by a new driver: ``Result.from_path`` on the
-    run has every report of both drivers, the killed one's first."""
+    stores its workers' reports nor its validations' outcomes), then a restore by a new driver:
+    ``Result.from_path`` on the run has every report of both drivers, the killed one's first, and
+    the restored fit and ``from_path`` every checkpoint's validation, the killed driver's too."""
     import ray
 
-    from compat_core.run.ledger import journaled_records
+    from compat_core.run.ledger import journaled_records, journaled_validations
 
     experiment = os.path.join(storage, "job")
+    rays_engine_validates = backend == "v2" and facts.VALIDATION  # else compat's ledger, journaled
     env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
     env["RAY_TRAIN_V2_ENABLED"] = "1" if backend == "v2" else "0"
     script = tmp_path / "driver.py"
@@ -161,7 +185,12 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
         while time.monotonic() < deadline and driver.poll() is None:
             if journal is None and restore.can_restore(experiment):
                 journal = restore.load(experiment).state.journals[-1][1]
-            if journal is not None and os.path.exists(journal) and len(list(journaled_records(journal))) == 4:
+            if (
+                journal is not None
+                and os.path.exists(journal)
+                and len(list(journaled_records(journal))) == 4
+                and len(journaled_validations(journal)) == (0 if rays_engine_validates else 2)
+            ):
                 break
             time.sleep(0.5)
         else:
@@ -181,6 +210,10 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
     assert list(workers["epoch"]) == [0, 0, 1, 1] + list(restored["epoch"])
     assert list(workers["world_rank"]) == [0, 1, 0, 1] + list(restored["world_rank"])
     assert sorted(r.metrics["epoch"] for r in killed) == [0, 0, 1, 1]
+    scores = [m.get("score") for _, m in result.best_checkpoints]
+    assert [m.get("score") for _, m in train.Result.from_path(result.path).best_checkpoints] == scores
+    if not rays_engine_validates:  # compat's ledger validated the killed driver's checkpoints
+        assert scores == [10.0 * e for e in range(EPOCHS)]
     assert not os.path.exists(journal)  # read into the run's directory, then removed
 
 
@@ -454,8 +487,13 @@ def test_validation_outcomes_stored_with_a_run_read_back_by_each_semantics(tmp_p
     def round_(name: str, status: CheckpointStatus, metrics: dict) -> ReportRound:
         return ReportRound(0, (), checkpoint_dir_name=name, validation=ValidationOutcome(status, metrics))
 
+    class Calibration:  # a value Ray's cloudpickle carried from the validation task, by value
+        def __eq__(self, other: object) -> bool:
+            return type(other).__name__ == "Calibration"
+
     validations.write(run, [round_("checkpoint_000000", CheckpointStatus.VALIDATION_FAILED, {})])
-    validations.write(run, [round_("checkpoint_000001", CheckpointStatus.VALIDATED, {"acc": 0.9, "s": _Scorer()})])
+    validated = {"acc": 0.9, "s": _Scorer(), "calibration": Calibration()}
+    validations.write(run, [round_("checkpoint_000001", CheckpointStatus.VALIDATED, validated)])
     monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")
     v1 = train.Result.from_path(str(trial))
     assert [m.get("acc") for _, m in v1.best_checkpoints] == [None, 0.9]
@@ -465,7 +503,8 @@ def test_validation_outcomes_stored_with_a_run_read_back_by_each_semantics(tmp_p
     ]
     assert list(v1.metrics_dataframe["acc"].fillna(-1)) == [-1, -1, 0.9, -1]  # the checkpoint's row
     assert isinstance(v1.best_checkpoints[1][1]["s"], StoredValue)
-    assert train.Result.from_path(str(trial), trust_stored_objects=True).best_checkpoints[1][1]["s"] == _Scorer()
+    trusted = train.Result.from_path(str(trial), trust_stored_objects=True).best_checkpoints[1][1]
+    assert trusted["s"] == _Scorer() and trusted["calibration"] == Calibration()
     monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "1")
     v2 = train.Result.from_path(str(trial))
     assert v2.metrics["acc"] == 0.9 and list(v2.metrics_dataframe["acc"].fillna(-1)) == [-1, 0.9]

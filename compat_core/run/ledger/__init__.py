@@ -25,6 +25,7 @@ from compat_core.run.ledger.records import (
     completed_rounds,
     group_rounds,
     journaled_records,
+    journaled_validations,
     round_dir_name,
     to_round,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "completed_rounds",
     "group_rounds",
     "journaled_records",
+    "journaled_validations",
     "ledger_concurrency",
     "open_ledger",
     "ray_validation_runner",

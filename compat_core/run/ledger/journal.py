@@ -16,10 +16,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pickletools
 import struct
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from compat_core.files import pickled, private
@@ -198,13 +199,34 @@ def _event(data: bytes, sent: bool) -> tuple[Any, ...]:
     return tuple(pickled.loads(data))
 
 
-def read(path: str) -> Iterator[tuple[Any, ...]]:
+def read(path: str, kinds: Collection[str] | None = None) -> Iterator[tuple[Any, ...]]:
     """The events of the journal at ``path``, in the order they were written, one frame in memory
-    at a time; a last frame cut short is skipped."""
+    at a time; a last frame cut short is skipped. ``kinds``: only events of those kinds, the
+    others not even unpickled (a new driver reading a killed one's records and validation
+    outcomes passes over events that hold the old cluster's actor handles: they load only there)."""
     with private.open_file(path, "rb") as f:
         while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
             length, sent = _unpack(header)
             data = f.read(length)
             if len(data) < length:
                 return
-            yield _event(data, sent)
+            if kinds is None or ("record" if sent else _kind(data)) in kinds:
+                yield _event(data, sent)
+
+
+def _kind(data: bytes) -> str | None:
+    """An event's kind, read from its pickle without loading it: the first string the pickle
+    holds is the kind the tuple starts with (None for a frame of another form)."""
+    try:
+        for opcode, arg, _ in pickletools.genops(data):
+            if isinstance(arg, str) and opcode.name.endswith("UNICODE"):
+                return arg
+            if opcode.name not in _BEFORE_THE_KIND:
+                return None
+    except Exception:
+        return None
+    return None
+
+
+# What a pickle of ``(kind, ...)`` may hold before the kind's string (protocols 2 to 5).
+_BEFORE_THE_KIND = frozenset({"PROTO", "FRAME", "MARK", "EMPTY_TUPLE"})

@@ -137,6 +137,9 @@ class LedgerSnapshot:
     world_sizes: dict[int, int] = field(default_factory=dict)
     # Whether any worker started the training function (none: the engine refused the run).
     workers_started: bool = True
+    # The validation outcomes of the run's earlier fits (a restored run's, a V2 run fitted again
+    # under its name), each as its checkpoint's round: set by the driver from the run's storage.
+    earlier_validations: list[ReportRound] = field(default_factory=list, repr=False)
     _digest: RecordDigest | None = field(default=None, repr=False)
 
     @property
@@ -164,6 +167,13 @@ class LedgerSnapshot:
         if self._digest is None:
             self._digest = digest(self.iter_records(), self.sizes, self.validations)
         return self._digest
+
+    @property
+    def validated_rounds(self) -> list[ReportRound]:
+        """The rounds whose validation outcomes a result merges into its checkpoints' metrics:
+        the run's earlier fits', then this fit's checkpoint rounds (matched by checkpoint
+        directory name: a checkpoint validated by both has this fit's outcome)."""
+        return self.earlier_validations + self.digest.checkpoint_rounds
 
     def rounds(self) -> list[ReportRound]:
         """Complete rounds of every attempt, in order; within an attempt, a round missing a
@@ -296,9 +306,30 @@ def journaled_records(journal_path: str) -> Iterator[Record]:
     """Every worker's report a run's journal holds, once each (a record resent after a broken
     channel or a lost host is journaled again), in the order they were journaled."""
     arrived = Arrivals()
-    for event in journal.read(journal_path):
+    for event in journal.read(journal_path, kinds=("record",)):
         if event[0] == "record" and arrived.add(event[1].attempt, event[1].rank, event[1].index):
             yield event[1]
+
+
+def journaled_validations(journal_path: str) -> list[ReportRound]:
+    """The outcomes of the validations a run's journal holds, each as the round of its
+    checkpoint (by directory name: what a stored run's validations are matched by), in the order
+    they were journaled (a checkpoint validated again: its newest outcome)."""
+    outcomes: dict[RoundKey, ValidationOutcome] = {}
+    for event in journal.read(journal_path, kinds=("validation",)):
+        if event[0] == "validation":
+            key, outcome = event[1], event[2]
+            outcomes.pop(key, None)
+            outcomes[key] = outcome
+    if not outcomes:
+        return []
+    by_key = group_rounds(r for r in journaled_records(journal_path) if r.key in outcomes)
+    rounds = []
+    for key, outcome in outcomes.items():
+        name = round_dir_name(by_key.get(key, {}))
+        if name is not None:
+            rounds.append(ReportRound(index=-1, reports=(), checkpoint_dir_name=name, validation=outcome))
+    return rounds
 
 
 def v1_checkpoint_number(dir_name: str | None) -> int | None:
