@@ -46,6 +46,7 @@ from compat_core.switch import backend
 from compat._trainer import DataParallelTrainer
 from compat_core.releases.supported import UntestedRayWarning
 from compat_core.migration.usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
+from compat_core.files.pickled import CorruptStoredDataWarning
 from compat.callbacks import UserCallback
 from compat_core.config import CheckpointConfig, FailureConfig, RunConfig, ScalingConfig
 from compat_core.errors import (
@@ -82,6 +83,7 @@ __all__ = [
     "CompatError",
     "ControllerError",
     "ControllerFailedError",
+    "CorruptStoredDataWarning",
     "DataConfig",
     "DataParallelTrainer",
     "FailureConfig",

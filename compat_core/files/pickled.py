@@ -149,6 +149,12 @@ class StoredError(RuntimeError):
     itself, as raw Ray's ``from_path`` does."""
 
 
+class CorruptStoredDataWarning(UserWarning):
+    """Part of what compat stored could not be read (with a run, or in a run ledger's journal): the
+    warning names the file and what it cost (a report, a value, the validations); the rest was
+    read. ``compat.CorruptStoredDataWarning``."""
+
+
 class StoredValue:
     """Stands, in what compat reads back from a run's storage, for a value whose class
     :func:`safe_loads` does not load (``type_name``): loading it would run code the storage's

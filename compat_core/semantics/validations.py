@@ -11,7 +11,7 @@ as it ends (``compat_validations.pkl``; a restored run's added to the earlier fi
 run's filesystem. Each metric's value is pickled on its own and read back as the run's other
 stored values are (:func:`compat_core.files.pickled.load_stored`: nothing read runs code unless
 the reader trusts the storage); a file that cannot be read costs only the validations, with a
-:class:`~compat_core.semantics.worker_reports.CorruptStoredDataWarning` naming it.
+:class:`~compat_core.files.pickled.CorruptStoredDataWarning` naming it.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import warnings
 from collections.abc import Iterable
 
 from compat_core.files import pickled
+from compat_core.files.pickled import CorruptStoredDataWarning
 from compat_core.files.storage import RunStorage
 from compat_core.releases.standins import V2_SNAPSHOT
 from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
-from compat_core.semantics.worker_reports import CorruptStoredDataWarning
 
 FILE = "compat_validations.pkl"
 # Where Ray's V2 snapshot lists the checkpoints its validation ended each way (2.56 and later).

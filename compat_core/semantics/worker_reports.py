@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from compat_core import messages
 from compat_core.files import pickled
+from compat_core.files.pickled import CorruptStoredDataWarning
 from compat_core.files.storage import RunStorage
 from compat_core.semantics.v1_logs import read_json_lines
 
@@ -208,11 +209,6 @@ def _stored_files(run: RunStorage) -> list[tuple[int, str]]:
     """The fits' files in the run's directory, by their number, in order."""
     names = (posixpath.basename(entry.path) for entry in run.entries())
     return sorted((int(m.group(1)), m.group(0)) for name in names if (m := _FILE.fullmatch(name)))
-
-
-class CorruptStoredDataWarning(UserWarning):
-    """Part of what compat stored with a run could not be read: the warning names the file and
-    the reports; the rest was read."""
 
 
 def read_file(run: RunStorage, name: str, trusted: bool = False, written: Stored | None = None) -> pd.DataFrame:

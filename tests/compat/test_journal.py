@@ -169,6 +169,35 @@ def test_a_new_driver_reads_a_killed_drivers_reports_and_validations_past_events
     assert validated.checkpoint_dir_name == "checkpoint_000000" and validated.validation.metrics == {"score": 2.0}
 
 
+def test_a_record_a_killed_drivers_journal_cannot_give_back_costs_only_itself(tmp_path, monkeypatch) -> None:
+    """A restore stores a killed driver's reports from its journal: a frame that does not load
+    (a disk error, a class gone since) costs that report, with a warning naming the journal,
+    not the others, nor the restored fit's own."""
+    import socket
+
+    from compat import _bookkeeping as bookkeeping
+    from compat_core.files.pickled import CorruptStoredDataWarning
+    from compat_core.files.storage import at
+    from compat_core.run.ledger import LedgerSnapshot, host, journaled_records
+    from compat_core.semantics import worker_reports
+
+    monkeypatch.setattr(host, "JOURNAL_DIR", str(tmp_path / "journals"))
+    killed = str(tmp_path / "journals" / "killed.journal")
+    journal = Journal(killed)
+    journal.append("record", Record(0, 0, {"loss": 3.0}, False, False, 0.0), None)
+    journal.append("record", _HandleOfAGoneCluster(), None)
+    journal.append("record", Record(0, 1, {"loss": 2.0}, False, False, 0.0), None)
+    journal.close()
+    with pytest.warns(CorruptStoredDataWarning, match=r"killed\.journal"):
+        assert [r.metrics["loss"] for r in journaled_records(killed)] == [3.0, 2.0]
+
+    run = at(str(tmp_path / "run"))
+    this_fit = LedgerSnapshot(1, {}, None, [], {}, [], unjournaled=[Record(0, 2, {"loss": 1.0}, False, False, 0.0)])
+    with pytest.warns(CorruptStoredDataWarning, match=r"killed\.journal"):
+        assert bookkeeping.keep_worker_reports(run, this_fit, ((socket.gethostname(), killed),)) is not None
+    assert list(worker_reports.read(run)["loss"]) == [3.0, 2.0, 1.0]
+
+
 def test_an_event_that_cannot_be_kept_costs_its_durability_not_the_run(tmp_path, caplog) -> None:
     import threading
 

@@ -204,7 +204,7 @@ def test_the_result_fit_returned_runs_no_code_from_a_file_replaced_in_storage(tm
 
     from compat import _trainer
     from compat.torch import TorchTrainer
-    from compat_core.semantics.worker_reports import CorruptStoredDataWarning
+    from compat_core.files.pickled import CorruptStoredDataWarning
     from tests.compat.test_fit_steps import V1_MODE, FakeEngine, LocalLedger
 
     monkeypatch.setattr(_trainer, "ensure_ray", lambda: None)  # a fit's steps without Ray (test_fit_steps)
@@ -266,7 +266,7 @@ def stored_run(tmp_path: Path, reports: int = 6) -> tuple[Path, Path]:
 
 def test_a_corrupt_stored_value_is_named_by_file_and_report_and_the_rest_is_read(tmp_path) -> None:
     from compat.result import UnreadableValue
-    from compat_core.semantics.worker_reports import CorruptStoredDataWarning
+    from compat_core.files.pickled import CorruptStoredDataWarning
 
     trial, stored = stored_run(tmp_path)
     _corrupt_cell(stored, "curve", 3, b"\x80\x05garbage")
@@ -281,7 +281,7 @@ def test_a_corrupt_stored_value_is_named_by_file_and_report_and_the_rest_is_read
 
 @pytest.mark.parametrize("keep", [0.9, 0.5, 0.02])
 def test_a_stored_reports_file_cut_short_gives_the_reports_before_the_cut(tmp_path, monkeypatch, keep) -> None:
-    from compat_core.semantics.worker_reports import CorruptStoredDataWarning
+    from compat_core.files.pickled import CorruptStoredDataWarning
 
     monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")
     trial, stored = stored_run(tmp_path)

@@ -20,6 +20,7 @@ EXPECTED = [
     "CompatError",
     "ControllerError",
     "ControllerFailedError",
+    "CorruptStoredDataWarning",
     "DataConfig",
     "DataParallelTrainer",
     "FailureConfig",

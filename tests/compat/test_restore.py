@@ -475,11 +475,10 @@ def test_validation_outcomes_stored_with_a_run_read_back_by_each_semantics(tmp_p
     what ``Result.from_path`` reads by either semantics; a value of the user's own class comes
     back as a ``StoredValue`` unless trusted; a file that cannot be read costs only the
     validations, with a warning naming it."""
-    from compat_core.files.pickled import StoredValue
+    from compat_core.files.pickled import CorruptStoredDataWarning, StoredValue
     from compat_core.files.storage import at
     from compat_core.semantics import validations
     from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
-    from compat_core.semantics.worker_reports import CorruptStoredDataWarning
 
     trial = _v1_trial(tmp_path)
     run = at(str(trial))

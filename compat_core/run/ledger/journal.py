@@ -19,6 +19,7 @@ import os
 import pickletools
 import struct
 import threading
+import warnings
 from collections import deque
 from collections.abc import Collection, Iterator
 from typing import Any
@@ -201,17 +202,37 @@ def _event(data: bytes, sent: bool) -> tuple[Any, ...]:
 
 def read(path: str, kinds: Collection[str] | None = None) -> Iterator[tuple[Any, ...]]:
     """The events of the journal at ``path``, in the order they were written, one frame in memory
-    at a time; a last frame cut short is skipped. ``kinds``: only events of those kinds, the
-    others not even unpickled (a new driver reading a killed one's records and validation
-    outcomes passes over events that hold the old cluster's actor handles: they load only there)."""
+    at a time; a last frame cut short is skipped.
+
+    ``kinds``: only events of those kinds, the others not even unpickled (a new driver reading a
+    killed one's records and validation outcomes passes over events that hold the old cluster's
+    actor handles: they load only there); and an event of those kinds that does not load costs
+    only itself, with a :class:`~compat_core.files.pickled.CorruptStoredDataWarning` naming the journal and the frame.
+    Without ``kinds`` (a host rebuilding its run, on its own cluster), such an event raises."""
     with private.open_file(path, "rb") as f:
         while len(header := f.read(_LENGTH.size)) == _LENGTH.size:
             length, sent = _unpack(header)
             data = f.read(length)
             if len(data) < length:
                 return
-            if kinds is None or ("record" if sent else _kind(data)) in kinds:
+            if kinds is None:
                 yield _event(data, sent)
+                continue
+            kind = "record" if sent else _kind(data)
+            if kind not in kinds:
+                continue
+            try:
+                event = _event(data, sent)
+            except Exception as exc:
+                at = f.tell() - length - _LENGTH.size
+                warnings.warn(
+                    f"{path}: the {kind!r} event at byte {at} of this run ledger's journal cannot be loaded "
+                    f"({type(exc).__name__}: {exc}); skipped, the journal's other events are read",
+                    pickled.CorruptStoredDataWarning,
+                    stacklevel=2,
+                )
+                continue
+            yield event
 
 
 def _kind(data: bytes) -> str | None:
