@@ -25,8 +25,7 @@ from compat_core.run.ledger import LedgerClient, LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
 from compat_core.semantics.observed import V1Semantics
 from compat_core.semantics.restore import RestoreSpec
-from compat_core.semantics.result import ResultParts, ledger_validated, validated_dataframe
-from compat_core.semantics.rounds import merge_validation
+from compat_core.semantics.result import ResultParts, last_report_validated, ledger_validated, validated_dataframe
 from compat_core.switch import V1, Mode
 from v1.worker import V1WorkerSide
 
@@ -164,13 +163,9 @@ class V1Engine:
             return ResultParts(outcome.result_metrics, _failed_run_path(snapshot, job.prepared.experiment), frame)
         v1_logs.repair_progress_csv(storage.RunStorage(raw.filesystem, raw.path))
         rounds = snapshot.validated_rounds  # what a checkpoint's validation changed (earlier fits' too)
-        by_dir = {r.checkpoint_dir_name: r for r in rounds if r.checkpoint_dir_name}
-        last = by_dir.get(str((raw.metrics or {}).get("checkpoint_dir_name")))
         best, reported = ledger_validated(list(raw.best_checkpoints or []), rounds)
         return ResultParts(
-            metrics=merge_validation(raw.metrics, last.validation if last else None)
-            if raw.metrics is not None
-            else None,
+            metrics=last_report_validated(raw.metrics, rounds),
             path=raw.path,
             metrics_dataframe=validated_dataframe(raw.metrics_dataframe, rounds),
             best_checkpoints=best,

@@ -32,7 +32,13 @@ from compat_core.run.ledger import LedgerClient, LedgerSnapshot
 from compat_core.semantics import restore, v1_logs, validations
 from compat_core.semantics.observed import V2Semantics
 from compat_core.semantics.restore import RestoreSpec
-from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated, with_statuses
+from compat_core.semantics.result import (
+    ReportedCheckpoint,
+    ResultParts,
+    latest_checkpoint_metrics,
+    ledger_validated,
+    with_statuses,
+)
 from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
 from compat_core.switch import V2, Mode
 from v2 import groups
@@ -293,9 +299,7 @@ class V2Engine:
         revise = None
         if self.ledger_runs_validation:
             best, reported = ledger_validated(best, snapshot.validated_rounds)  # earlier fits' too
-            latest = {checkpoint_dir_name(c): m for c, m in best}
-            if raw.checkpoint is not None and metrics is not None:
-                metrics = latest.get(checkpoint_dir_name(raw.checkpoint), metrics)
+            metrics = latest_checkpoint_metrics(best, raw.checkpoint, metrics)
             if best:  # V2's frame is its kept checkpoints' metrics, as validated
                 frame = pd.DataFrame([m for _, m in best])
         else:

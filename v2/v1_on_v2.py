@@ -34,8 +34,13 @@ from compat_core.run.engine import PreparedRun, TrainJob
 from compat_core.run.ledger import LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
 from compat_core.semantics.restore import RestoreSpec
-from compat_core.semantics.result import ReportedCheckpoint, ResultParts, ledger_validated, validated_dataframe
-from compat_core.semantics.rounds import merge_validation
+from compat_core.semantics.result import (
+    ReportedCheckpoint,
+    ResultParts,
+    last_report_validated,
+    ledger_validated,
+    validated_dataframe,
+)
 from compat_core.switch import V1, Mode
 from v2.backend import SNAPSHOT_FILE, V2Engine, V2Prepared, named, placed, prepared_of, run_path
 from v2.worker import V2WorkerSide
@@ -140,9 +145,8 @@ class V1OnV2Engine(V2Engine):
         reported = [ReportedCheckpoint(c, m, r.status) for (c, m), r in zip(best, statuses, strict=True)]
         # Tune's tag of the one trial; no report: V1's auto-filled keys alone.
         last = {**last_row, "experiment_tag": "0"} if last_row else p.rows.finished_without_reports(time.time())
-        last_round = by_dir.get(str(last.get("checkpoint_dir_name"))) if last else None
         return ResultParts(
-            metrics=merge_validation(last, last_round.validation) if last and last_round else last,
+            metrics=last_report_validated(last, rounds),
             path=raw.path,
             metrics_dataframe=frame if frame is not None else pd.DataFrame(),
             best_checkpoints=best,

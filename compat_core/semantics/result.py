@@ -25,6 +25,7 @@ from compat_core.semantics import stored
 from compat_core.semantics.reads import KIND, ReadWatch, Watched
 from compat_core.semantics.rounds import (
     CheckpointStatus,
+    Metrics,
     ReportRound,
     checkpoint_status,
     merge_validation,
@@ -293,6 +294,27 @@ def ledger_validated(
     return best, reported
 
 
+def latest_checkpoint_metrics(
+    best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]], checkpoint: Checkpoint | None, metrics: Metrics | None
+) -> Metrics | None:
+    """V2's ``result.metrics``: the latest ``checkpoint``'s, as ``best_checkpoints`` holds them
+    (validated); ``metrics`` when it is not kept there."""
+    if checkpoint is None or metrics is None:
+        return metrics
+    kept = {checkpoint_dir_name(c): m for c, m in best_checkpoints}
+    return kept.get(checkpoint_dir_name(checkpoint), metrics)
+
+
+def last_report_validated(metrics: Metrics | None, rounds: list[ReportRound]) -> Metrics | None:
+    """V1's ``result.metrics``: the last report's row, with its checkpoint's validation merged
+    when it was a checkpoint's report (matched by the row's ``checkpoint_dir_name``)."""
+    if metrics is None:
+        return None
+    name = str(metrics.get("checkpoint_dir_name"))
+    last = next((r for r in reversed(rounds) if r.checkpoint_dir_name == name), None)
+    return merge_validation(metrics, last.validation if last is not None else None)
+
+
 def with_statuses(
     best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]], statuses: dict[str, CheckpointStatus]
 ) -> list[ReportedCheckpoint]:
@@ -327,14 +349,12 @@ def stored_parts(run: stored.StoredRun) -> ResultParts:
     if not rounds:  # each kept checkpoint with the status Ray's files give it
         reported = with_statuses(run.best_checkpoints, run.rays_statuses)
         return ResultParts(run.metrics, run.path, run.metrics_dataframe, run.best_checkpoints, reported)
-    metrics, frame = run.metrics, run.metrics_dataframe
+    frame = run.metrics_dataframe
     best, reported = ledger_validated(run.best_checkpoints, rounds)
-    if run.metrics_of_latest_checkpoint:  # as the kept checkpoint's, validated
-        latest = {checkpoint_dir_name(c): m for c, m in best}
-        metrics = latest.get(checkpoint_dir_name(run.checkpoint), metrics) if run.checkpoint is not None else metrics
-    elif metrics is not None:  # V1's last row: validated when it was a checkpoint's report
-        last = {r.checkpoint_dir_name: r for r in rounds}.get(str(metrics.get("checkpoint_dir_name")))
-        metrics = merge_validation(metrics, last.validation) if last else metrics
+    if run.metrics_of_latest_checkpoint:
+        metrics = latest_checkpoint_metrics(best, run.checkpoint, run.metrics)
+    else:
+        metrics = last_report_validated(run.metrics, rounds)
     if run.rows_of_v1_logs:  # V1's rows: each checkpoint's row validated
         frame = validated_dataframe(frame, rounds)
     elif best:  # the kept checkpoints' rows, validated
