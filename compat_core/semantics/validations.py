@@ -59,7 +59,12 @@ def write(run: RunStorage, rounds: Iterable[ReportRound]) -> None:
         return
     from ray import cloudpickle
 
-    stored = _read(run, warn=False)
+    try:
+        stored = _load(run)
+    except OSError:
+        raise  # the storage cannot be read now: what it holds is left as it is (the caller warns)
+    except Exception:
+        stored = {}  # a file of another form gives nothing back: replaced
     for name, outcome in outcomes.items():
         # As the workers' reports are stored: what Ray's cloudpickle carried from the validation
         # task (a class of the user's script, by value), it stores.
@@ -83,25 +88,9 @@ def read(run: RunStorage, trusted: bool = False) -> list[ReportRound]:
 
 
 def _read(run: RunStorage, warn: bool) -> dict[str, tuple[str, dict[str, bytes], str | None]]:
-    """The file's outcomes, checked for the form :func:`write` gives them ({} when there is none
-    or it cannot be read: with a warning naming it when ``warn``)."""
-    if not run.exists(FILE):
-        return {}
+    """:func:`_load`, or {} when the file cannot be read (with a warning naming it when ``warn``)."""
     try:
-        with run.filesystem.open_input_stream(run.path(FILE)) as f:
-            stored = pickled.safe_loads(f.read())
-        if not isinstance(stored, dict):
-            raise ValueError(f"a {type(stored).__name__}, not a dict")
-        for name, entry in stored.items():
-            status, metrics, error = entry
-            if not (
-                isinstance(name, str)
-                and status in CheckpointStatus.__members__
-                and isinstance(metrics, dict)
-                and all(isinstance(k, str) and isinstance(v, bytes) for k, v in metrics.items())
-                and (error is None or isinstance(error, str))
-            ):
-                raise ValueError(f"an entry of another form for {name!r}")
+        return _load(run)
     except Exception as exc:  # whatever the storage holds: the run's other results are still read
         if warn:
             warnings.warn(
@@ -111,4 +100,25 @@ def _read(run: RunStorage, warn: bool) -> dict[str, tuple[str, dict[str, bytes],
                 stacklevel=4,
             )
         return {}
+
+
+def _load(run: RunStorage) -> dict[str, tuple[str, dict[str, bytes], str | None]]:
+    """The file's outcomes, checked for the form :func:`write` gives them ({} when there is none).
+    An ``OSError`` when the storage cannot be read; another error for a file of another form."""
+    if not run.exists(FILE):
+        return {}
+    with run.filesystem.open_input_stream(run.path(FILE)) as f:
+        stored = pickled.safe_loads(f.read())
+    if not isinstance(stored, dict):
+        raise ValueError(f"a {type(stored).__name__}, not a dict")
+    for name, entry in stored.items():
+        status, metrics, error = entry
+        if not (
+            isinstance(name, str)
+            and status in CheckpointStatus.__members__
+            and isinstance(metrics, dict)
+            and all(isinstance(k, str) and isinstance(v, bytes) for k, v in metrics.items())
+            and (error is None or isinstance(error, str))
+        ):
+            raise ValueError(f"an entry of another form for {name!r}")
     return stored

@@ -470,6 +470,48 @@ class _Scorer:
         return isinstance(other, _Scorer)
 
 
+def test_storing_validation_outcomes_keeps_the_earlier_fits_whatever_the_storage_does(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The next fit's outcomes are added to the stored ones: a storage that cannot be read at that
+    moment (an object store's outage; simulated: pyarrow's error raised from the existence check)
+    fails the store, leaving the earlier fits' outcomes as they were, not replaced by the new
+    fit's alone, and costs a fit reading them only them, with a warning (its result comes first);
+    a file that reads as nothing (corrupt) is replaced."""
+    from compat_core.files.pickled import CorruptStoredDataWarning
+    from compat_core.files.storage import RunStorage, at
+    from compat_core.semantics import validations
+    from compat_core.semantics.rounds import CheckpointStatus, ReportRound, ValidationOutcome
+
+    run = at(str(tmp_path / "run"))
+
+    def validated(name: str, score: float) -> list[ReportRound]:
+        outcome = ValidationOutcome(CheckpointStatus.VALIDATED, {"score": score})
+        return [ReportRound(0, (), checkpoint_dir_name=name, validation=outcome)]
+
+    def stored() -> dict:
+        return {r.checkpoint_dir_name: r.validation.metrics for r in validations.read(run)}
+
+    validations.write(run, validated("checkpoint_000000", 1.0))
+    with monkeypatch.context() as m:
+
+        def unreachable(self, name=""):
+            raise OSError("When getting information for key 'run/compat_validations.pkl': AWS Error NETWORK_CONNECTION")
+
+        m.setattr(RunStorage, "exists", unreachable)
+        with pytest.raises(OSError, match="NETWORK_CONNECTION"):
+            validations.write(run, validated("checkpoint_000001", 2.0))
+        # A fit reading them for its result (a restore's) goes on without them, warned.
+        with pytest.warns(CorruptStoredDataWarning, match="NETWORK_CONNECTION"):
+            assert validations.read(run) == []
+    assert stored() == {"checkpoint_000000": {"score": 1.0}}
+    validations.write(run, validated("checkpoint_000001", 2.0))
+    assert stored() == {"checkpoint_000000": {"score": 1.0}, "checkpoint_000001": {"score": 2.0}}
+    (tmp_path / "run" / validations.FILE).write_bytes(b"\x80\x04not a pickle")
+    validations.write(run, validated("checkpoint_000002", 3.0))
+    assert stored() == {"checkpoint_000002": {"score": 3.0}}
+
+
 def test_validation_outcomes_stored_with_a_run_read_back_by_each_semantics(tmp_path: Path, monkeypatch) -> None:
     """The outcomes compat's ledger ran, written as a fit ends (a later fit's added), merged into
     what ``Result.from_path`` reads by either semantics; a value of the user's own class comes
