@@ -97,15 +97,11 @@ def run_storage(experiment: RunStorage | None, raw: Any, path: str | None) -> Ru
     return RunStorage(filesystem, path)
 
 
-def earlier_validations(run: RunStorage | None, earlier: Journals, *, trusted: bool) -> list[ReportRound]:
-    """The outcomes of the validations compat's ledger ran in the run's earlier fits, for this
-    fit's result: those stored with the run by each fit that ended, then those in the journals
-    of drivers killed before theirs did (on this node). ``trusted``: the values are loaded as
-    the run's restore state is (a restore trusts its storage); else as ``Result.from_path``
-    reads them."""
-    if run is None:
-        return []
-    rounds = validations.read(run, trusted)
+def killed_drivers_validations(earlier: Journals) -> list[ReportRound]:
+    """The outcomes of the validations in the journals of a restored run's earlier drivers killed
+    before their ``fit()`` ended (on this node): read once, for this fit's result and to be
+    stored with the run (:func:`keep_worker_reports`)."""
+    rounds: list[ReportRound] = []
     for path in journals_on_this_node(earlier):
         try:
             rounds += journaled_validations(path)
@@ -114,21 +110,32 @@ def earlier_validations(run: RunStorage | None, earlier: Journals, *, trusted: b
     return rounds
 
 
+def earlier_validations(run: RunStorage | None, killed: list[ReportRound], *, trusted: bool) -> list[ReportRound]:
+    """The outcomes of the validations compat's ledger ran in the run's earlier fits, for this
+    fit's result: those stored with the run by each fit that ended, then ``killed``
+    (:func:`killed_drivers_validations`). ``trusted``: the values are loaded as the run's restore
+    state is (a restore trusts its storage); else as ``Result.from_path`` reads them."""
+    if run is None:
+        return []
+    return validations.read(run, trusted) + killed
+
+
 def keep_worker_reports(
-    run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals
+    run: RunStorage | None, snapshot: LedgerSnapshot, earlier: Journals, killed: list[ReportRound]
 ) -> tuple[RunStorage, worker_reports.Stored] | None:
     """Every worker's reports, and the outcomes of the validations compat's ledger ran, stored
     with the run for ``Result.from_path``: the run and the name of this fit's reports file
     (None when there is none: a run that cannot store them keeps them in the result it
     returns). A restored run first stores those of earlier drivers killed
     before their ``fit()`` ended, from their ledgers' journals on this node (each removed once
-    stored; one on another node stays there)."""
+    stored; one on another node stays there): ``killed``, their validations' outcomes
+    (:func:`killed_drivers_validations`), then their reports."""
     if run is None:
         return None
+    _keep_validations(run, killed)  # before their journals go
     try:
         for path in journals_on_this_node(earlier):
             worker_reports.write(run, functools.partial(journaled_records, path))
-            _keep_validations(run, journaled_validations(path))
             with contextlib.suppress(OSError):
                 os.remove(path)
         stored = worker_reports.write(run, snapshot.iter_records)

@@ -385,9 +385,10 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         snapshot = _close_ledger(job.ledger)
         experiment = job.prepared.experiment
         earlier = bookkeeping.earlier_journals(self._restoring)
+        killed = bookkeeping.killed_drivers_validations(earlier)
         if raw is not None:  # the kept checkpoints may be earlier fits': with their validations
             snapshot.earlier_validations = bookkeeping.earlier_validations(
-                bookkeeping.run_storage(experiment, raw, raw.path), earlier, trusted=self._restoring is not None
+                bookkeeping.run_storage(experiment, raw, raw.path), killed, trusted=self._restoring is not None
             )
         parts = engine.result_parts(job, raw, snapshot, error)
         outcome = result.build(engine.mode, parts, snapshot, raw, error, config=self._result_config())
@@ -395,7 +396,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         log.merge(driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
         run_storage = bookkeeping.run_storage(experiment, raw, outcome.path)
-        stored = bookkeeping.keep_worker_reports(run_storage, snapshot, earlier)
+        stored = bookkeeping.keep_worker_reports(run_storage, snapshot, earlier, killed)
         if stored is not None:  # read from the run's file when the user reads it (memory: none till then)
             outcome.read_later("worker_metrics_dataframe", functools.partial(bookkeeping.read_stored_reports, *stored))
         failure = failures.of_fit(

@@ -341,8 +341,8 @@ def cannot_keep_validations(path: str, error: BaseException) -> str:
 def cannot_read_journal(path: str, error: BaseException) -> str:
     return (
         f"The journal of an earlier driver of this run, {path}, could not be read "
-        f"({type(error).__name__}: {error}): the validations that driver ran are not in this "
-        "fit's result. The journal is left where it is."
+        f"({type(error).__name__}: {error}): the outcomes of the validations that driver ran are "
+        "neither in this fit's result nor stored with the run."
     )
 
 

@@ -194,7 +194,9 @@ def test_a_record_a_killed_drivers_journal_cannot_give_back_costs_only_itself(tm
     run = at(str(tmp_path / "run"))
     this_fit = LedgerSnapshot(1, {}, None, [], {}, [], unjournaled=[Record(0, 2, {"loss": 1.0}, False, False, 0.0)])
     with pytest.warns(CorruptStoredDataWarning, match=r"killed\.journal"):
-        assert bookkeeping.keep_worker_reports(run, this_fit, ((socket.gethostname(), killed),)) is not None
+        journals = ((socket.gethostname(), killed),)
+        killed_validations = bookkeeping.killed_drivers_validations(journals)
+        assert bookkeeping.keep_worker_reports(run, this_fit, journals, killed_validations) is not None
     assert list(worker_reports.read(run)["loss"]) == [3.0, 2.0, 1.0]
 
 

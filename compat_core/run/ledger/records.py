@@ -306,9 +306,9 @@ def journaled_records(journal_path: str) -> Iterator[Record]:
     """Every worker's report a run's journal holds, once each (a record resent after a broken
     channel or a lost host is journaled again), in the order they were journaled."""
     arrived = Arrivals()
-    for event in journal.read(journal_path, kinds=("record",)):
-        if event[0] == "record" and arrived.add(event[1].attempt, event[1].rank, event[1].index):
-            yield event[1]
+    for _, record, *_ in journal.read(journal_path, kinds=("record",)):
+        if arrived.add(record.attempt, record.rank, record.index):
+            yield record
 
 
 def journaled_validations(journal_path: str) -> list[ReportRound]:
@@ -316,11 +316,9 @@ def journaled_validations(journal_path: str) -> list[ReportRound]:
     checkpoint (by directory name: what a stored run's validations are matched by), in the order
     they were journaled (a checkpoint validated again: its newest outcome)."""
     outcomes: dict[RoundKey, ValidationOutcome] = {}
-    for event in journal.read(journal_path, kinds=("validation",)):
-        if event[0] == "validation":
-            key, outcome = event[1], event[2]
-            outcomes.pop(key, None)
-            outcomes[key] = outcome
+    for _, key, outcome in journal.read(journal_path, kinds=("validation",)):
+        outcomes.pop(key, None)  # validated again: in its newest place
+        outcomes[key] = outcome
     if not outcomes:
         return []
     by_key = group_rounds(r for r in journaled_records(journal_path) if r.key in outcomes)
