@@ -67,7 +67,34 @@ def render() -> str:
         ]
         for title in SECTIONS:
             lines += ["", f"### {title}", "", parts[title]]
+        if rule.code == "RTM128":
+            lines += catalogue_table()
     return "\n".join(lines) + "\n"
+
+
+def catalogue_table() -> list[str]:
+    """The catalogue RTM128 (and RTM100, for ``ray.air``) read: every name, the releases that
+    shipped it, and what replaces it."""
+    from migrate import catalogue
+
+    rows = catalogue.entries()
+    lines = [
+        "",
+        "### The catalogue",
+        "",
+        f"Read from Ray's releases {catalogue.RELEASES[0]} to {catalogue.NEWEST} ({len(catalogue.RELEASES)} releases, "
+        "the newest patch of each minor) by `scripts/ray_api_catalogue.py`, held against "
+        f"{catalogue.NEWEST}'s V2 API; the advice is `migrate/catalogue/advice.py`. {len(rows)} names: "
+        + ", ".join(f"{sum(e.status == s for e in rows)} {s}" for s in ("moved", "moved-late", "removed", "changed"))
+        + ". Names under `ray.air` and the session modules are reported by RTM100 with the same advice.",
+        "",
+        "| name | shipped | instead |",
+        "| --- | --- | --- |",
+    ]
+    for entry in rows:
+        shipped = "still, as V1's" if entry.status == "changed" else f"{entry.first}-{entry.last}"
+        lines.append(f"| `{entry.name}` | {shipped} | {entry.instead.replace('|', '/')} |")
+    return lines
 
 
 if __name__ == "__main__":

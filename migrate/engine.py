@@ -133,6 +133,10 @@ def _migrate_source(
             continue
         mapping = maps.get(seen) or maps.setdefault(seen, line_map(seen, reference))
         diagnostics.extend(replace(d, line=mapping[min(d.line, len(mapping)) - 1] + 1) for d in found)
+    deferring = {r.code for r in rules if issubclass(r, FlagRule) and r.defers}
+    if deferring:  # a finding of a more specific rule at the same place says it better
+        taken = {(d.line, d.col) for d in diagnostics if d.code not in deferring and not d.fixed}
+        diagnostics = [d for d in diagnostics if d.code not in deferring or (d.line, d.col) not in taken]
     if _NOQA_WORD.search(reference):
         diagnostics = noqa.apply(diagnostics, reference, {r.code for r in rules})
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))  # file order, as ruff reports

@@ -52,6 +52,7 @@ from migrate.rules.tuner_with_trainer import TunerWithTrainer
 from migrate.rules.undecided_trainable import UndecidedTrainable
 from migrate.rules.unused_noqa import UnusedNoqa
 from migrate.rules.unused_v1_imports import UnusedV1Imports
+from migrate.rules.v1_era_api import V1EraApi
 from migrate.rules.v1_failure_class import V1FailureClass
 from migrate.rules.v1_result_keys import V1ResultKeys
 
@@ -79,6 +80,7 @@ RULES: tuple[type[Rule], ...] = (
     V1ResultKeys,
     TreeTrainerV1Form,
     RemovedTrainers,
+    V1EraApi,
     TorchAmp,
     DatasetConfigUse,
     TrainerPreprocessor,

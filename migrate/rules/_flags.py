@@ -71,6 +71,9 @@ class FlagRule(Rule):
     attrs: ClassVar[frozenset[str]] = frozenset()  # Attribute nodes `<anything>.<one of these>`
     refs: ClassVar[bool] = False  # Name and Attribute nodes that resolve into Ray or compat
     after_rewrites: ClassVar[bool] = False  # sees the rewritten text (RTM100), not the input
+    # Yields to any other rule's finding at the same line and column (RTM128, the catalogue:
+    # a rule about that one API says what to do more precisely).
+    defers: ClassVar[bool] = False
     # Words that make a file worth checking although it names nothing from Ray: the rules
     # that judge an attribute by its name alone (``result.metrics_dataframe``).
     unqualified_words: ClassVar[tuple[str, ...]] = ()

@@ -1,0 +1,104 @@
+"""The V1-era API Ray shipped (Ray 2.0 to the newest supported release) and what replaces it.
+
+``entries.py`` is generated from Ray's own releases by ``scripts/ray_api_catalogue.py`` (what
+each release exported, held against the newest release's V2 API); ``advice.py`` is the reviewed
+table of what to do instead. RTM128 and RTM100 read both; docs/rules.md lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from migrate.catalogue.advice import CHANGED, COMMON_MEMBER_NAMES, advice_for
+from migrate.catalogue.entries import DISTINCT_MEMBERS, ENTRIES, RELEASES
+
+NEWEST = RELEASES[-1]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One name of Ray's V1-era API that the newest release does not have as it was."""
+
+    name: str  # qualified: ray.train.world_size, ray.air.Checkpoint.from_dict, ray.tune.SyncConfig.(syncer=)
+    status: str  # moved, moved-late (its new home is not in every supported release), removed, changed
+    home: str  # a moved name's new qualified name
+    first: str  # the first and last release that shipped it
+    last: str
+    kind: str  # class, function, imported, method, property, attribute, keyword
+    evidence: str  # ray==X.Y.Z: the file it was read from
+
+    @property
+    def shown(self) -> str:
+        """The name as users write it: ``Checkpoint.from_dict``, ``SyncConfig(syncer=...)``."""
+        if self.kind == "keyword":
+            owner, _, keyword = self.name.rpartition(".")
+            return f"{owner.rpartition('.')[2]}({keyword[1:-2]}=...)"
+        if self.kind in ("method", "property", "attribute"):
+            owner, _, member = self.name.rpartition(".")
+            return f"{owner.rpartition('.')[2]}.{member}"
+        return self.name
+
+    @property
+    def instead(self) -> str:
+        """What replaces it (a moved name's new home, else the reviewed advice)."""
+        if self.status in ("moved", "moved-late"):
+            module, _, name = self.home.rpartition(".")
+            late = (
+                " (Ray 2.44 and newer do not all have it there: check your Ray)" if self.status == "moved-late" else ""
+            )
+            return f"import `{name}` from `{module}`{late}"
+        return advice_for(self.name) or ""
+
+    def message(self) -> str:
+        shipped = f"Ray {self.first}" if self.first == self.last else f"Ray {self.first}-{self.last}"
+        if self.status == "changed":
+            what = f"`{self.shown}` is V1's API"
+        elif self.status in ("moved", "moved-late"):
+            what = f"`{self.shown}` ({shipped}) moved"
+        else:
+            what = f"`{self.shown}` ({shipped}) is not in Ray {NEWEST}; instead"
+        return f"{what}: {self.instead}"
+
+
+def lookup(qualified: str, *, exact: bool = False) -> Entry | None:
+    """The entry of ``qualified``, or (unless ``exact``) of the nearest enclosing name that has
+    one (``ray.train.lightning.LightningTrainer.fit`` -> ``LightningTrainer``)."""
+    name = qualified
+    while name.count(".") >= 2:
+        row = ENTRIES.get(name)
+        if row is not None:
+            return Entry(name, *row)
+        if name in CHANGED:
+            return Entry(name, "changed", "", "", "", "class", "")
+        if exact:
+            return None
+        name = name.rpartition(".")[0]
+    return None
+
+
+def member_by_name(member: str) -> Entry | None:
+    """A removed member recognisable on an object of unknown class (its name is no member of
+    any class of the newest release, and not common outside Ray)."""
+    qualified = DISTINCT_MEMBERS.get(member)
+    if qualified is None or member in COMMON_MEMBER_NAMES:
+        return None
+    return Entry(qualified, *ENTRIES[qualified])
+
+
+def entries() -> list[Entry]:
+    """Every entry, the changed names included."""
+    out = [Entry(name, *row) for name, row in ENTRIES.items()]
+    out += [Entry(name, "changed", "", "", "", "class", "") for name in sorted(CHANGED)]
+    return out
+
+
+__all__ = [
+    "COMMON_MEMBER_NAMES",
+    "DISTINCT_MEMBERS",
+    "NEWEST",
+    "RELEASES",
+    "Entry",
+    "entries",
+    "lookup",
+    "member_by_name",
+]
