@@ -15,6 +15,22 @@ from migrate.catalogue.entries import DISTINCT_MEMBERS, ENTRIES, RELEASES
 NEWEST = RELEASES[-1]
 
 
+def _members_of_moved_classes() -> dict[str, tuple[str, str, str, str, str, str]]:
+    """``ray.train.Checkpoint.from_dict`` for ``ray.air.Checkpoint.from_dict``: a class that moved
+    lacks its removed members under its new name too (a rewrite of the class's import makes the
+    old member read as the new class's)."""
+    aliases: dict[str, tuple[str, str, str, str, str, str]] = {}
+    for name, row in ENTRIES.items():
+        owner, _, member = name.rpartition(".")
+        moved = ENTRIES.get(owner)
+        if row[4] in ("method", "property", "attribute", "keyword") and moved and moved[0] == "moved":
+            aliases.setdefault(f"{moved[1]}.{member}", row)
+    return aliases
+
+
+_ALIASES = _members_of_moved_classes()
+
+
 @dataclass(frozen=True)
 class Entry:
     """One name of Ray's V1-era API that the newest release does not have as it was."""
@@ -65,15 +81,20 @@ def lookup(qualified: str, *, exact: bool = False) -> Entry | None:
     one (``ray.train.lightning.LightningTrainer.fit`` -> ``LightningTrainer``)."""
     name = qualified
     while name.count(".") >= 2:
-        row = ENTRIES.get(name)
+        row = ENTRIES.get(name) or _ALIASES.get(name)
         if row is not None:
             return Entry(name, *row)
         if name in CHANGED:
-            return Entry(name, "changed", "", "", "", "class", "")
+            return Entry(name, "changed", "", "", "", _changed_kind(name), "")
         if exact:
             return None
         name = name.rpartition(".")[0]
     return None
+
+
+def _changed_kind(name: str) -> str:
+    owner = name.rpartition(".")[0].rpartition(".")[2]
+    return "method" if owner[:1].isupper() else "class"
 
 
 def member_by_name(member: str) -> Entry | None:
@@ -88,7 +109,7 @@ def member_by_name(member: str) -> Entry | None:
 def entries() -> list[Entry]:
     """Every entry, the changed names included."""
     out = [Entry(name, *row) for name, row in ENTRIES.items()]
-    out += [Entry(name, "changed", "", "", "", "class", "") for name in sorted(CHANGED)]
+    out += [Entry(name, "changed", "", "", "", _changed_kind(name), "") for name in sorted(CHANGED)]
     return out
 
 

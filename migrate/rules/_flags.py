@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from migrate._index import RAY_ROOTS, Index, Node
-from migrate._roles import TuneResults
+from migrate._roles import TUNE_RUNNERS, TuneResults
+from migrate._values import values_of
 from migrate.rules._base import Diagnostic, Rule
 from migrate.severity import Severity
 from migrate.tables import GUIDE
@@ -88,6 +89,12 @@ class FlagRule(Rule):
         severe than the rule says)."""
         raise NotImplementedError
 
+    def complete(self, text: str) -> str:
+        """``text`` as a finding that says what to do itself: the rule's general advice is not
+        appended (:meth:`message`)."""
+        self._complete.add(text)
+        return text
+
     def is_tune_result(self, index: Index, node: ast.expr) -> bool:
         """``node`` is a result of a Tune ``ResultGrid``, which keeps V1's rows and keys under
         V2 too (:class:`migrate._roles.TuneResults`, made once per index)."""
@@ -101,7 +108,16 @@ class FlagRule(Rule):
         return []
 
     def message(self, what: str) -> str:
+        if what in self._complete:
+            return f"{what}. See {GUIDE}"
         return f"{what}. {self.advice} See {GUIDE}"
+
+    @property
+    def _complete(self) -> set[str]:
+        found: set[str] | None = self.__dict__.get("_complete_texts")
+        if found is None:
+            found = self.__dict__["_complete_texts"] = set()
+        return found
 
 
 @dataclass(frozen=True)
@@ -131,6 +147,7 @@ class RejectedKeyword(FlagRule):
         assert isinstance(node, ast.Call)  # calls = True: the engine hands this rule calls only
         qualified = index.qualified(node.func)
         not_tune = frozenset(n for n in qualified if not n.startswith("ray.tune."))
+        to_tune = tune_configs(index).get(id(node))  # a Train config that reaches a Tuner's run_config
         found: list[str] = []
         flagged: set[str] = set()  # the classes a keyword row found something on
         for row in self.rejected:
@@ -141,11 +158,50 @@ class RejectedKeyword(FlagRule):
                     found.append(row.message.format(ray_class=row.ray_class, given=""))
                 continue
             used = [k for k in row.keywords if keyword(node, k) is not None]
+            if used and row.tune_takes_it and to_tune is not None:
+                if to_tune == "inline":
+                    return None  # RTM005 rewrites it to Tune's class, which takes these keywords
+                given = ", ".join(f"{k}=" for k in used)
+                return self.complete(
+                    f"`{row.ray_class}({given})` goes to a Tune runner's run_config (through `{to_tune}`): make it "
+                    f"`ray.tune.{row.ray_class}`, which keeps {given} (Ray Train's V2 class rejects them)"
+                )
             if used:
                 flagged.add(row.ray_class)
                 given = f"{used[0]}=..." if len(row.keywords) == 1 else ", ".join(f"{k}=" for k in used)
                 found.append(row.message.format(ray_class=row.ray_class, given=given))
         return "; ".join(found) or None
+
+
+_NESTED_CONFIGS = ("checkpoint_config", "failure_config", "sync_config")
+
+
+def tune_configs(index: Index) -> dict[int, str]:
+    """Ray Train config calls that a Tune runner (``tune.Tuner``, ``tune.run``) is given as its
+    ``run_config`` (and the configs nested in it), by id: ``"inline"`` when written in the call
+    (RTM005 rewrites those), else the name it went through."""
+    found: dict[int, str] | None = index.cache.get("tune_configs")
+    if found is not None:
+        return found
+    found = index.cache["tune_configs"] = {}
+    values = values_of(index)
+
+    def reach(expression: ast.expr, via: str) -> None:
+        for value in values.of(expression) if isinstance(expression, ast.Name) else [expression]:
+            if isinstance(value, ast.Call):
+                found.setdefault(id(value), via)
+                for arg in value.keywords:
+                    if arg.arg in _NESTED_CONFIGS:  # inline in an inline config, or through a name
+                        named = isinstance(arg.value, ast.Name) and via == "inline"
+                        reach(arg.value, arg.value.id if named else via)  # type: ignore[attr-defined]
+
+    for item in index.nodes:
+        node = item.node
+        if isinstance(node, ast.Call) and index.qualified(node.func) & TUNE_RUNNERS:
+            config = keyword(node, "run_config")
+            if config is not None:
+                reach(config.value, config.value.id if isinstance(config.value, ast.Name) else "inline")
+    return found
 
 
 def _ray(names: frozenset[str]) -> bool:

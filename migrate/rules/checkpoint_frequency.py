@@ -39,4 +39,4 @@ class CheckpointFrequency(RejectedKeyword):
     summary = "CheckpointConfig(checkpoint_frequency/checkpoint_at_end) is rejected by V2"
     advice = "Report a checkpoint from the training function when you want one."
 
-    rejected = (Rejected("CheckpointConfig", ("checkpoint_frequency", "checkpoint_at_end")),)
+    rejected = (Rejected("CheckpointConfig", ("checkpoint_frequency", "checkpoint_at_end"), tune_takes_it=True),)

@@ -33,7 +33,8 @@ MOVES: dict[str, tuple[str, frozenset[str]]] = {
             }
         ),
     ),  # fmt: skip
-    "ray.train.data_parallel_trainer": ("ray.train", frozenset({"DataParallelTrainer"})),
+    # Not ray.train.data_parallel_trainer: ray.train exports no DataParallelTrainer in any release
+    # (the catalogue); RTM128 flags V1's with V2's home.
     "ray.train.xgboost.xgboost_trainer": ("ray.train.xgboost", frozenset({"XGBoostTrainer"})),
     "ray.train.lightgbm.lightgbm_trainer": ("ray.train.lightgbm", frozenset({"LightGBMTrainer"})),
     # V1's failure class by its V1 module: the public name is the failure class of the engine
@@ -58,8 +59,7 @@ class DeprecatedModulePaths(Rule):
     """## What it does
     Rewrites imports from the trainers' implementation modules to their public modules:
     ``from ray.train.torch.torch_trainer import TorchTrainer`` becomes ``from ray.train.torch
-    import TorchTrainer`` (also ``ray.train.data_parallel_trainer``,
-    ``ray.train.xgboost.xgboost_trainer``, ``ray.train.lightgbm.lightgbm_trainer``,
+    import TorchTrainer`` (also ``ray.train.xgboost.xgboost_trainer``, ``ray.train.lightgbm.lightgbm_trainer``,
     ``ray.train.torch.train_loop_utils``, ``ray.train.torch.config``).
 
     ## Why is this bad?

@@ -38,4 +38,4 @@ class FailFast(RejectedKeyword):
     summary = "FailureConfig(fail_fast=...) is rejected by V2"
     advice = "Remove it; FailureConfig(max_failures=0) already stops at the first failure."
 
-    rejected = (Rejected("FailureConfig", ("fail_fast",)),)
+    rejected = (Rejected("FailureConfig", ("fail_fast",), tune_takes_it=True),)  # Tune's keeps it

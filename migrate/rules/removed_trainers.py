@@ -14,10 +14,6 @@ REMOVED = {
         "HorovodTrainer was removed with V2",
         "Port the training function to TorchTrainer (torch.distributed) or another supported framework.",
     ),
-    "ray.train.tensorflow": (
-        "TensorflowTrainer and ray.train.tensorflow are deprecated under V2 and removed from V2's API",
-        "Port to TorchTrainer, or run tf.distribute.MultiWorkerMirroredStrategy in your own process group.",
-    ),
     "ray.train.huggingface.TransformersTrainer": (
         "TransformersTrainer (V1's Hugging Face trainer) was removed",
         "Use TorchTrainer with a training function that builds transformers.Trainer, calls "
@@ -32,9 +28,10 @@ REMOVED = {
 
 class RemovedTrainers(FlagRule):
     """## What it does
-    Flags uses of ``HorovodTrainer`` (``ray.train.horovod``), ``TensorflowTrainer`` and
-    anything else from ``ray.train.tensorflow``, and V1's Hugging Face trainers
-    (``TransformersTrainer``, ``AccelerateTrainer``), naming what to use instead.
+    Flags uses of ``HorovodTrainer`` (``ray.train.horovod``) and V1's Hugging Face trainers
+    (``TransformersTrainer``, ``AccelerateTrainer``), naming what to use instead. (Ray 2.60 ships
+    a V2 ``TensorflowTrainer``: ``ray.train.tensorflow`` is not flagged; what it no longer has,
+    its Predictor and V1's trainer hooks, RTM128 flags from the catalogue.)
 
     ## Why is this bad?
     V2 has none of them: the import fails or the trainer raises when V2 is on.
@@ -60,8 +57,8 @@ class RemovedTrainers(FlagRule):
     code = "RTM123"
     severity = "breaks"
     name = "removed-trainer"
-    trigger = re.compile(r"horovod|tensorflow|Transformers|Accelerate")
-    summary = "HorovodTrainer, TensorflowTrainer and V1's Hugging Face trainers are removed in V2"
+    trigger = re.compile(r"horovod|Transformers|Accelerate")
+    summary = "HorovodTrainer and V1's Hugging Face trainers are removed in V2"
     advice = ""
 
     refs = True

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate._roles import TUNE_RESTORE, TUNE_RUNNERS, argument, is_trainer, resolve
+from migrate._roles import TUNE_RESTORE, TUNE_RUNNERS, argument, is_trainer
+from migrate._values import values_of
 from migrate.rules._flags import FlagRule
 
 
@@ -81,10 +82,17 @@ class TunerWithTrainer(FlagRule):
             trainable = argument(node, 0, "trainable", "run_or_experiment")
         else:
             return None
-        value = resolve(index, trainable)
-        names = index.qualified(value.func) if isinstance(value, ast.Call) else set()
-        if any(n.startswith("compat.") for n in names):
+        if trainable is None:
+            return None
+        # Written inline or bound to a name first, at module level or in a function (`def main():
+        # trainer = TorchTrainer(...); tune.Tuner(trainer)`): every value the name may hold.
+        values = values_of(index).of(trainable)
+        calls = [v for v in values if isinstance(v, ast.Call)]
+        if not calls or len(calls) != len(values):
+            return None
+        names = [index.qualified(v.func) for v in calls]
+        if any(n.startswith("compat.") for found in names for n in found):
             return None  # compat's trainer: a Tune trainable in both modes
-        if trainable is not None and isinstance(value, ast.Call) and is_trainer(names):
+        if all(is_trainer(found) for found in names):
             return f"`{index.source(trainable)}` is a Trainer: V2 Trainers cannot be passed to a Tuner"
         return None

@@ -637,7 +637,6 @@ def test_trainers_are_imported_from_their_public_modules() -> None:
     found = check(
         """\
         from ray.train.torch.torch_trainer import TorchTrainer  # the trainer
-        from ray.train.data_parallel_trainer import DataParallelTrainer
         from ray.train.xgboost.xgboost_trainer import XGBoostTrainer as XT
         from ray.train.torch.train_loop_utils import (
             prepare_model,  # wraps DDP
@@ -646,7 +645,6 @@ def test_trainers_are_imported_from_their_public_modules() -> None:
         """,
         """\
         from ray.train.torch import TorchTrainer  # the trainer
-        from ray.train import DataParallelTrainer
         from ray.train.xgboost import XGBoostTrainer as XT
         from ray.train.torch import (
             prepare_model,  # wraps DDP
@@ -657,8 +655,18 @@ def test_trainers_are_imported_from_their_public_modules() -> None:
     )
     assert [(d.line, d.message) for d in found][:2] == [
         (1, "`ray.train.torch.torch_trainer` -> `ray.train.torch`"),
-        (2, "`ray.train.data_parallel_trainer` -> `ray.train`"),
+        (2, "`ray.train.xgboost.xgboost_trainer` -> `ray.train.xgboost`"),
     ]
+
+
+def test_v1s_data_parallel_trainer_is_flagged_not_rewritten_to_a_name_ray_train_does_not_export() -> None:
+    """No release exports ``ray.train.DataParallelTrainer`` (the catalogue): rewriting the import
+    to it made an ImportError. V1's class stays, flagged with V2's home (RTM128)."""
+    source = "from ray.train.data_parallel_trainer import DataParallelTrainer\n\ntrainer = DataParallelTrainer(f)\n"
+    text, found = migrate(source)
+    assert text == source
+    assert [(d.line, d.code) for d in found] == [(1, "RTM128")]
+    assert "ray.train.v2.api.data_parallel_trainer.DataParallelTrainer" in found[0].message
 
 
 def test_v1s_failure_class_by_its_v1_module_becomes_the_public_name_and_rtm118_stays_for_the_rest() -> None:

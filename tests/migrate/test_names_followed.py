@@ -1,0 +1,140 @@
+"""Rules judge a value by what it is, not by where it was written: bound to a name first, inside a
+function, or inline. And valid code stays quiet: Tune's own configs and callbacks in Tune's
+RunConfig are Ray 2.60's API, not V1's."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.migrate.conftest import migrate
+
+
+def codes(source: str) -> list[tuple[int, str]]:
+    _, found = migrate(source)
+    return [(d.line, d.code) for d in found if not d.fixed]
+
+
+# --- RTM117: a trainer handed to a Tuner
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # inline, at module level
+        "from ray import tune\nfrom ray.train.torch import TorchTrainer\n"
+        "tuner = tune.Tuner(TorchTrainer(f), param_space={})\n",
+        # bound to a name inside a function
+        "from ray import tune\nfrom ray.train.torch import TorchTrainer\n\n\ndef main():\n"
+        "    trainer = TorchTrainer(f)\n    tuner = tune.Tuner(trainer, param_space={})\n",
+        # bound at module level, passed in a function
+        "from ray import tune\nfrom ray.train.torch import TorchTrainer\ntrainer = TorchTrainer(f)\n\n\n"
+        "def main():\n    return tune.Tuner(trainer).fit()\n",
+    ],
+    ids=["inline", "in-a-function", "module-name-used-in-a-function"],
+)
+def test_a_trainer_given_to_a_tuner_is_flagged_however_it_gets_there(source: str) -> None:
+    assert "RTM117" in [code for _, code in codes(source)]
+
+
+def test_a_name_that_is_a_trainer_in_one_place_and_a_function_in_another_is_not_judged_a_trainer() -> None:
+    source = (
+        "from ray import tune\nfrom ray.train.torch import TorchTrainer\n\n\ndef a():\n    trainer = TorchTrainer(f)\n"
+        "    return trainer.fit()\n\n\ndef b(trainer):\n    return tune.Tuner(trainer).fit()\n"
+    )
+    assert "RTM117" not in [code for _, code in codes(source)]
+
+
+# --- RTM106: Tune callbacks in Ray Train's RunConfig
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from ray.air.integrations.mlflow import MLflowLoggerCallback\nfrom ray.train import RunConfig\n\n\n"
+        "def main():\n    cb = MLflowLoggerCallback(experiment_name='x')\n    return RunConfig(callbacks=[cb])\n",
+        "from ray import tune\nfrom ray.train import RunConfig\n\n\nclass Printer(tune.Callback):\n"
+        "    def on_trial_result(self, *args, **kwargs):\n        print(args)\n\n\n"
+        "config = RunConfig(callbacks=[Printer()])\n",
+        "from ray.tune.logger import LoggerCallback\nfrom ray.train import RunConfig\n\n\nclass Base(LoggerCallback):\n"
+        "    pass\n\n\nclass Mine(Base):\n    pass\n\n\n"
+        "callbacks = [Mine()]\nconfig = RunConfig(callbacks=callbacks)\n",
+    ],
+    ids=["bound-callback-in-a-function", "users-own-tune-callback", "subclass-of-a-subclass-through-a-list-name"],
+)
+def test_a_tune_callback_in_a_train_run_config_is_flagged_however_it_gets_there(source: str) -> None:
+    assert "RTM106" in [code for _, code in codes(source)]
+
+
+def test_tunes_own_run_config_takes_tune_callbacks_and_air_integrations_are_2_60s_api() -> None:
+    source = (
+        "from ray import tune\nfrom ray.air.integrations.wandb import WandbLoggerCallback, setup_wandb\n"
+        "from ray.air.integrations.mlflow import MLflowLoggerCallback\n\n\ndef objective(config):\n"
+        "    setup_wandb(config)\n    tune.report({'loss': 1.0})\n\n\n"
+        "tuner = tune.Tuner(objective, run_config=tune.RunConfig(callbacks=[WandbLoggerCallback(project='p'), "
+        "MLflowLoggerCallback()]))\n"
+    )
+    assert codes(source) == []
+
+
+# --- RTM108 / RTM109 / RTM110: Tune's configs keep V1's options
+
+
+def test_tunes_checkpoint_and_failure_configs_keep_their_options() -> None:
+    source = (
+        "from ray import tune\n\n\ndef objective(config):\n    tune.report({'loss': 1.0})\n\n\n"
+        "tuner = tune.Tuner(objective, run_config=tune.RunConfig(stop={'training_iteration': 3}, verbose=1,\n"
+        "    checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=2, checkpoint_at_end=True),\n"
+        "    failure_config=tune.FailureConfig(fail_fast=True)))\n"
+    )
+    assert codes(source) == []
+
+
+def test_ray_trains_configs_with_tunes_options_are_still_flagged() -> None:
+    source = (
+        "from ray.train import CheckpointConfig, FailureConfig\n"
+        "c = CheckpointConfig(checkpoint_frequency=2)\nf = FailureConfig(fail_fast=True)\n"
+    )
+    assert codes(source) == [(2, "RTM110"), (3, "RTM109")]
+
+
+def test_a_train_run_config_written_in_a_tuner_is_rewritten_to_tunes_and_not_flagged_after() -> None:
+    out, found = migrate(
+        "from ray import tune\nfrom ray.train import RunConfig\n\n\n"
+        "def objective(config):\n    tune.report({'a': 1})\n\n\n"
+        "tuner = tune.Tuner(objective, run_config=RunConfig(stop={'a': 1}, verbose=0))\n"
+    )
+    assert "tune.RunConfig(stop=" in out
+    assert [d.code for d in found if not d.fixed] == []
+
+
+def test_a_train_run_config_bound_to_a_name_and_given_to_a_tuner_says_use_tunes_not_remove() -> None:
+    """Following "remove stop=" would delete the sweep's stopping criterion: Tune's RunConfig keeps it."""
+    _, found = migrate(
+        "from ray import tune\nfrom ray.train import RunConfig\n\n\n"
+        "def objective(config):\n    tune.report({'a': 1})\n\n\n"
+        "def main():\n    rc = RunConfig(stop={'training_iteration': 3}, verbose=1)\n"
+        "    return tune.Tuner(objective, run_config=rc).fit()\n"
+    )
+    flagged = [d for d in found if d.code == "RTM108"]
+    assert [d.line for d in flagged] == [10]
+    assert "ray.tune.RunConfig" in flagged[0].message and "Remove it" not in flagged[0].message
+
+
+# --- RTM111: the trial API is Tune's
+
+
+def test_tunes_context_has_the_trial_api() -> None:
+    source = (
+        "from ray import tune\n\n\ndef objective(config):\n    n = tune.get_context().get_trial_resources()\n"
+        "    ctx = tune.get_context()\n    tune.report({'dir': ctx.get_trial_dir()})\n\n\ntune.Tuner(objective).fit()\n"
+    )
+    assert codes(source) == []
+
+
+def test_trains_context_trial_api_is_flagged_and_tunes_old_function_names_its_replacement() -> None:
+    _, found = migrate(
+        "from ray import train, tune\n\n\ndef train_func(config):\n    d = train.get_context().get_trial_dir()\n\n\n"
+        "def objective(config):\n    d = tune.get_trial_dir()\n"
+    )
+    assert [(d.line, d.code) for d in found if not d.fixed] == [(5, "RTM111"), (9, "RTM128")]
+    assert "tune.get_context().get_trial_dir()" in found[-1].message
