@@ -421,17 +421,29 @@ def add_noqa(plan: list[tuple[str, tuple[str, ...], str]], jobs: int, args: argp
             print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)
     dropped = f"; took out {removed} directive code(s) the others left unused" if removed else ""
     print(f"Added {added} noqa directive(s) in {len(touched)} file(s){dropped}.", file=sys.stderr)
-    cells = [r.path for r in results for d in r.diagnostics if d.code == "ERROR" and not d.suppressed]
-    if cells:
-        listed = ", ".join(f'"{p}" = ["ERROR"]' for p in sorted(set(cells)))
-        print(
-            f"{len(cells)} notebook cell(s) do not parse and cannot carry a directive: add to "
-            f"[tool.{config.TABLE}.per-file-ignores] in pyproject.toml: {listed}",
-            file=sys.stderr,
-        )
+    # What cannot carry a noqa directive (a cell or a file that does not parse, a file over the size
+    # limit) is recorded as per-file-ignores = ["ERROR"], so a --check of the tree passes now.
+    unmarkable = sorted(
+        {r.path for r in results if r.error and r.recordable and not r.internal}
+        | {r.path for r in results for d in r.diagnostics if d.code == "ERROR" and not d.suppressed}
+    )
+    if unmarkable:
+        finder = config.Finder([r.code for r in RULES]) if not args.isolated else None
+        written, failed = config.record_known_errors(unmarkable, finder)
+        for target in written:
+            print(f"Recorded {len(unmarkable) - len(failed)} file(s) that cannot carry a directive as "
+                  f'per-file-ignores = ["ERROR"] in {target}.', file=sys.stderr)  # fmt: skip
+        if failed:
+            listed = ", ".join(f'"{p}" = ["ERROR"]' for p in failed)
+            print(
+                f"{len(failed)} file(s) cannot carry a directive and their per-file-ignores could not be "
+                f"written (an inline table?): add to [tool.{config.TABLE}.per-file-ignores]: {listed}",
+                file=sys.stderr,
+            )
+            return 1 if not args.exit_zero else 0
     if any(r.internal for r in results if r.error):
         return 2
-    return 1 if any(r.error for r in results) and not args.exit_zero else 0
+    return 1 if any(r.error and not r.recordable for r in results) and not args.exit_zero else 0
 
 
 # --add-noqa's rounds of marking (each round's directives can hold rewrites that leave old API to

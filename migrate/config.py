@@ -182,3 +182,87 @@ class Finder:
                 settings = self.for_directory(parent) if parent != directory else Settings()
             found = self._by_dir[directory] = settings
         return found
+
+
+def record_known_errors(paths: Iterable[str], finder: Finder | None) -> tuple[list[Path], list[str]]:
+    """``--add-noqa`` for what cannot carry a ``# noqa`` (a file over the size limit or that does
+    not parse, a notebook cell that does not parse): ``"<path>" = ["ERROR"]`` in the
+    ``per-file-ignores`` of the configuration each file follows (the nearest ``pyproject.toml``
+    with the table; else the nearest ``pyproject.toml`` upward, which gets the table; else, for a
+    file under the current directory, a new ``pyproject.toml`` there). Returns the files written
+    and the paths it could not record (a ``per-file-ignores`` written as an inline table, a file
+    with no project around it: the hint says what to add)."""
+    by_file: dict[Path, list[str]] = {}
+    failed: list[str] = []
+    for path in sorted(set(paths)):
+        absolute = os.path.abspath(path)
+        settings = finder.for_path(path, is_file=True) if finder else Settings()
+        target = settings.path or _nearest_pyproject(Path(absolute).parent)
+        if target is None and Path(absolute).is_relative_to(Path.cwd()):
+            target = Path.cwd() / "pyproject.toml"
+        if target is None:
+            failed.append(path)
+            continue
+        by_file.setdefault(target, []).append(os.path.relpath(absolute, target.parent).replace(os.sep, "/"))
+    written: list[Path] = []
+    for target, globs in by_file.items():
+        text = target.read_text(encoding="utf-8") if target.is_file() else ""
+        new = _with_error_ignores(text, globs)
+        if new is None:
+            failed += globs
+            continue
+        if new != text:
+            target.write_text(new, encoding="utf-8")
+            written.append(target)
+    return written, failed
+
+
+def _nearest_pyproject(directory: Path) -> Path | None:
+    for candidate in (directory, *directory.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate / "pyproject.toml"
+    return None
+
+
+_HEADER = f"[tool.{TABLE}.per-file-ignores]"
+
+
+def _with_error_ignores(text: str, globs: list[str]) -> str | None:
+    """``text`` (a pyproject.toml) with ``"glob" = ["ERROR"]`` for each glob, or None when the
+    edit cannot be made as text (the result must parse and hold each entry)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    existing = data.get("tool", {}).get(TABLE, {}).get("per-file-ignores", {})
+    lines = text.split("\n")
+    header = next((i for i, line in enumerate(lines) if line.strip() == _HEADER), None)
+    if existing and header is None:
+        return None  # an inline or dotted per-file-ignores: not edited by hand here
+    todo = [g for g in globs if "ERROR" not in existing.get(g, ())]
+    if not todo:
+        return text
+    new_lines = [f"{_quoted(g)} = [{', '.join(_quoted(c) for c in [*existing.get(g, ()), 'ERROR'])}]" for g in todo]
+    if header is None:
+        body = text if not text or text.endswith("\n") else text + "\n"
+        new = body + ("\n" if body else "") + "\n".join([_HEADER, *new_lines]) + "\n"
+    else:
+        kept = [line for line in lines if not any(_is_entry(line, g) for g in todo)]
+        at = next(i for i, line in enumerate(kept) if line.strip() == _HEADER) + 1
+        new = "\n".join(kept[:at] + new_lines + kept[at:])
+    try:
+        check = tomllib.loads(new)["tool"][TABLE]["per-file-ignores"]
+    except (tomllib.TOMLDecodeError, KeyError):
+        return None
+    if any("ERROR" not in check.get(g, ()) for g in globs):
+        return None  # an entry spread over several lines: not found as one line
+    return new
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _is_entry(line: str, glob: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith((_quoted(glob), f"'{glob}'")) and "=" in stripped and stripped.endswith("]")

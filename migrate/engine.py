@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from migrate import _deep, _index, _repairs, noqa, notebooks
 from migrate._lines import line_map
 from migrate._parse import LibcstSyntaxError, newer_python, parse_module, wrap
-from migrate.files import MAX_FILE_BYTES, Unreadable, atomic_write, read_source
+from migrate.files import MAX_FILE_BYTES, Unreadable, atomic_write, read_source, too_large
 from migrate.rules import RULES, Context, Diagnostic, Rule
 from migrate.rules._flags import FlagRule, run_flag_rules
 
@@ -50,6 +50,7 @@ class FileResult:
     error_line: int = 1  # where the error is (a parse error's own line; 1 for a file-level error)
     error_col: int = 1
     internal: bool = False  # the error is a bug of the tool (a rule crashed), not of the file
+    recordable: bool = True  # the error is a fact of the file's content (--add-noqa records it)
     suppressed: int = 0  # findings a `noqa` comment silenced (counted in the summary, not reported)
     new_text: str | None = None
     old_text: str | None = None
@@ -376,6 +377,15 @@ def process_file(
 ) -> FileResult:
     """Migrate one file (``.py`` or ``.ipynb``; one over ``max_bytes`` is skipped with an error).
     Errors are returned, never raised."""
+    result = _process_file(path, rule_codes, target, write, max_bytes)
+    if result.error and result.recordable and not result.internal and UNPARSED_IGNORED in rule_codes:
+        # `per-file-ignores = ["ERROR"]`: a file known not to be processable (a generated file,
+        # one that does not parse) is recorded, not an error: --add-noqa writes this entry.
+        result.error, result.suppressed = None, result.suppressed + 1
+    return result
+
+
+def _process_file(path: str, rule_codes: Sequence[str], target: str, write: bool, max_bytes: int) -> FileResult:
     from migrate.rules import BY_CODE
 
     result = FileResult(path)
@@ -385,12 +395,18 @@ def process_file(
     try:
         source = read_source(path, max_bytes)
     except Unreadable as exc:
-        result.error = str(exc)
+        result.error, result.recordable = str(exc), exc.recordable
         return result
     text, encoding, bom = source.text, source.encoding, source.bom
     result.encoding, result.bom = encoding, bom
     if not needs_parsing(text, target):
-        return result
+        return result  # a file that never names Ray is never read as code, whatever its size
+    if source.size > max_bytes:
+        code = notebooks.code_size(text) if path.endswith(".ipynb") else source.size
+        if code is None or code > max_bytes:  # a notebook by its code cells, not its stored outputs
+            what = f" of code cells ({source.size:,} in all)" if code is not None and path.endswith(".ipynb") else ""
+            result.error = too_large(code if code is not None else source.size, max_bytes, what)
+            return result
     result.parsed = True
     try:
         if path.endswith(".ipynb"):

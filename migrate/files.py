@@ -80,10 +80,23 @@ class Source:
     text: str
     encoding: str = "utf-8"
     bom: bool = False
+    size: int = 0  # bytes on disk
+
+
+READ_AT_MOST = 256 * 1024 * 1024
+"""No file larger than this is read at all (a data dump, a model): every other file is read, and
+the size limit (MAX_FILE_BYTES) applies only to one the text pre-filter selects: a large file that
+never names Ray costs a read and a substring scan, and is no error (engine.process_file)."""
 
 
 class Unreadable(Exception):
-    """A file the codemod cannot read as text; the message says why and what to do."""
+    """A file the codemod cannot read as text; the message says why and what to do.
+    ``recordable``: a fact of the file's content (its size, its encoding), which ``--add-noqa``
+    records as known; not a FIFO, a device or a file the process may not read."""
+
+    def __init__(self, message: str, *, recordable: bool = True) -> None:
+        super().__init__(message)
+        self.recordable = recordable
 
 
 MAX_FILE_BYTES = 512 * 1024
@@ -99,24 +112,20 @@ def read_source(path: str, max_bytes: int = MAX_FILE_BYTES) -> Source:
     descriptor), nor a file over ``max_bytes``."""
     try:
         if not stat.S_ISREG(mode := os.stat(path).st_mode):  # a socket cannot even be opened
-            raise Unreadable(f"is {special_kind(mode)}, not a regular file; skipped")
+            raise Unreadable(f"is {special_kind(mode)}, not a regular file; skipped", recordable=False)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise Unreadable(f"cannot read: {exc.strerror}") from exc
+        raise Unreadable(f"cannot read: {exc.strerror}", recordable=False) from exc
     try:
         info = os.fstat(fd)  # what was opened, whatever the path names now
         if not stat.S_ISREG(info.st_mode):
-            raise Unreadable(f"is {special_kind(info.st_mode)}, not a regular file; skipped")
-        if info.st_size > max_bytes:
-            raise Unreadable(
-                f"is {info.st_size:,} bytes, over the largest file read ({max_bytes:,} bytes: generated code?); "
-                "skipped. Exclude it, or raise the limit with --max-file-size or max-file-size in "
-                "[tool.ray-train-migrate]"
-            )
+            raise Unreadable(f"is {special_kind(info.st_mode)}, not a regular file; skipped", recordable=False)
+        if info.st_size > max(max_bytes, READ_AT_MOST):
+            raise Unreadable(too_large(info.st_size, max(max_bytes, READ_AT_MOST)))
         with os.fdopen(os.dup(fd), "rb") as f:
             raw = f.read()
     except OSError as exc:
-        raise Unreadable(f"cannot read: {exc.strerror}") from exc
+        raise Unreadable(f"cannot read: {exc.strerror}", recordable=False) from exc
     finally:
         os.close(fd)
     bom = raw.startswith(b"\xef\xbb\xbf")
@@ -134,7 +143,15 @@ def read_source(path: str, max_bytes: int = MAX_FILE_BYTES) -> Source:
         raise Unreadable(
             f"not {name} (byte {exc.start}); declare the encoding (PEP 263) or convert the file; skipped"
         ) from exc
-    return Source(text, encoding, bom)
+    return Source(text, encoding, bom, len(raw))
+
+
+def too_large(size: int, limit: int, what: str = "") -> str:
+    return (
+        f"is {size:,} bytes{what}, over the largest file read ({limit:,} bytes: generated code?); "
+        "skipped. Exclude it, or raise the limit with --max-file-size or max-file-size in "
+        '[tool.ray-train-migrate] (per-file-ignores = ["ERROR"] records it as known)'
+    )
 
 
 def special_kind(mode: int) -> str:

@@ -43,6 +43,21 @@ class _Cell:
     magics: list[str]
 
 
+def code_size(text: str) -> int | None:
+    """The UTF-8 bytes of a notebook's code cells (what the codemod reads as code; outputs and
+    attachments are not), or None when it is not a notebook's JSON."""
+    try:
+        notebook = json.loads(text)
+        total = 0
+        for cell in notebook.get("cells", []):
+            if cell.get("cell_type") == "code":
+                source = cell.get("source", "")
+                total += len((source if isinstance(source, str) else "".join(source)).encode("utf-8"))
+        return total
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
 def migrate_notebook(
     text: str, migrate: Callable[[str], tuple[str, list[Diagnostic]]], *, lines_of: str = "input"
 ) -> tuple[str, list[Diagnostic]]:
