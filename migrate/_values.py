@@ -21,30 +21,43 @@ _UNKNOWN = ast.Constant(value=Ellipsis)  # a binding whose value the module does
 
 class Values:
     def __init__(self, tree: ast.Module) -> None:
+        # Statements only (expressions are most of a tree's nodes, and bind nothing that leaves
+        # them but a walrus, which this reader does not follow: a name bound only so is unknown).
         bound: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(tree):
+
+        def unknown(target: ast.AST) -> None:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    bound.setdefault(name.id, []).append(_UNKNOWN)
+
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         bound.setdefault(target.id, []).append(node.value)
                     else:
-                        for name in ast.walk(target):
-                            if isinstance(name, ast.Name):
-                                bound.setdefault(name.id, []).append(_UNKNOWN)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                bound.setdefault(node.target.id, []).append(node.value or _UNKNOWN)
-            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension)):
-                for name in ast.walk(node.target):
-                    if isinstance(name, ast.Name):
-                        bound.setdefault(name.id, []).append(_UNKNOWN)
-            elif isinstance(node, ast.NamedExpr):
-                bound.setdefault(node.target.id, []).append(node.value)
-            elif isinstance(node, ast.arg):
-                bound.setdefault(node.arg, []).append(_UNKNOWN)
+                        unknown(target)
+            elif isinstance(node, ast.AnnAssign):
+                if isinstance(node.target, ast.Name):
+                    bound.setdefault(node.target.id, []).append(node.value or _UNKNOWN)
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+                unknown(node.target)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
-                    if isinstance(item.optional_vars, ast.Name):
-                        bound.setdefault(item.optional_vars.id, []).append(_UNKNOWN)
+                    if item.optional_vars is not None:
+                        unknown(item.optional_vars)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                arguments = node.args
+                named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                for arg in [*named, arguments.vararg, arguments.kwarg]:
+                    if arg is not None:
+                        bound.setdefault(arg.arg, []).append(_UNKNOWN)
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    stack.extend(c for c in children if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
         self._bound = bound
 
     def of(self, expression: ast.expr, seen: frozenset[str] = frozenset()) -> list[ast.expr]:

@@ -29,6 +29,17 @@ def _members_of_moved_classes() -> dict[str, tuple[str, str, str, str, str, str]
 
 
 _ALIASES = _members_of_moved_classes()
+# The classes some of whose members or keywords are entries: a module that names one may use them.
+MEMBER_OWNERS = frozenset(
+    name.rpartition(".")[0]
+    for name, row in [*ENTRIES.items(), *_ALIASES.items()]
+    if row[4] in ("method", "property", "attribute", "keyword")
+) | frozenset(name.rpartition(".")[0] for name in CHANGED)
+
+
+def may_concern(qualified: str) -> bool:
+    """Whether a module that refers to ``qualified`` may use something of the catalogue through it."""
+    return qualified in MEMBER_OWNERS or lookup(qualified) is not None
 
 
 @dataclass(frozen=True)
@@ -114,6 +125,8 @@ def entries() -> list[Entry]:
 
 
 __all__ = [
+    "MEMBER_OWNERS",
+    "may_concern",
     "COMMON_MEMBER_NAMES",
     "DISTINCT_MEMBERS",
     "NEWEST",

@@ -184,10 +184,10 @@ def tune_configs(index: Index) -> dict[int, str]:
     if found is not None:
         return found
     found = index.cache["tune_configs"] = {}
-    values = values_of(index)
 
     def reach(expression: ast.expr, via: str) -> None:
-        for value in values.of(expression) if isinstance(expression, ast.Name) else [expression]:
+        # a name's values are looked up only when a config goes through one (most files: never)
+        for value in values_of(index).of(expression) if isinstance(expression, ast.Name) else [expression]:
             if isinstance(value, ast.Call):
                 found.setdefault(id(value), via)
                 for arg in value.keywords:

@@ -61,12 +61,12 @@ class V1EraApi(FlagRule):
     refs = True
     calls = True
     attrs = frozenset(catalogue.DISTINCT_MEMBERS) - catalogue.COMMON_MEMBER_NAMES
-    after_rewrites = True  # judges what the rewrites left: a rewritten name is not a finding
-    defers = True
+    defers = True  # (what a rewrite of the input leaves is judged too: the engine flags its output)
 
     def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
         """`from ray.train import Trainer`: the import is where it breaks (its uses are not repeated)."""
         found: list[tuple[ast.AST, str]] = []
+        flagged: set[str] = set()  # names bound by those imports
         for statement, _, _ in index.import_statements:
             if not isinstance(statement, ast.ImportFrom) or statement.level or not statement.module:
                 continue
@@ -74,15 +74,31 @@ class V1EraApi(FlagRule):
                 entry = _entry(f"{statement.module}.{alias.name}")
                 if entry is not None:
                     found.append((statement, entry.message()))
+                    flagged.add(alias.asname or alias.name)
+        # Whether any name the module refers to is in the catalogue (most files of Ray code have
+        # none): the walk's checks of names and calls are skipped where none is.
+        live = any(not n.startswith(LEFT_TO_RTM100) and catalogue.may_concern(n) for n in index.names)
+        self._state = (index, flagged, live)
         return found
 
     def check(self, index: Index, item: Node) -> str | None:
         node = item.node
+        state = self._state
+        if state is None or state[0] is not index:
+            self.check_module(index)
+            state = self._state
+        assert state is not None
+        _, flagged, live = state
+        if not live:  # nothing the module names is in the catalogue: only a member by its name can be
+            if isinstance(node, ast.Attribute) and node.attr in self.attrs and not index.qualified(node):
+                entry = catalogue.member_by_name(node.attr)
+                return entry.message() if entry is not None else None
+            return None
         if isinstance(node, ast.Call):
             return self._keywords(index, node)
         if isinstance(item.parent, ast.Attribute) and item.parent.value is node:
             return None  # the longest expression is the finding
-        if isinstance(node, ast.Name) and _imported_from(index, node.id):
+        if isinstance(node, ast.Name) and node.id in flagged:
             return None  # its import is the finding
         names = index.qualified(node)
         for name in sorted(names):
@@ -108,6 +124,8 @@ class V1EraApi(FlagRule):
                 break
         return "; ".join(found) or None
 
+    _state: tuple[Index, set[str], bool] | None = None  # (the index, names its flagged imports bind, live)
+
     def message(self, what: str) -> str:
         return f"{what}. See {GUIDE}"
 
@@ -116,8 +134,3 @@ def _entry(qualified: str, *, exact: bool = False) -> catalogue.Entry | None:
     if qualified.startswith(LEFT_TO_RTM100):
         return None
     return catalogue.lookup(qualified, exact=exact)
-
-
-def _imported_from(index: Index, name: str) -> bool:
-    """``name`` is bound by a from-import of a catalogue name (that import is flagged)."""
-    return any(bound == name and _entry(q) is not None for bound, q in index.imports)
