@@ -88,6 +88,8 @@ FRAMEWORK_CHECKPOINTS = frozenset(
         "ray.train.lightgbm.LightGBMCheckpoint", "ray.train.xgboost.XGBoostCheckpoint",
         "ray.train.huggingface.TransformersCheckpoint", "ray.train.lightning.LightningCheckpoint",
         "ray.air.checkpoint.TorchCheckpoint", "ray.train.sklearn.SklearnCheckpoint",
+        # compat re-exports Ray's: `--target compat` must not lose the finding (compat.torch's is Ray's class)
+        "compat.torch.TorchCheckpoint", "compat.xgboost.XGBoostCheckpoint", "compat.lightgbm.LightGBMCheckpoint",
     }
 )  # fmt: skip
 

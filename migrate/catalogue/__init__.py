@@ -37,6 +37,15 @@ MEMBER_OWNERS = frozenset(
 ) | frozenset(name.rpartition(".")[0] for name in CHANGED)
 
 
+# The names of every member entry (``config``, ``as_trainable``, ``uri``): an attribute of one of
+# these names on an object whose class the module shows may be a finding.
+MEMBER_NAMES = frozenset(
+    name.rpartition(".")[2]
+    for name, row in [*ENTRIES.items(), *_ALIASES.items()]
+    if row[4] in ("method", "property", "attribute")
+) | frozenset(name.rpartition(".")[2] for name in CHANGED if name.rpartition(".")[0].rpartition(".")[2][:1].isupper())
+
+
 def may_concern(qualified: str) -> bool:
     """Whether a module that refers to ``qualified`` may use something of the catalogue through it."""
     return qualified in MEMBER_OWNERS or lookup(qualified) is not None
@@ -125,6 +134,7 @@ def entries() -> list[Entry]:
 
 
 __all__ = [
+    "MEMBER_NAMES",
     "MEMBER_OWNERS",
     "may_concern",
     "COMMON_MEMBER_NAMES",

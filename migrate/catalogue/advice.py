@@ -110,6 +110,9 @@ ADVICE: tuple[tuple[str, str], ...] = (
     (r"^ray\.tune\.is_session_enabled$",
      "no public replacement: pass whether the function runs under Tune to it (a config key)"),
     # --- members of configs, results and trainers
+    (r"Result\.config$",
+     "V2's `Result.config` raises DeprecationWarning (a Tune trial's config): keep the `train_loop_config` "
+     "you gave the trainer"),
     (r"Result\.(\(log_dir=\)|log_dir)$", "`result.path` (the run's directory) or `result.checkpoint.path`"),
     (r"RunConfig\.(\(local_dir=\)|local_dir)$", "`RunConfig(storage_path=...)`"),
     (r"SyncConfig\.",
@@ -138,6 +141,8 @@ CHANGED = frozenset(
         # V2's forms still have these, and raise DeprecationWarning when called (Ray's own V2 tests
         # assert it: python/ray/train/v2/tests/test_xgboost_trainer.py)
         "ray.train.xgboost.XGBoostTrainer.get_model", "ray.train.lightgbm.LightGBMTrainer.get_model",
+        # V2's Result has the property and raises DeprecationWarning on reading it
+        "ray.train.Result.config",
     }
 )  # fmt: skip
 

@@ -103,7 +103,7 @@ class FlagRule(Rule):
             cached = self._tune_results = (index, TuneResults(index))
         return cached[1].holds(node)
 
-    def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
+    def check_module(self, index: Index) -> list[tuple[ast.AST, str | Milder]]:
         """Findings about the module as a whole (statements rather than expressions)."""
         return []
 
@@ -221,7 +221,9 @@ def run_flag_rules(rules: list[FlagRule], index: Index) -> None:
     for rule in rules:
         for statement, message in rule.check_module(index):
             line, col = index.position(statement)
-            rule.diagnostics.append(Diagnostic(rule.code, line, col, rule.message(message), False))
+            milder = message.severity if isinstance(message, Milder) else None
+            text = rule.message(message.message if isinstance(message, Milder) else message)
+            rule.diagnostics.append(Diagnostic(rule.code, line, col, text, False, severity=milder))
     for item in index.nodes:
         node = item.node
         candidates: list[FlagRule] = []

@@ -7,7 +7,7 @@ import re
 
 from migrate import catalogue
 from migrate._index import Index
-from migrate.rules._flags import FlagRule
+from migrate.rules._flags import FlagRule, Milder
 from migrate.tables import AIR_TO_TRAIN, SESSION_FUNCTIONS, SESSION_MODULES
 
 OLD_PREFIXES = ("ray.air", "ray.train.session")
@@ -55,8 +55,8 @@ class LeftoverOldApi(FlagRule):
     refs = True
     after_rewrites = True
 
-    def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
-        found: list[tuple[ast.AST, str]] = []
+    def check_module(self, index: Index) -> list[tuple[ast.AST, str | Milder]]:
+        found: list[tuple[ast.AST, str | Milder]] = []
         imported = {name for name, _ in index.imports}
         for node in index.star_imports:
             if node.level or not node.module or not node.module.startswith(OLD_PREFIXES):
@@ -83,6 +83,8 @@ class LeftoverOldApi(FlagRule):
                 else ("no name it brings is used here: remove it")
             )
             found.append((node, f"`from {node.module} import *` hides which old names this module uses; {hint}"))
+        # A test's mock of a path the rewrites move: it silently stops mocking (nothing raises).
+        found += [(node, Milder(self.complete(text), "silent")) for node, text in _patched_paths(index)]
         old = {name: q for name, q in index.imports if q.startswith(OLD_PREFIXES)}
         for statement in index.tree.body:
             if not isinstance(statement, ast.Assign) or not any(
@@ -111,3 +113,55 @@ class LeftoverOldApi(FlagRule):
                 return self.complete(f"{entry.message()} (not rewritten)")
             return f"`{names[0]}` is old API and was not rewritten"
         return None
+
+
+PATCHERS = frozenset({"unittest.mock.patch", "mock.patch", "pytest_mock.MockerFixture.patch"})
+
+
+def _patched_paths(index: Index) -> list[tuple[ast.AST, str]]:
+    """``mock.patch("ray.air.session.get_checkpoint")`` (also ``mocker.patch(...)``, a decorator):
+    the rewrites move the code it mocks to ``ray.train``, so the test would silently stop mocking
+    it. Flagged with the path the migrated code is looked up at."""
+    found: list[tuple[ast.AST, str]] = []
+    if "patch" not in index.text:
+        return found
+    for item in index.nodes:
+        node = item.node
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name != "patch" and not index.qualified(func) & PATCHERS:
+            continue
+        target = node.args[0]
+        if not isinstance(target, ast.Constant) or not isinstance(target.value, str):
+            continue
+        path = target.value
+        module, _, function = path.rpartition(".")
+        new = None
+        if module in SESSION_MODULES and function in SESSION_FUNCTIONS:
+            call = SESSION_FUNCTIONS[function]
+            new = f"ray.train.{call}" if "(" not in call else "ray.train.get_context"
+        elif path.startswith(OLD_PREFIXES) and not path.startswith(STILL_THERE):
+            entry = catalogue.lookup(path)
+            if entry is not None and entry.home:
+                new = entry.home
+            elif module.startswith(("ray.air.config", "ray.air.result", "ray.air.checkpoint")) or module == "ray.air":
+                new = f"ray.train.{AIR_TO_TRAIN[function]}" if function in AIR_TO_TRAIN else None
+            if new is None:
+                found.append(
+                    (
+                        target,
+                        f"`patch({path!r})` mocks old API the rewrites move off it: patch what the migrated code calls",
+                    )
+                )
+                continue
+        if new is not None:
+            found.append(
+                (
+                    target,
+                    f"`patch({path!r})` mocks old API that the rewrites move: the migrated code calls "
+                    f"`{new}`; patch {new!r} (the test stops mocking it otherwise)",
+                )
+            )
+    return found

@@ -7,7 +7,9 @@ import re
 
 from migrate import catalogue
 from migrate._index import Index, Node
-from migrate.rules._flags import FlagRule
+from migrate._roles import is_trainer
+from migrate._values import values_of
+from migrate.rules._flags import FlagRule, Milder
 from migrate.tables import GUIDE
 
 # ray.air and the session modules are RTM100's (it reports what the rewrites left of them, with
@@ -60,12 +62,13 @@ class V1EraApi(FlagRule):
 
     refs = True
     calls = True
-    attrs = frozenset(catalogue.DISTINCT_MEMBERS) - catalogue.COMMON_MEMBER_NAMES
+    attrs = catalogue.MEMBER_NAMES | (frozenset(catalogue.DISTINCT_MEMBERS) - catalogue.COMMON_MEMBER_NAMES)
+    _distinct = frozenset(catalogue.DISTINCT_MEMBERS) - catalogue.COMMON_MEMBER_NAMES
     defers = True  # (what a rewrite of the input leaves is judged too: the engine flags its output)
 
-    def check_module(self, index: Index) -> list[tuple[ast.AST, str]]:
+    def check_module(self, index: Index) -> list[tuple[ast.AST, str | Milder]]:
         """`from ray.train import Trainer`: the import is where it breaks (its uses are not repeated)."""
-        found: list[tuple[ast.AST, str]] = []
+        found: list[tuple[ast.AST, str | Milder]] = []
         flagged: set[str] = set()  # names bound by those imports
         for statement, _, _ in index.import_statements:
             if not isinstance(statement, ast.ImportFrom) or statement.level or not statement.module:
@@ -90,7 +93,7 @@ class V1EraApi(FlagRule):
         assert state is not None
         _, flagged, live = state
         if not live:  # nothing the module names is in the catalogue: only a member by its name can be
-            if isinstance(node, ast.Attribute) and node.attr in self.attrs and not index.qualified(node):
+            if isinstance(node, ast.Attribute) and node.attr in self._distinct and not index.qualified(node):
                 entry = catalogue.member_by_name(node.attr)
                 return entry.message() if entry is not None else None
             return None
@@ -105,8 +108,11 @@ class V1EraApi(FlagRule):
             entry = _entry(name)
             if entry is not None:
                 return entry.message()
-        if not names and isinstance(node, ast.Attribute) and node.attr in self.attrs:
-            entry = catalogue.member_by_name(node.attr)
+        if not names and isinstance(node, ast.Attribute):
+            owner = receiver_class(index, node.value)  # `result = trainer.fit(); result.config`
+            entry = catalogue.lookup(f"{owner}.{node.attr}", exact=True) if owner else None
+            if entry is None and node.attr in self._distinct:
+                entry = catalogue.member_by_name(node.attr)
             if entry is not None:
                 return entry.message()
         return None
@@ -128,6 +134,40 @@ class V1EraApi(FlagRule):
 
     def message(self, what: str) -> str:
         return f"{what}. See {GUIDE}"
+
+
+CHECKPOINT_FACTORIES = frozenset(
+    {"ray.train.get_checkpoint", "ray.train.Checkpoint.from_directory", "ray.train.Checkpoint",
+     "ray.train.Checkpoint.from_uri", "ray.train.Checkpoint.from_dict"}
+)  # fmt: skip
+
+
+def receiver_class(index: Index, expression: ast.expr, depth: int = 0) -> str | None:
+    """The Ray class every value ``expression`` may hold is an instance of, as far as the module
+    shows it: a trainer it built (``ray.train.torch.TorchTrainer``), the ``Result`` of its
+    ``fit()`` (``ray.train.Result``), a ``Checkpoint`` (``get_checkpoint()``,
+    ``result.checkpoint``); None when it cannot tell."""
+    if depth > 4:
+        return None
+    found: set[str] = set()
+    for value in values_of(index).of(expression):
+        if isinstance(value, ast.Call):
+            called = index.qualified(value.func)
+            if called & CHECKPOINT_FACTORIES:
+                found.add("ray.train.Checkpoint")
+            elif is_trainer(called) and not any(n.startswith("compat.") for n in called):
+                found.add(sorted(called)[0])
+            elif isinstance(value.func, ast.Attribute) and value.func.attr == "fit" and not value.args:
+                trainer = receiver_class(index, value.func.value, depth + 1)
+                found.add("ray.train.Result" if trainer and trainer.endswith("Trainer") else "")
+            else:
+                found.add("")
+        elif isinstance(value, ast.Attribute) and value.attr == "checkpoint":
+            result = receiver_class(index, value.value, depth + 1)
+            found.add("ray.train.Checkpoint" if result == "ray.train.Result" else "")
+        else:
+            found.add("")
+    return found.pop() if len(found) == 1 and "" not in found else None
 
 
 def _entry(qualified: str, *, exact: bool = False) -> catalogue.Entry | None:

@@ -138,3 +138,55 @@ def test_trains_context_trial_api_is_flagged_and_tunes_old_function_names_its_re
     )
     assert [(d.line, d.code) for d in found if not d.fixed] == [(5, "RTM111"), (9, "RTM128")]
     assert "tune.get_context().get_trial_dir()" in found[-1].message
+
+
+# --- a test's mock of a path the rewrites move
+
+
+def test_a_mock_patch_of_a_v1_path_is_flagged_with_the_path_the_migrated_code_calls() -> None:
+    out, found = migrate(
+        "from unittest import mock\n\nfrom ray.air import session\n\n\ndef loop(config):\n"
+        "    return session.get_checkpoint()\n\n\n@mock.patch('ray.air.session.get_checkpoint')\n"
+        "def test_loop(get_checkpoint):\n    with mock.patch('os.path.exists'):\n        loop({})\n"
+    )
+    assert "train.get_checkpoint()" in out  # the code it mocks is rewritten...
+    patched = [d for d in found if d.code == "RTM100"]
+    assert [(d.line, d.severity) for d in patched] == [(10, "silent")]  # ...so the mock is flagged, once
+    assert "patch 'ray.train.get_checkpoint'" in patched[0].message
+
+
+def test_mocker_patch_of_an_air_class_names_its_ray_train_home() -> None:
+    _, found = migrate("import ray\n\n\ndef test_it(mocker):\n    mocker.patch('ray.air.checkpoint.Checkpoint')\n")
+    assert [d.code for d in found] == ["RTM100"] and "'ray.train.Checkpoint'" in found[0].message
+
+
+# --- --target compat keeps what it moves flagged
+
+
+def test_target_compat_keeps_the_framework_checkpoint_flag() -> None:
+    source = "from ray.train.torch import TorchCheckpoint\n\nckpt = TorchCheckpoint.from_model(m)\n"
+    out, found = migrate(source, target="compat")
+    assert out.startswith("from compat.torch import TorchCheckpoint")
+    assert "RTM104" in [d.code for d in found if not d.fixed]
+    _, again = migrate(out, target="compat")  # what a --check of the migrated tree finds
+    assert [d.code for d in again] == ["RTM104"]
+
+
+# --- RTM128: members of the values a module builds
+
+
+def test_removed_members_are_flagged_on_the_trainer_result_and_checkpoint_the_module_builds() -> None:
+    _, found = migrate(
+        "from ray import train\nfrom ray.train.torch import TorchTrainer\n\n\ndef train_func(config):\n"
+        "    ckpt = train.get_checkpoint()\n    print(ckpt.uri, ckpt.path)\n\n\ndef main():\n"
+        "    trainer = TorchTrainer(train_func)\n    t = trainer.as_trainable()\n    result = trainer.fit()\n"
+        "    print(result.config, result.metrics, result.checkpoint.uri)\n    other = {'config': 1}\n"
+        "    print(other.config)\n"
+    )
+    flagged = [(d.line, d.message.split("`")[1]) for d in found if d.code == "RTM128"]
+    assert flagged == [
+        (7, "Checkpoint.uri"),
+        (12, "TorchTrainer.as_trainable"),
+        (14, "Result.config"),
+        (14, "Checkpoint.uri"),
+    ]  # not ckpt.path, result.metrics, or another object's .config
