@@ -338,6 +338,49 @@ def test_a_local_name_session_is_not_touched() -> None:
 # --- RTM009 keyword metrics -------------------------------------------------------------
 
 
+def test_a_report_written_one_metric_per_line_stays_so_with_its_comments() -> None:
+    """A reviewer accepts the dict in the call's own layout: not joined onto one line, the comment
+    beside its metric, a hanging indent moved with the `{`, other arguments on their lines."""
+    check(
+        """
+        from ray import train
+
+
+        def f(config):
+            train.report(
+                loss=1.0,  # the loss
+                acc=0.5,
+            )
+            train.report(
+                loss=1.0,
+                acc=2,
+                checkpoint=c,
+            )
+            train.report(loss=1.0,
+                         acc=2)
+            train.report(loss=1.0, acc=2)
+        """,
+        """
+        from ray import train
+
+
+        def f(config):
+            train.report({
+                "loss": 1.0,  # the loss
+                "acc": 0.5,
+            })
+            train.report(
+                {"loss": 1.0, "acc": 2},
+                checkpoint=c,
+            )
+            train.report({"loss": 1.0,
+                          "acc": 2})
+            train.report({"loss": 1.0, "acc": 2})
+        """,
+        "RTM009",
+    )
+
+
 def test_legacy_keyword_metrics_become_one_dict_in_tune_and_train() -> None:
     check(
         """
