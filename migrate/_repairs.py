@@ -163,3 +163,60 @@ def _is_api_module_import(statement: ast.stmt) -> bool:
 def _assigns_none(statement: ast.stmt) -> bool:
     value = getattr(statement, "value", None)
     return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
+
+
+MERGE_WIDTH = 100  # a merged import longer than this is left as separate lines
+
+
+def imports_merged(before: ast.Module, after: str) -> str:
+    """A ``from ray.train import X`` the rewrites wrote at module level is folded into a
+    ``from ray.train import ...`` the file already had above it (one line, no parentheses, no
+    comment), as LibCST's ``AddImportsVisitor`` merges the imports it adds: a reviewer keeps one
+    import line per module. An import the input had is never moved, and none is merged into a
+    later one (the name would be bound later)."""
+    if "from ray.train import" not in after:
+        return after
+    original = {ast.unparse(s) for s in before.body if _plain_train_import(s)}
+    if not original:
+        return after
+    try:
+        tree = ast.parse(after)
+    except SyntaxError:
+        return after
+    lines = after.splitlines(keepends=True)
+    anchor: ast.ImportFrom | None = None
+    names: list[str] = []
+    dropped: list[ast.ImportFrom] = []
+    for statement in tree.body:
+        if not _plain_train_import(statement):
+            continue
+        assert isinstance(statement, ast.ImportFrom)
+        text = ast.unparse(statement)
+        line = lines[statement.lineno - 1]
+        simple = statement.lineno == statement.end_lineno and "(" not in line and "#" not in line
+        if anchor is None:
+            if text in original and simple:
+                anchor, names = statement, [_alias(a) for a in statement.names]
+            continue
+        if text not in original and simple:
+            new = [_alias(a) for a in statement.names if _alias(a) not in names]
+            if len(f"from ray.train import {', '.join([*names, *new])}") > MERGE_WIDTH:
+                break
+            names += new
+            dropped.append(statement)
+    if anchor is None or not dropped:
+        return after
+    indent = lines[anchor.lineno - 1][: len(lines[anchor.lineno - 1]) - len(lines[anchor.lineno - 1].lstrip())]
+    ending = lines[anchor.lineno - 1][len(lines[anchor.lineno - 1].rstrip("\r\n")) :]
+    lines[anchor.lineno - 1] = f"{indent}from ray.train import {', '.join(names)}{ending}"
+    for statement in dropped:
+        lines[statement.lineno - 1] = ""
+    return "".join(lines)
+
+
+def _plain_train_import(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.ImportFrom) and statement.module == "ray.train" and not statement.level
+
+
+def _alias(alias: ast.alias) -> str:
+    return f"{alias.name} as {alias.asname}" if alias.asname else alias.name

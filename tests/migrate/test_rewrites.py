@@ -873,3 +873,40 @@ def test_import_ray_read_only_through_the_rewritten_calls_goes(session_import: s
         """
     )
     assert out.startswith("import ray\n") and "train.report(" in out
+
+
+# --- imports the rewrites write, merged into the file's own ------------------------------
+
+
+def test_a_rewritten_import_is_merged_into_the_files_own_ray_train_import_above_it() -> None:
+    check(
+        """
+        from ray.train import ScalingConfig
+        from ray.air import RunConfig
+        from ray.air.config import CheckpointConfig as CC
+
+        x = RunConfig(checkpoint_config=CC())
+        s = ScalingConfig()
+        """,
+        """
+        from ray.train import ScalingConfig, RunConfig, CheckpointConfig as CC
+
+        x = RunConfig(checkpoint_config=CC())
+        s = ScalingConfig()
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the file's own import comes after: merging would bind RunConfig later
+        "from ray.air import RunConfig\nfrom ray.train import ScalingConfig\n\nx = RunConfig()\ns = ScalingConfig()\n",
+        # the file's own import carries a comment (or parentheses): left as the user wrote it
+        "from ray.train import ScalingConfig  # sizes\nfrom ray.air import RunConfig\n\nx = RunConfig()\n",
+    ],
+    ids=["own-import-below", "own-import-with-a-comment"],
+)
+def test_a_rewritten_import_is_not_merged_where_it_would_move_or_reshape_the_users_own(source: str) -> None:
+    out, _ = migrate(source)
+    assert out.count("from ray.train import") == 2
