@@ -11,7 +11,9 @@ which no single rule's visitor sees.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 from migrate import noqa
 from migrate._lines import line_map_of, opcodes
@@ -220,3 +222,70 @@ def _plain_train_import(statement: ast.stmt) -> bool:
 
 def _alias(alias: ast.alias) -> str:
     return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+
+
+def continuations_reindented(before: str, after: str) -> str:
+    """A call whose callee a rewrite renamed (``session.report(`` -> ``train.report(``) keeps its
+    continuation lines under its first argument: a line of the input aligned one column right of
+    an opening bracket (a hanging, "visual" indent) that the rewrite left as it was moves with
+    that bracket. Only brackets on a line the rewrite changed, matched in order with the same
+    line's brackets after it, and only lines whose text the rewrite left alone."""
+    old_lines = before.splitlines(keepends=True)
+    new_lines = after.splitlines(keepends=True)
+    old_open = _visual_brackets(before)
+    if not old_open:
+        return after
+    new_open = _visual_brackets(after)
+    same: dict[int, int] = {}  # input line -> output line, for the lines the rewrites left as they were
+    changed: dict[int, int] = {}  # input line -> output line, for lines replaced one for one
+    for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines):
+        if tag == "equal":
+            same.update({i1 + k: j1 + k for k in range(i2 - i1)})
+        elif tag == "replace" and i2 - i1 == j2 - j1:
+            changed.update({i1 + k: j1 + k for k in range(i2 - i1)})
+    edits: dict[int, str] = {}
+    for line, brackets in old_open.items():
+        target = changed.get(line)
+        if target is None or len(new_open.get(target, [])) != len(brackets):
+            continue
+        for (column, last), (new_column, _) in zip(brackets, new_open[target], strict=True):
+            if column == new_column:
+                continue
+            for inner in range(line + 1, last + 1):
+                text = old_lines[inner]
+                if len(text) - len(text.lstrip(" ")) != column + 1 or inner not in same:
+                    continue
+                edits[same[inner]] = " " * (new_column + 1) + text.lstrip(" ")
+    if not edits:
+        return after
+    return "".join(edits.get(i, line) for i, line in enumerate(new_lines))
+
+
+def _visual_brackets(text: str) -> dict[int, list[tuple[int, int]]]:
+    """0-based line -> (column, 0-based line of its closing bracket) of each opening bracket on
+    that line that closes on a later line and has its first item on its own line (the brackets
+    a hanging indent aligns to)."""
+    found: dict[int, list[tuple[int, int]]] = {}
+    stack: list[tuple[int, int, bool]] = []  # (line, column, an item follows on the same line)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    previous_open: tuple[int, int] | None = None
+    for token in tokens:
+        if token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            previous_open = None
+            continue
+        if previous_open is not None and stack and (stack[-1][0], stack[-1][1]) == previous_open:
+            stack[-1] = (*previous_open, token.start[0] - 1 == previous_open[0])
+        previous_open = None
+        if token.type == tokenize.OP and token.string in "([{":
+            stack.append((token.start[0] - 1, token.start[1], False))
+            previous_open = (token.start[0] - 1, token.start[1])
+        elif token.type == tokenize.OP and token.string in ")]}" and stack:
+            line, column, follows = stack.pop()
+            if follows and token.start[0] - 1 > line:
+                found.setdefault(line, []).append((column, token.start[0] - 1))
+    for brackets in found.values():
+        brackets.sort()
+    return found

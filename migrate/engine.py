@@ -109,6 +109,7 @@ def _migrate_source(
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
         current = _repairs.guards_bind_alike(tree, current)
         current = _repairs.comments_kept(text, current)
+        current = _repairs.continuations_reindented(text, current)
         current = _repairs.imports_merged(tree, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if current != text:

@@ -910,3 +910,32 @@ def test_a_rewritten_import_is_merged_into_the_files_own_ray_train_import_above_
 def test_a_rewritten_import_is_not_merged_where_it_would_move_or_reshape_the_users_own(source: str) -> None:
     out, _ = migrate(source)
     assert out.count("from ray.train import") == 2
+
+
+def test_continuation_lines_under_a_renamed_call_move_with_its_bracket() -> None:
+    check(
+        """
+        from ray.air import session
+
+
+        def f(config):
+            session.report({"a": 1},
+                           checkpoint=c)
+            shard = session.get_dataset_shard("train",
+                                              )
+            other(1,
+                  2)
+        """,
+        """
+        from ray import train
+
+
+        def f(config):
+            train.report({"a": 1},
+                         checkpoint=c)
+            shard = train.get_dataset_shard("train",
+                                            )
+            other(1,
+                  2)
+        """,
+    )
