@@ -189,8 +189,11 @@ def imports_merged(before: ast.Module, after: str) -> str:
     anchor: ast.ImportFrom | None = None
     names: list[str] = []
     dropped: list[ast.ImportFrom] = []
+    rebound: set[str] = set()  # names bound at module level since the anchor
     for statement in tree.body:
         if not _plain_train_import(statement):
+            if anchor is not None:
+                rebound.update(_bindings_of(statement))
             continue
         assert isinstance(statement, ast.ImportFrom)
         text = ast.unparse(statement)
@@ -201,6 +204,8 @@ def imports_merged(before: ast.Module, after: str) -> str:
                 anchor, names = statement, [_alias(a) for a in statement.names]
             continue
         if text not in original and simple:
+            if rebound & {a.asname or a.name for a in statement.names}:
+                break  # bound in between: the import's place decides what the name holds
             new = [_alias(a) for a in statement.names if _alias(a) not in names]
             if len(f"from ray.train import {', '.join([*names, *new])}") > MERGE_WIDTH:
                 break
@@ -214,6 +219,19 @@ def imports_merged(before: ast.Module, after: str) -> str:
     for statement in dropped:
         lines[statement.lineno - 1] = ""
     return "".join(lines)
+
+
+def _bindings_of(statement: ast.stmt) -> set[str]:
+    """Names a module-level statement may bind (assignments, definitions, imports, loop targets)."""
+    found: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return found
 
 
 def _plain_train_import(statement: ast.stmt) -> bool:

@@ -939,3 +939,9 @@ def test_continuation_lines_under_a_renamed_call_move_with_its_bracket() -> None
                   2)
         """,
     )
+
+
+def test_a_rewritten_import_is_not_merged_above_a_statement_that_rebinds_its_name() -> None:
+    source = "from ray.train import ScalingConfig\nRunConfig = None\nfrom ray.air import RunConfig\n\nx = RunConfig()\n"
+    out, _ = migrate(source)
+    assert out == source.replace("from ray.air import", "from ray.train import")  # rewritten in place
