@@ -13,6 +13,7 @@ from migrate.catalogue.advice import CHANGED, COMMON_MEMBER_NAMES, advice_for
 from migrate.catalogue.entries import DISTINCT_MEMBERS, ENTRIES, RELEASES
 
 NEWEST = RELEASES[-1]
+MEMBER_KINDS = ("method", "property", "attribute")  # an entry's kinds that are a class's members
 
 
 def _members_of_moved_classes() -> dict[str, tuple[str, str, str, str, str, str]]:
@@ -23,32 +24,18 @@ def _members_of_moved_classes() -> dict[str, tuple[str, str, str, str, str, str]
     for name, row in ENTRIES.items():
         owner, _, member = name.rpartition(".")
         moved = ENTRIES.get(owner)
-        if row[4] in ("method", "property", "attribute", "keyword") and moved and moved[0] == "moved":
+        if row[4] in (*MEMBER_KINDS, "keyword") and moved and moved[0] == "moved":
             aliases.setdefault(f"{moved[1]}.{member}", row)
     return aliases
 
 
 _ALIASES = _members_of_moved_classes()
-# The classes some of whose members or keywords are entries: a module that names one may use them.
-MEMBER_OWNERS = frozenset(
-    name.rpartition(".")[0]
-    for name, row in [*ENTRIES.items(), *_ALIASES.items()]
-    if row[4] in ("method", "property", "attribute", "keyword")
-) | frozenset(name.rpartition(".")[0] for name in CHANGED)
 
 
-# The names of every member entry (``config``, ``as_trainable``, ``uri``): an attribute of one of
-# these names on an object whose class the module shows may be a finding.
-MEMBER_NAMES = frozenset(
-    name.rpartition(".")[2]
-    for name, row in [*ENTRIES.items(), *_ALIASES.items()]
-    if row[4] in ("method", "property", "attribute")
-) | frozenset(name.rpartition(".")[2] for name in CHANGED if name.rpartition(".")[0].rpartition(".")[2][:1].isupper())
-
-
-def may_concern(qualified: str) -> bool:
-    """Whether a module that refers to ``qualified`` may use something of the catalogue through it."""
-    return qualified in MEMBER_OWNERS or lookup(qualified) is not None
+def _changed(name: str) -> Entry:
+    """The entry of a name of ``CHANGED`` (a member when its owner is a class: capitalised)."""
+    owner = name.rpartition(".")[0].rpartition(".")[2]
+    return Entry(name, "changed", "", "", "", "method" if owner[:1].isupper() else "class", "")
 
 
 @dataclass(frozen=True)
@@ -69,7 +56,7 @@ class Entry:
         if self.kind == "keyword":
             owner, _, keyword = self.name.rpartition(".")
             return f"{owner.rpartition('.')[2]}({keyword[1:-2]}=...)"
-        if self.kind in ("method", "property", "attribute"):
+        if self.kind in MEMBER_KINDS:
             owner, _, member = self.name.rpartition(".")
             return f"{owner.rpartition('.')[2]}.{member}"
         return self.name
@@ -96,6 +83,26 @@ class Entry:
         return f"{what}: {self.instead}"
 
 
+# The classes some of whose members or keywords are entries: a module that names one may use them.
+MEMBER_OWNERS = frozenset(
+    name.rpartition(".")[0]
+    for name, row in [*ENTRIES.items(), *_ALIASES.items()]
+    if row[4] in (*MEMBER_KINDS, "keyword")
+) | frozenset(name.rpartition(".")[0] for name in CHANGED)
+
+
+# The names of every member entry (``config``, ``as_trainable``, ``uri``): an attribute of one of
+# these names on an object whose class the module shows may be a finding.
+MEMBER_NAMES = frozenset(
+    name.rpartition(".")[2] for name, row in [*ENTRIES.items(), *_ALIASES.items()] if row[4] in MEMBER_KINDS
+) | frozenset(name.rpartition(".")[2] for name in CHANGED if _changed(name).kind in MEMBER_KINDS)
+
+
+def may_concern(qualified: str) -> bool:
+    """Whether a module that refers to ``qualified`` may use something of the catalogue through it."""
+    return qualified in MEMBER_OWNERS or lookup(qualified) is not None
+
+
 def lookup(qualified: str, *, exact: bool = False) -> Entry | None:
     """The entry of ``qualified``, or (unless ``exact``) of the nearest enclosing name that has
     one (``ray.train.lightning.LightningTrainer.fit`` -> ``LightningTrainer``)."""
@@ -105,16 +112,11 @@ def lookup(qualified: str, *, exact: bool = False) -> Entry | None:
         if row is not None:
             return Entry(name, *row)
         if name in CHANGED:
-            return Entry(name, "changed", "", "", "", _changed_kind(name), "")
+            return _changed(name)
         if exact:
             return None
         name = name.rpartition(".")[0]
     return None
-
-
-def _changed_kind(name: str) -> str:
-    owner = name.rpartition(".")[0].rpartition(".")[2]
-    return "method" if owner[:1].isupper() else "class"
 
 
 def member_by_name(member: str) -> Entry | None:
@@ -129,7 +131,7 @@ def member_by_name(member: str) -> Entry | None:
 def entries() -> list[Entry]:
     """Every entry, the changed names included."""
     out = [Entry(name, *row) for name, row in ENTRIES.items()]
-    out += [Entry(name, "changed", "", "", "", _changed_kind(name), "") for name in sorted(CHANGED)]
+    out += [_changed(name) for name in sorted(CHANGED)]
     return out
 
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 from migrate._index import RAY_ROOTS, Index, Node
 from migrate._roles import TUNE_RUNNERS, TuneResults
 from migrate._values import values_of
-from migrate.rules._base import Diagnostic, Rule
+from migrate.rules._base import Context, Diagnostic, Rule
 from migrate.severity import Severity
 from migrate.tables import GUIDE
 
@@ -84,6 +84,10 @@ class FlagRule(Rule):
     unqualified_needs: ClassVar[tuple[re.Pattern[str], ...]] = ()
     _tune_results: tuple[Index, TuneResults] | None = None  # is_tune_result's, for one index
 
+    def __init__(self, context: Context, index: Index | None = None) -> None:
+        super().__init__(context, index)
+        self._complete: set[str] = set()  # findings that say what to do themselves (:meth:`complete`)
+
     def check(self, index: Index, item: Node) -> str | Milder | None:
         """Return a message when ``item`` is a finding (a :class:`Milder` one when it is less
         severe than the rule says)."""
@@ -111,13 +115,6 @@ class FlagRule(Rule):
         if what in self._complete:
             return f"{what}. See {GUIDE}"
         return f"{what}. {self.advice} See {GUIDE}"
-
-    @property
-    def _complete(self) -> set[str]:
-        found: set[str] | None = self.__dict__.get("_complete_texts")
-        if found is None:
-            found = self.__dict__["_complete_texts"] = set()
-        return found
 
 
 @dataclass(frozen=True)
