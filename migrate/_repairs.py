@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 
-from migrate import noqa
+from migrate import _directives
 from migrate._lines import line_map_of, opcodes
 
 
@@ -91,7 +91,7 @@ def comments_kept(before: str, after: str) -> str:
     if not lost:
         return after
     mapping = line_map_of(plain_a, plain_b, ops)
-    ends_inside = noqa.comment_lines(after)  # 1-based lines whose end is inside a string or continued
+    ends_inside = _directives.comment_lines(after)  # 1-based lines whose end is inside a string or continued
     appended: set[int] = set()
     inserts: dict[int, list[str]] = {}
     for i, old, comment, gone in lost:
@@ -113,8 +113,8 @@ def comments_kept(before: str, after: str) -> str:
 def _comment_of(line: str) -> str | None:
     """The comment of one physical line (not a ``#`` in a string), or None."""
     try:
-        comment = noqa.line_comment(line)
-    except noqa.PartOfLarger:  # not sure there is one: not moved
+        comment = _directives.line_comment(line)
+    except _directives.PartOfLarger:  # not sure there is one: not moved
         return None
     return comment[1] if comment else None
 

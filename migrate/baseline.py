@@ -4,9 +4,9 @@ A team adopting the codemod in CI on a large codebase marks what is there today,
 on new findings only. Each flagged line gets one directive with the codes found there: merged
 into a ``# noqa:`` comment the line already has (another tool's codes are kept), appended
 after any other comment, and put on the line that ends a multi-line string or a backslash
-continuation when the finding's own line cannot take a comment (:func:`noqa.comment_lines`).
+continuation when the finding's own line cannot take a comment (:func:`_directives.comment_lines`).
 Pending rewrites are marked too: a ``# noqa: RTMnnn`` stops that rule's rewrite on its line
-(:func:`migrate.noqa.held_lines`), so after ``--add-noqa`` a ``--check`` of the same tree passes
+(:func:`migrate._directives.held_lines`), so after ``--add-noqa`` a ``--check`` of the same tree passes
 and the next new V1 call fails it. Marking can make new findings (a held rewrite leaves old API
 that RTM100 flags): ``--add-noqa`` marks again until nothing new is found. A second run adds
 nothing. A notebook cell that does not parse cannot carry a directive: ``per-file-ignores``
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from migrate import noqa
+from migrate import _directives, noqa
 from migrate.rules import Diagnostic
 
 # Findings --add-noqa does not mark: an unused directive is removed, not silenced.
@@ -54,12 +54,12 @@ def add_noqa(text: str, codes: Mapping[int, set[str]]) -> Marked:
     comment must go to; the number of directives added or extended."""
     if not codes:
         return Marked(text, 0)
-    moved = noqa.comment_lines(text)
+    moved = _directives.comment_lines(text)
     wanted: dict[int, set[str]] = {}
     for at, found in codes.items():
         wanted.setdefault(moved.get(at, at), set()).update(found)
     lines = text.splitlines(keepends=True)
-    existing = noqa.directives(text, wanted)
+    existing = _directives.directives(text, wanted)
     added = 0
     for number, found in sorted(wanted.items()):
         if not 0 < number <= len(lines):
@@ -101,7 +101,7 @@ def remove_unused(text: str, unused: Mapping[int, set[str]]) -> Marked:
     if not unused:
         return Marked(text, 0)
     lines = text.splitlines(keepends=True)
-    table = noqa.directives(text, unused)
+    table = _directives.directives(text, unused)
     changed = 0
     for number, codes in sorted(unused.items()):
         directive = table.get(number)

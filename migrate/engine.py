@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from migrate import _deep, _index, _repairs, noqa, notebooks
+from migrate import _deep, _directives, _index, _repairs, noqa, notebooks
 from migrate._lines import line_map
 from migrate._parse import LibcstSyntaxError, newer_python, parse_module, wrap
 from migrate.files import MAX_FILE_BYTES, Unreadable, atomic_write, read_source, too_large
@@ -142,6 +142,7 @@ def _migrate_source(
         diagnostics = [d for d in diagnostics if d.code not in deferring or (d.line, d.col) not in taken]
     if _NOQA_WORD.search(reference):
         diagnostics = noqa.apply(diagnostics, reference, {r.code for r in rules})
+    diagnostics = list(dict.fromkeys(diagnostics))  # a rule run again (a cleanup) finds what it found
     diagnostics.sort(key=lambda d: (d.line, d.col, d.code))  # file order, as ruff reports
     return current, diagnostics
 
@@ -225,7 +226,7 @@ def _rewrite(
         except Exception as exc:
             raise RuleCrash(rule.code, exc) from exc
         if new_text != current and _NOQA_WORD.search(current):
-            held = noqa.held_lines(current, rule.code)
+            held = _directives.held_lines(current, rule.code)
             if held:
                 kept = _held(current, new_text, held, rule)
                 if kept != new_text:

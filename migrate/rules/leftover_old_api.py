@@ -8,6 +8,7 @@ import re
 from migrate import catalogue
 from migrate._index import Index
 from migrate.rules._flags import FlagRule, Milder
+from migrate.rules._names import exported as exported_names
 from migrate.tables import AIR_TO_TRAIN, SESSION_FUNCTIONS, SESSION_MODULES
 
 OLD_PREFIXES = ("ray.air", "ray.train.session")
@@ -85,6 +86,7 @@ class LeftoverOldApi(FlagRule):
             found.append((node, f"`from {node.module} import *` hides which old names this module uses; {hint}"))
         # A test's mock of a path the rewrites move: it silently stops mocking (nothing raises).
         found += [(node, Milder(self.complete(text), "silent")) for node, text in _patched_paths(index)]
+        found += _unused_imports(self, index)
         old = {name: q for name, q in index.imports if q.startswith(OLD_PREFIXES)}
         for statement in index.tree.body:
             if not isinstance(statement, ast.Assign) or not any(
@@ -113,6 +115,44 @@ class LeftoverOldApi(FlagRule):
                 return self.complete(f"{entry.message()} (not rewritten)")
             return f"`{names[0]}` is old API and was not rewritten"
         return None
+
+
+def _unused_imports(rule: FlagRule, index: Index) -> list[tuple[ast.AST, str | Milder]]:
+    """Old imports the rewrites left that nothing here reads (RTM006 keeps those marked
+    ``# noqa: F401`` and those of a package's ``__init__.py``: re-exports, deliberate): the
+    import alone breaks the module the day Ray removes what it names, with no use to flag."""
+    found: list[tuple[ast.AST, str | Milder]] = []
+    exported = exported_names(index)  # re-exports in __all__ are flagged on their own
+    for node, _, _ in index.import_statements:
+        if isinstance(node, ast.ImportFrom) and (node.level or not node.module):
+            continue  # a relative import is the project's own code
+        for alias in node.names:
+            if isinstance(node, ast.Import):
+                if alias.asname is None:
+                    continue  # `import ray.air.x` binds `ray`: its uses are attribute paths, judged there
+                name, qualified = alias.asname, alias.name
+            else:
+                name, qualified = alias.asname or alias.name, f"{node.module}.{alias.name}"
+            if alias.name == "*" or name in index.loaded or name in exported or not _old(qualified):
+                continue
+            entry = catalogue.lookup(qualified)
+            what = entry.message() if entry is not None else f"`{qualified}` is old API"
+            found.append(
+                (
+                    alias,
+                    rule.complete(
+                        f"{what}; imported and unused here, kept (a re-export?): the import breaks this "
+                        "module the day Ray removes it. Re-export its replacement, or remove the import"
+                    ),
+                )
+            )
+    return found
+
+
+def _old(qualified: str) -> bool:
+    return qualified.startswith(OLD_PREFIXES) and (
+        not qualified.startswith(STILL_THERE) or catalogue.lookup(qualified) is not None
+    )
 
 
 PATCHERS = frozenset({"unittest.mock.patch", "mock.patch", "pytest_mock.MockerFixture.patch"})

@@ -10,6 +10,7 @@ from migrate import _fast, _imports
 from migrate._index import Index
 from migrate._roles import roles_of
 from migrate.rules._base import Diagnostic, Rule
+from migrate.rules._names import exported as exported_names
 from migrate.rules._names import session_function
 from migrate.tables import SESSION_FUNCTIONS, SESSION_MODULES, TUNE_SESSION_FUNCTIONS
 
@@ -76,8 +77,6 @@ class SessionCalls(Rule):
         train`` (or stays, with that import below it, while the session is also used as a
         value). libcst for everything else (several session imports, imports in functions
         or branches, rebound names, Tune trainables, re-exports)."""
-        if "__all__" in index.text:
-            return None
         calls = []
         for item in index.nodes:
             if type(item.node) is ast.Call:
@@ -96,6 +95,8 @@ class SessionCalls(Rule):
         if line is None or not _fast.canonical(index, node) or not all(_is_session(node, a) for a in node.names):
             return None  # the statement also imports other names (kept by libcst's rewrite)
         bound = {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
+        if "__all__" in index.text and set(bound) & exported_names(index):
+            return None  # a re-export: libcst's rewrite keeps it
         alias = _fast.free_alias(index, "train")
         edits = _fast.Edits(index)
         found = []

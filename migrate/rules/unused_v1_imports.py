@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from migrate import _fast
+from migrate._directives import directives
 from migrate._index import Index
 from migrate.rules._base import Diagnostic, Rule
 from migrate.rules._names import exported as exported_names
@@ -50,8 +51,11 @@ class UnusedV1Imports(Rule):
     ```
 
     ## Fix safety
-    Safe, except in a package's ``__init__.py``, where an unused import may be a re-export:
-    those files are left alone, as are names listed in ``__all__``.
+    Safe, except where an unused import may be a re-export: a package's ``__init__.py`` is left
+    alone, as are names listed in ``__all__`` and imports marked ``# noqa: F401`` (pyflakes' and
+    ruff's code for an unused import: the project's own word that the import is deliberate) on
+    any of their lines. RTM100 flags such an import that stays (it breaks the module the day Ray
+    removes what it names).
     """
 
     code = "RTM006"
@@ -79,18 +83,23 @@ class UnusedV1Imports(Rule):
         if self.context.path.endswith(("__init__.py", "__init__.pyi")):
             return index.text
         exported = exported_names(index)
+        declared = declared_reexports(index)
         annotated: set[str] | None = None
         edits = _fast.Edits(index)
         found = []
-        for node, parent, _ in index.import_statements:
+        for node, parent, functions in index.import_statements:
             unused: list[ast.alias] = []
             for alias, name in _v1_aliases(node):
-                if name in exported:
+                if name in exported or name in declared.get(node.lineno, ()):
                     continue
                 if _fast.words(index.text, name) == 1:
                     unused.append(alias)
                     continue
-                if id(node) not in index.module_scope_imports or index.bindings[name] != 1:
+                if index.bindings[name] != 1:
+                    return None
+                if id(node) not in index.module_scope_imports:
+                    if _read_within(index, name, functions):
+                        continue  # bound only here, read in its function: used
                     return None
                 if name in index.loaded:
                     continue  # a global bound only here, read somewhere: this import is used
@@ -99,6 +108,11 @@ class UnusedV1Imports(Rule):
                 if name not in annotated:
                     return None
             if not unused:
+                continue
+            names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in unused)
+            if node.lineno == node.end_lineno and _holds(index, node.lineno, self.code):
+                # what the engine would make of libcst's removal: the line kept, the finding a flag
+                found.append(Diagnostic(self.code, node.lineno, 1, f"unused V1 import removed: `{names}`", False))
                 continue
             if not isinstance(node, ast.ImportFrom) or node.lineno != node.end_lineno:
                 return None
@@ -113,7 +127,6 @@ class UnusedV1Imports(Rule):
             else:
                 start = index.offset(node.lineno, 0)
                 edits.replace_range(start, line.end, "")
-            names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in unused)
             found.append(Diagnostic(self.code, node.lineno, 1, f"unused V1 import removed: `{names}`", True))
         self.diagnostics += found
         return edits.apply()
@@ -121,13 +134,54 @@ class UnusedV1Imports(Rule):
     def apply(self, wrapper: MetadataWrapper) -> cst.Module:
         from migrate.rules._cst import unused_v1_imports
 
-        return unused_v1_imports.apply(self, wrapper)
+        return unused_v1_imports.apply(self, wrapper, declared_reexports(self.index_of(wrapper)))
 
 
 def _candidates(index: Index) -> set[tuple[str, str]]:
     """The V1 imports (name, qualified name) that nothing in the module reads."""
     exported = exported_names(index)
     return {(name, q) for name, q in index.imports if is_v1(q) and name not in index.loaded and name not in exported}
+
+
+def declared_reexports(index: Index) -> dict[int, set[str]]:
+    """By an import statement's first line, the names it binds that are marked ``# noqa: F401``
+    (pyflakes' and ruff's code for an unused import; with other codes too): deliberate imports,
+    which this rule does not remove. A mark on the statement's first line covers all its names,
+    one on a name's own line (an import over several lines) that name."""
+    found: dict[int, set[str]] | None = index.cache.get("declared_reexports")
+    if found is None:
+        found = {}
+        if "F401" in index.text:
+            marked = {n for n, d in directives(index.text).items() if d.codes is not None and "F401" in d.codes}
+            for node, _, _ in index.import_statements:
+                names = {
+                    alias.asname or alias.name.split(".", 1)[0]
+                    for alias in node.names
+                    if node.lineno in marked or getattr(alias, "lineno", node.lineno) in marked
+                }
+                if names:
+                    found[node.lineno] = names
+        index.cache["declared_reexports"] = found
+    return found
+
+
+def _holds(index: Index, line: int, code: str) -> bool:
+    """Whether a ``# noqa`` on ``line`` holds ``code``'s rewrite there (a bare one, or one naming it)."""
+    if "noqa" not in index.line(line).lower():
+        return False
+    directive = directives(index.text, [line]).get(line)
+    return directive is not None and (directive.codes is None or code in directive.codes)
+
+
+def _read_within(index: Index, name: str, functions: tuple[str, ...]) -> bool:
+    """Whether ``name`` is read inside the function whose enclosing names are ``functions`` (or a
+    function nested in it). Functions are told apart by name only: two of one name make this true
+    where only one reads it, which keeps an import, never removes a used one."""
+    depth = len(functions)
+    return any(
+        type(item.node) is ast.Name and item.node.id == name and item.functions[:depth] == functions
+        for item in index.nodes
+    )
 
 
 def _v1_aliases(node: ast.Import | ast.ImportFrom) -> list[tuple[ast.alias, str]]:

@@ -805,7 +805,7 @@ def test_a_black_style_import_keeps_one_name_per_line(target: str) -> None:
 
 def test_the_comment_of_a_name_the_rewrite_removed_stays_where_it_was() -> None:
     """``RunConfig,  # storage`` goes (nothing uses RunConfig): its comment stays, on its own
-    line where it was; a tool's directive on a removed line (``# noqa: F401``) goes with it."""
+    line where it was; a name marked ``# noqa: F401`` (deliberate: a re-export) stays, moved."""
     check(
         """\
         from ray.air import (  # configs
@@ -826,6 +826,7 @@ def test_the_comment_of_a_name_the_rewrite_removed_stays_where_it_was() -> None:
         from ray.train import (  # configs
             ScalingConfig,  # workers
             # storage: s3://bucket/runs
+            CheckpointConfig,  # noqa: F401
         )
         from ray import train
 

@@ -31,13 +31,22 @@ def test_an_unused_session_import_goes_and_its_comment_stays() -> None:
     assert [(d.code, d.line, d.fixed) for d in found] == [("RTM006", 2, True)]
 
 
-def test_a_noqa_directive_of_a_removed_import_goes_with_it() -> None:
-    check(
+def test_an_import_marked_noqa_f401_is_deliberate_and_stays_flagged_while_it_names_v1_api() -> None:
+    """``# noqa: F401`` is a project's word that an unused import is deliberate (a re-export, as
+    ruff and pyflakes read it): removing it would break the callers that import the name from
+    here. It stays, moved where the name moved; where it still names V1 API, RTM100 says so (the
+    import alone breaks the module the day Ray removes it). A bare ``# noqa`` holds every rule."""
+    found = check(
         """\
         import os
         from ray.air import session  # noqa: F401
         import ray.air as air  # NOQA
         from ray.air import RunConfig  # noqa: F401 -- re-exported for old callers
+        from ray.air.config import (
+            ScalingConfig,  # noqa: F401
+            FailureConfig,
+        )
+        from ray.air.session import get_checkpoint  # a comment
 
 
         def cpus():
@@ -45,15 +54,25 @@ def test_a_noqa_directive_of_a_removed_import_goes_with_it() -> None:
         """,
         """\
         import os
+        from ray.air import session  # noqa: F401
         import ray.air as air  # NOQA
-        # noqa: F401 -- re-exported for old callers
+        from ray.train import RunConfig  # noqa: F401 -- re-exported for old callers
+        from ray.train import (
+            ScalingConfig,  # noqa: F401
+        )
+        # a comment
 
 
         def cpus():
             return os.cpu_count()
         """,
-    )  # a directive alone served its line; a comment with more to say stays; a bare directive
-    # stops every rewrite on its line, as ruff's stops its fixes
+    )
+    flags = [(d.code, d.line) for d in found if not d.fixed and not d.suppressed]
+    assert flags == [("RTM100", 2)], found
+    assert "unused here, kept" in next(d.message for d in found if not d.fixed)
+    assert all(d.suppressed for d in found if d.line == 3)  # under the bare directive
+    removed = sorted(d.message for d in found if d.code == "RTM006" and not d.suppressed)
+    assert removed == ["unused V1 import removed: `FailureConfig`", "unused V1 import removed: `get_checkpoint`"]
 
 
 def test_inside_try_and_type_checking_blocks() -> None:

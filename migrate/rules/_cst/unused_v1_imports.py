@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # a form needs only what every rule has: no import of its rul
 _NOQA_ONLY = re.compile(r"#\s*(?i:noqa)(?::\s*[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)?\s*$")
 
 
-def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
+def apply(rule: Rule, wrapper: MetadataWrapper, declared: dict[int, set[str]]) -> cst.Module:
+    """``declared``: by an import's first line, the names marked as deliberate (kept)."""
     if rule.context.path.endswith(("__init__.py", "__init__.pyi")):
         return wrapper.module
     exported = exported_names(rule.index_of(wrapper))
@@ -45,6 +46,9 @@ def apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
         for node, position in wrapper.resolve(PositionProvider).items()
         if isinstance(node, (cst.Import, cst.ImportFrom))
     }
+    unused = {(node, name) for node, name in unused if name not in declared.get(lines.get(node, 0), ())}
+    if not unused:
+        return wrapper.module
     return _imports.fix_empty_blocks(wrapper.module.visit(_Remove(rule, unused, lines)))
 
 
