@@ -127,9 +127,10 @@ def parse(value: str | None) -> Generation:
 
 def v1_engine() -> Generation:
     """The Ray engine V1 semantics run on: ``COMPAT_V1_ENGINE`` (``v1``: Ray's V1 engine;
-    ``v2``: V1 semantics on Ray's V2 engine). Unset: Ray's V1 engine while Ray has one."""
+    ``v2``: V1 semantics on Ray's V2 engine). Unset, or set but empty (``export
+    COMPAT_V1_ENGINE=``): Ray's V1 engine while Ray has one."""
     value = os.environ.get(ENGINE_ENV_VAR)
-    if value is None:
+    if not value:
         from compat_core.releases.facts import HAS_V1_ENGINE
 
         return V1 if HAS_V1_ENGINE else V2

@@ -71,6 +71,8 @@ def test_a_newer_ray_warns_and_is_used_not_refused() -> None:
         ("0", None, True, (switch.V1, switch.V1)),
         ("0", "v2", True, (switch.V1, switch.V2)),
         ("0", None, False, (switch.V1, switch.V2)),  # the day Ray deletes V1's engine
+        ("0", "", True, (switch.V1, switch.V1)),  # `export COMPAT_V1_ENGINE=`: empty is unset
+        ("0", "", False, (switch.V1, switch.V2)),
         ("1", "v1", True, (switch.V2, switch.V2)),  # V2 semantics run on V2's engine only
         ("true", None, False, (switch.V2, switch.V2)),
     ],
