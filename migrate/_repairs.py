@@ -174,25 +174,28 @@ def imports_merged(before: ast.Module, after: str) -> str:
     """A ``from ray.train import X`` the rewrites wrote at module level is folded into a
     ``from ray.train import ...`` the file already had above it (one line, no parentheses, no
     comment), as LibCST's ``AddImportsVisitor`` merges the imports it adds: a reviewer keeps one
-    import line per module. An import the input had is never moved, and none is merged into a
-    later one (the name would be bound later)."""
-    if "from ray.train import" not in after:
+    import line per module. Without one, imports the rewrites wrote in one block of imports
+    (``from ray.air.config import RunConfig`` and ``from ray.air.result import Result`` above
+    each other) become one line. An import the input had is never moved, and none is merged into
+    a later one (the name would be bound later)."""
+    if after.count("from ray.train import") < 2:
         return after
     original = {ast.unparse(s) for s in before.body if _plain_train_import(s)}
-    if not original:
-        return after
     try:
         tree = ast.parse(after)
     except SyntaxError:
         return after
     lines = after.splitlines(keepends=True)
     anchor: ast.ImportFrom | None = None
+    written_anchor = False  # the anchor is a line the rewrites wrote (then: only imports in between)
     names: list[str] = []
     dropped: list[ast.ImportFrom] = []
     rebound: set[str] = set()  # names bound at module level since the anchor
     for statement in tree.body:
         if not _plain_train_import(statement):
             if anchor is not None:
+                if written_anchor and not isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    break  # two imports the rewrites wrote are merged within one block of imports
                 rebound.update(_bindings_of(statement))
             continue
         assert isinstance(statement, ast.ImportFrom)
@@ -200,8 +203,8 @@ def imports_merged(before: ast.Module, after: str) -> str:
         line = lines[statement.lineno - 1]
         simple = statement.lineno == statement.end_lineno and "(" not in line and "#" not in line
         if anchor is None:
-            if text in original and simple:
-                anchor, names = statement, [_alias(a) for a in statement.names]
+            if simple:
+                anchor, names, written_anchor = statement, [_alias(a) for a in statement.names], text not in original
             continue
         if text not in original and simple:
             if rebound & {a.asname or a.name for a in statement.names}:

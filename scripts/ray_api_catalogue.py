@@ -9,9 +9,10 @@ wheel is fetched with ``pip download ray==X --no-deps --only-binary=:all: --pyth
 --platform manylinux2014_x86_64`` into a cache (``$RAY_WHEELS``, default
 ``~/.cache/ray-api-wheels``) and its source is read with ``ast`` (nothing is imported):
 
-- every public module of ``ray.train`` and ``ray.air`` (no path part starting with ``_``, no
-  ``tests``/``examples``, not V2's own ``ray.train.v2``) and ``ray.tune``'s top-level names,
-  with the names each exports (its ``__all__``, else what it defines, and a package's imports);
+- every public module of ``ray.train``, ``ray.air`` and ``ray.tune`` (no path part starting
+  with ``_``, no ``tests``/``examples``, not V2's own ``ray.train.v2``: ``ray.tune.trial``,
+  ``ray.tune.suggest.optuna`` and ``ray.tune.integration.comet`` are V1-era API users import
+  too), with the names each exports (its ``__all__``, else what it defines, and a package's imports);
 - the public methods, properties and ``__init__`` keywords of the classes users call
   (``MEMBER_CLASSES``), their Ray base classes' included.
 
@@ -70,6 +71,7 @@ class Module:
     imports: dict[str, str] = field(default_factory=dict)  # bound name -> qualified name it comes from
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     bound: set[str] = field(default_factory=set)  # every public name the module binds (importable)
+    stars: list[str] = field(default_factory=list)  # modules it imports * from (a shim's re-exports)
 
 
 def releases(wanted: list[str] | None) -> list[Version]:
@@ -105,9 +107,7 @@ def wheel(version: Version) -> Path:
 
 def is_public_module(path: str) -> bool:
     """``ray/train/torch/torch_trainer.py`` and the like: a module users import from."""
-    if path == "ray/tune/__init__.py":
-        return True
-    if not path.startswith(("ray/train/", "ray/air/")) or not path.endswith(".py"):
+    if not path.startswith(("ray/train/", "ray/air/", "ray/tune/")) or not path.endswith(".py"):
         return False
     parts = path[:-3].split("/")
     if parts[:3] == ["ray", "train", "v2"]:
@@ -188,6 +188,7 @@ def read_module(path: str, text: str, v2: bool | None) -> Module:
                 )
             for alias in statement.names:
                 if alias.name == "*":
+                    module.stars.append(base)
                     continue
                 local = alias.asname or alias.name
                 module.imports[local] = f"{base}.{alias.name}"
@@ -223,10 +224,18 @@ def read_module(path: str, text: str, v2: bool | None) -> Module:
     for name, kind in bound.items():
         if not name.startswith("_") and not NOT_API.match(name) and kind != "value":
             module.names[name] = kind
-    if path.endswith("__init__.py"):  # a package re-exports what it imports
+    # A package re-exports what it imports; so does a shim, a module that binds nothing but its
+    # imports (Ray 2.0's ray.tune.function_runner: wrap_function from its new home), whose names
+    # are never a new home (kind "shim": a moved name goes where it is defined or a package has it).
+    shim = not path.endswith("__init__.py") and not any(not n.startswith("_") for n in bound)
+    if path.endswith("__init__.py") or shim:
         for name, source in module.imports.items():
+            private = any(part.startswith("_") for part in source.split(".")[:-1])
             if not name.startswith("_") and not NOT_API.match(name) and source.startswith("ray."):
-                module.names.setdefault(name, "imported")
+                if not shim:
+                    module.names.setdefault(name, "imported")
+                elif not private:
+                    module.names.setdefault(name, "shim")
     return module
 
 
@@ -291,7 +300,26 @@ def read_release(version: Version, v2: bool | None) -> Release:
         modules[module_name(path)] = read_module(path, text, v2)
         if is_public_module(path):
             public.add(module_name(path))
+    for module in modules.values():  # `from ray.tune.experiment.trial import *`: the names it brings
+        for name, source in _starred(modules, module.path, frozenset()).items():
+            module.imports.setdefault(name, source)
+            module.names.setdefault(name, "imported")
+            module.bound.add(name)
     return Release(version, modules, public)
+
+
+def _starred(modules: dict[str, Module], path: str, seen: frozenset[str]) -> dict[str, str]:
+    """The names ``from <source> import *`` brings into the module ``path`` (through the sources'
+    own star imports): name -> the qualified name it comes from."""
+    out: dict[str, str] = {}
+    for source in modules[path].stars:
+        if source in seen or source not in modules or any(part.startswith("_") for part in source.split(".")):
+            continue  # a private module's names are not API (2.60's ray.air.session is V1's session, starred)
+        for name in modules[source].names:
+            out.setdefault(name, f"{source}.{name}")
+        for name, origin in _starred(modules, source, seen | {path}).items():
+            out.setdefault(name, origin)
+    return out
 
 
 def api(release: Release, importable: bool = False) -> dict[str, tuple[str, str]]:
@@ -307,7 +335,7 @@ def api(release: Release, importable: bool = False) -> dict[str, tuple[str, str]
             names.update({n: "imported" for n in module.bound if n not in names})
         for name, kind in names.items():
             out[f"{module.path}.{name}"] = (kind, file)
-            if name in MEMBER_CLASSES:
+            if name in MEMBER_CLASSES and kind != "shim":  # a shim's class: its members are its home's
                 for member, member_kind in release.members(f"{module.path}.{name}").items():
                     out[f"{module.path}.{name}.{member}"] = (member_kind, file)
     return out
@@ -322,9 +350,9 @@ def classify(history: dict[str, list[tuple[Version, str, str]]], newest: dict[st
     release binds in both settings (a new home outside it is ``moved-late``: flagged, not
     rewritten). A member of a class that moved is judged against the class's new home."""
     homes: dict[str, list[str]] = {}
-    for qualified in exports:
+    for qualified, (kind, _) in exports.items():
         owner, _, name = qualified.rpartition(".")
-        if "(" not in name and owner.rpartition(".")[2] not in MEMBER_CLASSES:
+        if kind != "shim" and "(" not in name and owner.rpartition(".")[2] not in MEMBER_CLASSES:
             homes.setdefault(name, []).append(qualified)
     out: dict[str, tuple] = {}
     for qualified, seen in sorted(history.items(), key=lambda item: item[0].count(".")):
@@ -380,7 +408,26 @@ def distinct(entries: dict[str, tuple], member_names: set[str]) -> dict[str, str
     return dict(sorted(out.items()))
 
 
-def render(entries: dict[str, tuple], versions: list[Version], distinct_members: dict[str, str]) -> str:
+# Packages whose every name the newest release binds is listed (NEWEST_NAMES): a name imported
+# from one of them that neither the newest release nor the catalogue knows is older than 2.0.
+TOP_PACKAGES = ("ray.train", "ray.tune", "ray.air")
+
+
+def newest_names(newest: dict[str, dict[str, tuple[str, str]]], modules: set[str]) -> dict[str, list[str]]:
+    """Every name each of TOP_PACKAGES binds in the newest release, in either setting, and its
+    submodules (``from ray.air import session`` imports one)."""
+    out: dict[str, set[str]] = {package: set() for package in TOP_PACKAGES}
+    for names in [*newest.values(), modules]:
+        for qualified in names:
+            owner, _, name = qualified.rpartition(".")
+            if owner in out:
+                out[owner].add(name)
+    return {package: sorted(names) for package, names in out.items()}
+
+
+def render(
+    entries: dict[str, tuple], versions: list[Version], distinct_members: dict[str, str], names: dict[str, list[str]]
+) -> str:
     counts: dict[str, int] = {}
     for status, *_ in entries.values():
         counts[status] = counts.get(status, 0) + 1
@@ -397,7 +444,14 @@ def render(entries: dict[str, tuple], versions: list[Version], distinct_members:
         "ENTRIES: dict[str, tuple[str, str, str, str, str, str]] = "
         f"{pprint.pformat(rows, width=120, sort_dicts=True)}\n\n"
         "# Removed members no class of the newest release has by that name: recognised on any object.\n"
-        f"DISTINCT_MEMBERS: dict[str, str] = {pprint.pformat(distinct_members, width=120)}\n"
+        f"DISTINCT_MEMBERS: dict[str, str] = {pprint.pformat(distinct_members, width=120)}\n\n"
+        f"# Every name {', '.join(TOP_PACKAGES)} bind in {versions[-1]} (V1 or V2): what is importable from them.\n"
+        "NEWEST_NAMES: dict[str, frozenset[str]] = {\n"
+        + "".join(
+            f"    {package!r}: frozenset({pprint.pformat(found, width=110, compact=True)}),\n"
+            for package, found in names.items()
+        )
+        + "}\n"
     )
 
 
@@ -418,6 +472,10 @@ def main() -> int:
             stable = both if stable is None else stable & both
     newest_release = read_release(versions[-1], v2=True)
     entries = classify(history, api(newest_release, True), api(newest_release), stable or set())
+    names = newest_names(
+        {"v2": api(newest_release, True), "v1": api(read_release(versions[-1], v2=False), True)},
+        set(newest_release.modules),
+    )
     member_names = every_member_name(newest_release)
     counts: dict[str, int] = {}
     for status, *_ in entries.values():
@@ -433,7 +491,7 @@ def main() -> int:
                 print(f"changed: {q}: {old.get(q, ('same',))[:2]} -> {new.get(q, ('same',))[:2]}")
     if args.write:
         OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(render(entries, versions, distinct(entries, member_names)))
+        OUT.write_text(render(entries, versions, distinct(entries, member_names), names))
         subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(OUT)], check=False)  # as the tree is
         print(f"wrote {OUT.relative_to(ROOT)}", file=sys.stderr)
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate.catalogue.advice import CHANGED, COMMON_MEMBER_NAMES, advice_for
-from migrate.catalogue.entries import DISTINCT_MEMBERS, ENTRIES, RELEASES
+from migrate.catalogue.entries import DISTINCT_MEMBERS, ENTRIES, NEWEST_NAMES, RELEASES
 
 NEWEST = RELEASES[-1]
 MEMBER_KINDS = ("method", "property", "attribute")  # an entry's kinds that are a class's members
@@ -141,6 +141,7 @@ __all__ = [
     "may_concern",
     "COMMON_MEMBER_NAMES",
     "DISTINCT_MEMBERS",
+    "NEWEST_NAMES",
     "NEWEST",
     "RELEASES",
     "Entry",

@@ -129,6 +129,61 @@ ADVICE: tuple[tuple[str, str], ...] = (
     (r"Trainer\.\(dmatrix_params=\)$",
      "V2's XGBoostTrainer/LightGBMTrainer take a train_loop_per_worker that builds the DMatrix/Dataset "
      "itself (see RTM122)"),
+    # --- Ray Tune's V1-era modules (Ray 2.0-2.x) that 2.60 no longer has
+    (r"experiment_analysis\.LegacyExperimentAnalysis$",
+     "`ray.tune.ExperimentAnalysis`, or the `ResultGrid` that `tune.Tuner(...).fit()` returns"),
+    (r"^ray\.tune\.automl\.board\.",
+     "Tune's AutoML board (a web app) was removed: look at runs in TensorBoard or the Ray dashboard"),
+    (r"^ray\.tune\.automl\.",
+     "`ray.tune.automl` was removed: search with `ray.tune.search` (`BasicVariantGenerator`, or a searcher "
+     "such as `ray.tune.search.optuna.OptunaSearch`) in `tune.TuneConfig(search_alg=...)`"),
+    (r"(ray_trial_executor\.RayTrialExecutor|trial_runner\.TrialRunner)$",
+     "Tune's trial runner and executor were internal and are gone: run with `tune.Tuner(...).fit()`, "
+     "and customize with `tune.Callback`s or a scheduler"),
+    (r"^ray\.tune\.experimental\.output\.",
+     "Tune's internal console output classes: choose the output with `tune.RunConfig(verbose=..., "
+     "progress_reporter=...)` (a `ray.tune.ProgressReporter`)"),
+    (r"^ray\.tune\.(integration\.(docker|kubernetes)|sync_client)\.|^ray\.tune\.syncer\.(Syncer|SyncerCallback|"
+     r"get_node_to_storage_syncer)$",
+     "Tune syncs through its storage itself: `tune.RunConfig(storage_path=..., storage_filesystem=...)` "
+     "(a shared filesystem, a cloud URI, or a pyarrow filesystem)"),
+    (r"^ray\.tune\.integration\.mlflow\.(MLflowTrainableMixin|mlflow_mixin)$",
+     "`ray.air.integrations.mlflow.setup_mlflow(config)` inside the trainable"),
+    (r"^ray\.tune\.integration\.wandb\.(WandbTrainableMixin|wandb_mixin)$",
+     "`ray.air.integrations.wandb.setup_wandb(config)` inside the trainable"),
+    (r"^ray\.tune\.integration\.mxnet\.",
+     "Tune's MXNet integration was removed: report from your own callback with "
+     "`ray.tune.report(metrics, checkpoint=...)`"),
+    (r"^ray\.tune\.logger\.(\w+\.)?(CSVLogger|JsonLogger|TBXLogger|UnifiedLogger|NoopLogger|Logger|"
+     r"LegacyLoggerCallback)$",
+     "Tune's Logger classes were replaced by logger callbacks: `ray.tune.logger.CSVLoggerCallback`, "
+     "`JsonLoggerCallback`, `TBXLoggerCallback` or a `ray.tune.logger.LoggerCallback` subclass of your own, "
+     "in `tune.RunConfig(callbacks=[...])`"),
+    (r"\.np_random_generator$", "an internal helper of Tune's sampling, removed: seed your own generator"),
+    (r"^ray\.tune\.schedulers\.pb2\.(explore|select_config)$",
+     "internal functions of PB2: use `ray.tune.schedulers.pb2.PB2` itself"),
+    (r"^ray\.tune\.(search|suggest)\.(dragonfly|flaml|sigopt|skopt)\b",
+     "this searcher's integration was removed from Ray Tune: use another `ray.tune.search` searcher "
+     "(`optuna.OptunaSearch`, `hyperopt.HyperOptSearch`, `bayesopt.BayesOptSearch`, `ax.AxSearch`, ...), "
+     "or a `ray.tune.search.Searcher` subclass of your own around the library"),
+    (r"^ray\.tune\.sklearn\.",
+     "`ray.tune.sklearn` left Ray for the `tune-sklearn` package: `from tune_sklearn import TuneSearchCV`"),
+    (r"^ray\.tune\.suggest\.warn_structure_refactor$",
+     "internal: Ray 2.0's notice that `ray.tune.suggest` moved to `ray.tune.search`"),
+    (r"^ray\.tune\.(trainable|utils\.trainable|trainable\.(util|function_trainable))\.(Session|FuncCheckpointUtil|"
+     r"TrainableUtil|PlacementGroupUtil)$",
+     "internal helpers of Tune's trainables, removed: report with `ray.tune.report(metrics, checkpoint=...)`, "
+     "ask for resources with `tune.with_resources(trainable, ...)`"),
+    (r"^ray\.tune\.function_runner\.(FunctionRunner|FuncCheckpointUtil)$",
+     "internal: Tune wraps a function trainable itself (`tune.Tuner(train_fn)`); report from it with "
+     "`ray.tune.report(metrics, checkpoint=...)`"),
+    (r"\.config_parser\.",
+     "internal: Tune's parser of experiment specs, removed; configure a run with "
+     "`tune.Tuner(trainable, tune_config=tune.TuneConfig(...), run_config=tune.RunConfig(...))`"),
+    (r"^ray\.tune\.utils\.(_detect_checkpoint_function|_detect_reporter|file_transfer\.delete_on_node)$",
+     "an internal Tune helper, removed: nothing replaces it"),
+    (r"^ray\.tune\.web_server\.",
+     "Tune's web server (TuneClient, TuneServer) was removed: use the Ray dashboard or the Ray Jobs API"),
 )  # fmt: skip
 
 # Names the newest release still binds under V2 that are V1's all the same: flagged as removed

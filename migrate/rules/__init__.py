@@ -46,6 +46,7 @@ from migrate.rules.tree_trainer_v1_form import TreeTrainerV1Form
 from migrate.rules.trial_api import TrialApi
 from migrate.rules.tune_callbacks import TuneCallbacks
 from migrate.rules.tune_report import TuneReport
+from migrate.rules.tune_run_checkpoint_options import TuneRunCheckpointOptions
 from migrate.rules.tune_run_options import TuneRunOptions
 from migrate.rules.tune_trainable_api import TuneTrainableApi
 from migrate.rules.tuner_with_trainer import TunerWithTrainer
@@ -65,6 +66,7 @@ RULES: tuple[type[Rule], ...] = (
     TuneCallbacks,
     TrainerResources,
     TuneRunOptions,
+    TuneRunCheckpointOptions,
     FailFast,
     CheckpointFrequency,
     TrialApi,

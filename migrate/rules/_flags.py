@@ -136,7 +136,7 @@ class RejectedKeyword(FlagRule):
     from several rows are joined in row order."""
 
     rejected: ClassVar[tuple[Rejected, ...]]
-    severity = "breaks"
+    severity: ClassVar[Severity] = "breaks"
     calls = True
 
     def check(self, index: Index, item: Node) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from migrate.rules._flags import FlagRule
@@ -10,7 +11,8 @@ from migrate.rules._flags import FlagRule
 class TrainerRestore(FlagRule):
     """## What it does
     Flags ``TorchTrainer.restore(...)`` and ``TorchTrainer.can_restore(...)`` (any Ray
-    trainer class).
+    trainer class), and ``tune.Tuner.restore(path)`` without the trainable (optional until Ray
+    2.4, required since 2.5: a TypeError on 2.60).
 
     ## Why is this bad?
     V2 removed them: a run resumes when it is started again with the same
@@ -52,4 +54,14 @@ class TrainerRestore(FlagRule):
         names = index.qualified(node.value)
         if any(n.startswith(("ray.train.", "ray.air.", "compat.")) and n.endswith("Trainer") for n in names):
             return f"`Trainer.{node.attr}` is removed in V2"
+        call = item.parent
+        if node.attr == "restore" and names & TUNERS and isinstance(call, ast.Call) and call.func is node:
+            if len(call.args) < 2 and not any(k.arg in ("trainable", None) for k in call.keywords):
+                return self.complete(
+                    "`Tuner.restore(path)` without the trainable raises TypeError on Ray 2.60 (required since "
+                    "Ray 2.5): pass the trainable the experiment ran, `Tuner.restore(path, trainable=...)`"
+                )
         return None
+
+
+TUNERS = frozenset({"ray.tune.Tuner", "ray.tune.tuner.Tuner"})

@@ -14,7 +14,8 @@ class TuneRunOptions(RejectedKeyword):
     Flags ``SyncConfig`` and ``RunConfig(sync_config=, stop=, verbose=,
     progress_reporter=, log_to_file=)`` of ``ray.train`` and ``ray.air`` (Tune's own
     ``tune.RunConfig`` and ``tune.SyncConfig`` take them and are not flagged), and, on any
-    of them (Tune's too), ``RunConfig(local_dir=)`` and ``SyncConfig(upload_dir=, syncer=)``.
+    of them (Tune's too), ``RunConfig(local_dir=)`` and ``SyncConfig(upload_dir=, syncer=)``, and
+    ``tune.run(local_dir=, chdir_to_trial_dir=)``.
 
     ## Why is this bad?
     They configure Ray Tune's trial runner, which V2 does not use; V2 raises on them.
@@ -43,7 +44,9 @@ class TuneRunOptions(RejectedKeyword):
     code = "RTM108"
     severity = "breaks"
     name = "tune-run-options"
-    trigger = re.compile(r"SyncConfig|sync_config|stop|verbose|progress_reporter|log_to_file|local_dir")
+    trigger = re.compile(
+        r"SyncConfig|sync_config|stop|verbose|progress_reporter|log_to_file|local_dir|chdir_to_trial_dir"
+    )
     summary = "SyncConfig and RunConfig(sync_config/stop/verbose/progress_reporter/log_to_file/local_dir)"
     advice = "Remove it; V2 syncs to storage_path itself. Stop training from inside the training function."
 
@@ -60,4 +63,16 @@ class TuneRunOptions(RejectedKeyword):
             "`RunConfig(local_dir=)` is rejected by Ray (V1 and V2): give it as `storage_path=`",
         ),
         Rejected("RunConfig", OPTIONS, tune_takes_it=True),
+        # tune.run's own V1-era options, which Ray 2.60 raises DeprecationWarning on (ray/tune/tune.py)
+        Rejected(
+            "tune.run",
+            ("local_dir",),
+            "`tune.run(local_dir=...)` raises DeprecationWarning on Ray 2.60: give it as `storage_path=`",
+        ),
+        Rejected(
+            "tune.run",
+            ("chdir_to_trial_dir",),
+            "`tune.run(chdir_to_trial_dir=...)` raises DeprecationWarning on Ray 2.60: set the "
+            "RAY_CHDIR_TO_TRIAL_DIR environment variable instead (0: keep the working directory)",
+        ),
     )

@@ -73,10 +73,19 @@ class V1EraApi(FlagRule):
         for statement, _, _ in index.import_statements:
             if not isinstance(statement, ast.ImportFrom) or statement.level or not statement.module:
                 continue
+            newest = catalogue.NEWEST_NAMES.get(statement.module)
             for alias in statement.names:
                 entry = _entry(f"{statement.module}.{alias.name}")
                 if entry is not None:
                     found.append((statement, entry.message()))
+                    flagged.add(alias.asname or alias.name)
+                elif (
+                    newest is not None
+                    and alias.name != "*"
+                    and alias.name not in newest
+                    and catalogue.lookup(f"{statement.module}.{alias.name}", exact=True) is None
+                ):  # (a catalogue name of ray.air is RTM100's: not unknown)
+                    found.append((statement, unknown(statement.module, alias.name)))
                     flagged.add(alias.asname or alias.name)
         # Whether any name the module refers to is in the catalogue (most files of Ray code have
         # none): the walk's checks of names and calls are skipped where none is.
@@ -140,6 +149,16 @@ CHECKPOINT_FACTORIES = frozenset(
     {"ray.train.get_checkpoint", "ray.train.Checkpoint.from_directory", "ray.train.Checkpoint",
      "ray.train.Checkpoint.from_uri", "ray.train.Checkpoint.from_dict"}
 )  # fmt: skip
+
+
+def unknown(module: str, name: str) -> str:
+    """A name imported from ray.train, ray.tune or ray.air that neither Ray's newest release binds
+    nor any release the catalogue read had there (Ray before 2.0: ``ray.tune.track``; a typo)."""
+    return (
+        f"`{module}.{name}` is in no Ray release from {catalogue.RELEASES[0]} to {catalogue.RELEASES[-1]} "
+        f"(an API older than 2.0, or a typo): `from {module} import {name}` raises ImportError on Ray "
+        f"{catalogue.RELEASES[-1]}. Find what replaces it in Ray's API reference"
+    )
 
 
 def receiver_class(index: Index, expression: ast.expr, depth: int = 0) -> str | None:

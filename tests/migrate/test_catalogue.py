@@ -180,3 +180,54 @@ def test_every_rewrite_of_a_catalogue_name_imports_on_the_installed_ray(v2: str)
     )
     failing = json.loads(done.stdout.strip().splitlines()[-1])
     assert failing == [], f"rewritten to names that do not import: {failing}"
+
+
+def test_a_name_no_release_has_is_flagged_where_it_is_imported() -> None:
+    """Ray before 2.0 (``from ray.tune import track``, a public repository's sweep of 2020) is older
+    than the catalogue: a name ray.train, ray.tune or ray.air does not bind in 2.60 is still not
+    left silent (it raises ImportError there); what 2.60 has, submodules included, is not flagged."""
+    source = textwrap.dedent(
+        """
+        from ray.tune import track, Tuner, schedulers
+        from ray.air import session
+        from ray.train import ScalingConfig, get_context
+
+
+        def trainable(config):
+            track.log(loss=1.0)
+        """
+    )
+    _, diagnostics = engine.migrate_source(source, engine.select_rules(target="ray"), Context())
+    unknown = [d for d in diagnostics if d.code == "RTM128"]
+    assert [(d.line, "`ray.tune.track` is in no Ray release" in d.message) for d in unknown] == [(2, True)], unknown
+
+
+_PUBLIC_NAMES = """
+import importlib, json, pkgutil, sys, types
+out = {}
+for package in json.loads(sys.argv[1]):
+    module = importlib.import_module(package)
+    names = {i.name for i in pkgutil.iter_modules(module.__path__) if not i.name.startswith("_")}
+    for name in dir(module):
+        value = getattr(module, name)
+        foreign = isinstance(value, types.ModuleType) and not value.__name__.startswith("ray.")
+        if not name.startswith("_") and not foreign:  # `ray.train.pandas`: a module's import, not API
+            names.add(name)
+    out[package] = sorted(names)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("v2", ["0", "1"], ids=["V1", "V2"])
+def test_every_name_the_installed_ray_binds_is_known_to_the_catalogue(v2: str) -> None:
+    """The other side of the check above: no name Ray binds there (in either setting) is called
+    unknown. Read on the installed Ray, against the names the catalogue read from its wheel."""
+    pytest.importorskip("ray.train")
+    env = {**os.environ, "RAY_TRAIN_V2_ENABLED": v2}
+    done = subprocess.run(
+        [sys.executable, "-c", _PUBLIC_NAMES, json.dumps(sorted(catalogue.NEWEST_NAMES))],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    installed = json.loads(done.stdout.strip().splitlines()[-1])
+    missing = {package: sorted(set(names) - catalogue.NEWEST_NAMES[package]) for package, names in installed.items()}
+    assert not any(missing.values()), f"names the installed Ray binds that the catalogue calls unknown: {missing}"

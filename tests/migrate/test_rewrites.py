@@ -34,12 +34,10 @@ def test_air_config_imports_keep_aliases_and_comments() -> None:
         """,
         """
         from ray.train import ScalingConfig as SC  # sizes
-        from ray.train import RunConfig, CheckpointConfig
-        from ray.train import Checkpoint
-        from ray.train import Result
+        from ray.train import RunConfig, CheckpointConfig, Checkpoint, Result
         """,
         "RTM001",
-    )
+    )  # the rewritten lines of one block become one (the commented one is left as written)
 
 
 def test_air_attribute_style_and_stale_import_removed() -> None:
@@ -910,6 +908,31 @@ def test_a_rewritten_import_is_merged_into_the_files_own_ray_train_import_above_
 )
 def test_a_rewritten_import_is_not_merged_where_it_would_move_or_reshape_the_users_own(source: str) -> None:
     out, _ = migrate(source)
+    assert out.count("from ray.train import") == 2
+
+
+def test_imports_the_rewrites_write_in_one_block_become_one_line() -> None:
+    """``ray.air.config`` and ``ray.air.result`` imports above each other (Ray 2.60's own
+    ray/train/__init__.py has them) become one ``from ray.train import`` line, not two; imports
+    separated by code are not merged (the name would be bound earlier than the code binds it)."""
+    check(
+        """
+        from ray.air.config import RunConfig, ScalingConfig
+        from ray.air.result import Result
+        import os
+
+        print(RunConfig, ScalingConfig, Result, os)
+        """,
+        """
+        from ray.train import RunConfig, ScalingConfig, Result
+        import os
+
+        print(RunConfig, ScalingConfig, Result, os)
+        """,
+    )
+    out, _ = migrate(
+        "from ray.air.config import RunConfig\n\nx = 1\nfrom ray.air.result import Result\n\nprint(RunConfig, Result)\n"
+    )
     assert out.count("from ray.train import") == 2
 
 

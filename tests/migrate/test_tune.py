@@ -185,6 +185,57 @@ def test_the_flag_names_the_call_as_its_module_spells_it() -> None:
     assert "runs `report()`, which calls `ray.train.report()`" in flag.message
 
 
+def test_tune_runs_v1_era_options_are_flagged_by_what_ray_2_60_does_with_them() -> None:
+    """Found in public sweeps (2020-2023): ``tune.run(local_dir=...)`` raises DeprecationWarning on
+    Ray 2.60 (RTM108, breaks); the checkpoint options of Ray 2.0-2.6 still run with a warning each
+    (RTM129, warns). ``tune.run``'s current options and another library's ``run`` are left alone."""
+    _, found = migrate(
+        """\
+        import ray.serve
+        from ray import tune
+
+
+        def trainable(config):
+            tune.report({"loss": 1.0})
+
+
+        tune.run(
+            trainable,
+            local_dir="./results",
+            keep_checkpoints_num=1,
+            checkpoint_score_attr="min-loss",
+            resources_per_trial={"cpu": 1},
+        )
+        tune.run(trainable, storage_path="/tmp/r", checkpoint_config=tune.CheckpointConfig(num_to_keep=1))
+        ray.serve.run(app, local_dir="x")
+        """
+    )
+    flags = [(d.code, d.line) for d in found if not d.fixed]
+    assert flags == [("RTM108", 9), ("RTM129", 9)], found
+    by_code = {d.code: d.message for d in found}
+    assert "`tune.run(local_dir=...)` raises DeprecationWarning" in by_code["RTM108"]
+    assert "`tune.run(keep_checkpoints_num=, checkpoint_score_attr=)`" in by_code["RTM129"]
+    assert "checkpoint_score_order=" in by_code["RTM129"]
+
+
+def test_tuner_restore_without_the_trainable_is_flagged() -> None:
+    """Ray 2.5 made ``Tuner.restore``'s trainable required (a public repository's Ray 2.1 script
+    restored with the path alone): flagged where it is missing, not where it is given."""
+    _, found = migrate(
+        """\
+        from ray import tune
+        from ray.tune import Tuner
+
+        a = tune.Tuner.restore("/tmp/exp", trainable=train_fn)
+        b = Tuner.restore("/tmp/exp", train_fn, resume_errored=True)
+        c = tune.Tuner.restore("/tmp/exp", resume_errored=True)
+        """
+    )
+    flags = [(d.code, d.line) for d in found if not d.fixed]
+    assert flags == [("RTM112", 6)], found
+    assert "trainable=" in found[0].message
+
+
 def test_no_tune_no_change_of_behaviour() -> None:
     out, found = migrate(
         """\
