@@ -128,6 +128,7 @@ class Rejected:
     keywords: tuple[str, ...] = ()
     message: str = "`{ray_class}({given})` is rejected by V2"
     tune_takes_it: bool = False
+    complete: bool = False  # the message says what to do itself (the rule's advice is not appended)
 
 
 class RejectedKeyword(FlagRule):
@@ -146,6 +147,7 @@ class RejectedKeyword(FlagRule):
         not_tune = frozenset(n for n in qualified if not n.startswith("ray.tune."))
         to_tune = tune_configs(index).get(id(node))  # a Train config that reaches a Tuner's run_config
         found: list[str] = []
+        complete = True  # every row that found something says what to do itself
         flagged: set[str] = set()  # the classes a keyword row found something on
         for row in self.rejected:
             if not is_ray_class(not_tune if row.tune_takes_it else qualified, row.ray_class):
@@ -153,6 +155,7 @@ class RejectedKeyword(FlagRule):
             if not row.keywords:
                 if row.ray_class not in flagged:
                     found.append(row.message.format(ray_class=row.ray_class, given=""))
+                    complete = complete and row.complete
                 continue
             used = [k for k in row.keywords if keyword(node, k) is not None]
             if used and row.tune_takes_it and to_tune is not None:
@@ -167,6 +170,9 @@ class RejectedKeyword(FlagRule):
                 flagged.add(row.ray_class)
                 given = f"{used[0]}=..." if len(row.keywords) == 1 else ", ".join(f"{k}=" for k in used)
                 found.append(row.message.format(ray_class=row.ray_class, given=given))
+                complete = complete and row.complete
+        if found and complete:
+            return self.complete("; ".join(found))
         return "; ".join(found) or None
 
 

@@ -68,11 +68,13 @@ class TuneRunOptions(RejectedKeyword):
             "tune.run",
             ("local_dir",),
             "`tune.run(local_dir=...)` raises DeprecationWarning on Ray 2.60: give it as `storage_path=`",
+            complete=True,  # Tune's own option: RTM108's advice (V2's syncing, stopping) is not about it
         ),
         Rejected(
             "tune.run",
             ("chdir_to_trial_dir",),
             "`tune.run(chdir_to_trial_dir=...)` raises DeprecationWarning on Ray 2.60: set the "
             "RAY_CHDIR_TO_TRIAL_DIR environment variable instead (0: keep the working directory)",
+            complete=True,
         ),
     )

@@ -214,6 +214,7 @@ def test_tune_runs_v1_era_options_are_flagged_by_what_ray_2_60_does_with_them() 
     assert flags == [("RTM108", 9), ("RTM129", 9)], found
     by_code = {d.code: d.message for d in found}
     assert "`tune.run(local_dir=...)` raises DeprecationWarning" in by_code["RTM108"]
+    assert "V2 syncs" not in by_code["RTM108"]  # Tune's own option: not RTM108's advice about V2's RunConfig
     assert "`tune.run(keep_checkpoints_num=, checkpoint_score_attr=)`" in by_code["RTM129"]
     assert "checkpoint_score_order=" in by_code["RTM129"]
 
