@@ -104,11 +104,7 @@ class LeftoverOldApi(FlagRule):
             return None  # report the longest expression only
         if id(item.node) in index.star_resolved:
             return None  # named in the star import's own finding
-        names = sorted(
-            n
-            for n in index.qualified(item.node)
-            if n.startswith(OLD_PREFIXES) and (not n.startswith(STILL_THERE) or catalogue.lookup(n) is not None)
-        )
+        names = sorted(n for n in index.qualified(item.node) if _old(n))
         if names:
             entry = catalogue.lookup(names[0])  # what Ray's releases say replaces it
             if entry is not None:
@@ -150,6 +146,8 @@ def _unused_imports(rule: FlagRule, index: Index) -> list[tuple[ast.AST, str | M
 
 
 def _old(qualified: str) -> bool:
+    """Old API: under ray.air or V1's session module, but not what 2.60 keeps there (its
+    integrations) unless the catalogue says it moved or went."""
     return qualified.startswith(OLD_PREFIXES) and (
         not qualified.startswith(STILL_THERE) or catalogue.lookup(qualified) is not None
     )

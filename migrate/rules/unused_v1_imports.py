@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from migrate import _fast
-from migrate._directives import directives
+from migrate._directives import directives, held_lines
 from migrate._index import Index
 from migrate.rules._base import Diagnostic, Rule
 from migrate.rules._names import exported as exported_names
@@ -85,6 +85,7 @@ class UnusedV1Imports(Rule):
         exported = exported_names(index)
         declared = declared_reexports(index)
         annotated: set[str] | None = None
+        held: set[int] | None = None  # the lines a noqa directive holds for this rule (as the engine reads them)
         edits = _fast.Edits(index)
         found = []
         for node, parent, functions in index.import_statements:
@@ -110,10 +111,13 @@ class UnusedV1Imports(Rule):
             if not unused:
                 continue
             names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in unused)
-            if node.lineno == node.end_lineno and _holds(index, node.lineno, self.code):
-                # what the engine would make of libcst's removal: the line kept, the finding a flag
-                found.append(Diagnostic(self.code, node.lineno, 1, f"unused V1 import removed: `{names}`", False))
-                continue
+            if node.lineno == node.end_lineno and "noqa" in index.line(node.lineno).lower():
+                if held is None:
+                    held = held_lines(index.text, self.code)
+                if node.lineno in held:
+                    # what the engine would make of libcst's removal: the line kept, the finding a flag
+                    found.append(Diagnostic(self.code, node.lineno, 1, f"unused V1 import removed: `{names}`", False))
+                    continue
             if not isinstance(node, ast.ImportFrom) or node.lineno != node.end_lineno:
                 return None
             line = _fast.alone(index, node)
@@ -163,14 +167,6 @@ def declared_reexports(index: Index) -> dict[int, set[str]]:
                     found[node.lineno] = names
         index.cache["declared_reexports"] = found
     return found
-
-
-def _holds(index: Index, line: int, code: str) -> bool:
-    """Whether a ``# noqa`` on ``line`` holds ``code``'s rewrite there (a bare one, or one naming it)."""
-    if "noqa" not in index.line(line).lower():
-        return False
-    directive = directives(index.text, [line]).get(line)
-    return directive is not None and (directive.codes is None or code in directive.codes)
 
 
 def _read_within(index: Index, name: str, functions: tuple[str, ...]) -> bool:
