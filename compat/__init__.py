@@ -6,7 +6,11 @@
 import os as _os
 from typing import Any as _Any
 
-from compat_core.migration import where as _where
+from compat import _shadowing
+
+_shadowing.check_this_process()  # a project's own compat_core/, v1/ or v2/ first on the path: say so
+
+from compat_core.migration import where as _where  # noqa: E402
 
 _here = _os.path.dirname(__file__)
 _where.add_library(_here, user_code=_os.path.join(_here, "testing"))

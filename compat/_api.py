@@ -15,7 +15,7 @@ from compat._context import TrainContext
 from compat_core import messages, switch
 from compat_core.errors import CompatError, NotInTrainingFunctionError
 from compat_core.integration.validation import SeedValidation, request_from_report, seed_request
-from compat_core.migration import usage
+from compat_core.migration import usage, v1_only
 from compat_core.releases import adapters
 from compat_core.releases.standins import CheckpointConsistencyMode, CheckpointUploadMode, ValidationTaskConfig
 from compat_core.run import worker
@@ -39,7 +39,7 @@ def _tune_function_session(name: str) -> Any:
     if worker.current() is not None or not adapters.in_tune_function():
         return None
     if not switch.mode().keeps_every_report:
-        raise usage.V1OnlyWarning(messages.train_api_in_tune(name))
+        raise usage.V1OnlyWarning(messages.train_api_in_tune(name, v1_only.message("tune-trainable-train-api")))
     usage.relied_on("tune-trainable-train-api", f"compat.{name}() in a Tune function trainable")
     return adapters.v1_session()
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from migrate.tables import GUIDE  # the migration guide: one address, the codemod's
+# The migration guide. The codemod (migrate.tables.GUIDE) names the same address; the runtime imports
+# nothing of the codemod, so a project's own ``migrate`` package beside its script is no concern of a
+# run's (tests/test_layers.py holds both).
+GUIDE = "https://github.com/ray-project/ray/issues/49454"
 
 
 def invalid_switch_value(var: str, value: str) -> str:
@@ -198,14 +201,13 @@ UNKNOWN_REPORT_CHECKPOINT_POSITION = (
 )
 
 
-def train_api_in_tune(name: str) -> str:
-    """Raw V2's error for ``ray.train.<name>`` in a Tune function trainable, then compat's words."""
-    from compat_core.migration import v1_only
-
+def train_api_in_tune(name: str, compat_advice: str) -> str:
+    """Raw V2's error for ``ray.train.<name>`` in a Tune function trainable, then compat's words
+    (the V1-only kind's message)."""
     return (
         f"`ray.train.{name}` is deprecated when running in a function passed to Ray Tune. Please use the "
         "equivalent `ray.tune` API instead. See this issue for more context: "
-        "https://github.com/ray-project/ray/issues/49454\n" + v1_only.message("tune-trainable-train-api")
+        f"https://github.com/ray-project/ray/issues/49454\n{compat_advice}"
     )
 
 
@@ -383,13 +385,14 @@ def worker_lost(rank: int, attempt: int, where: str | None) -> str:
     )
 
 
-def compat_shadowed(found: str, ours: str, directory: str, why: str) -> str:
+def package_shadowed(name: str, found: str, ours: str, where: str) -> str:
+    kind = "module" if found.endswith(".py") and not found.endswith("__init__.py") else "package"
     return (
-        f"{found} would be imported as `compat` instead of ray-train-compat's package ({ours}): "
-        f"Ray puts the driver's {why} ({directory}) first on its workers' import path, so every "
-        "worker (and the run ledger) would fail to find compat's modules. Rename that module "
-        "(for example to compat_utils.py and its imports to match), or start the driver from "
-        "another directory."
+        f"{found} would be imported as `{name}` instead of ray-train-compat's package of that name "
+        f"({ours}): it comes first on {where}, so ray-train-compat's imports of `{name}` there "
+        f"would fail (or, in an editable install, run another `{name}`). Rename that {kind} (for "
+        f"example to `myproject_{name}`, and its imports to match), move it into your project's own "
+        "package, or start the program from another directory."
     )
 
 

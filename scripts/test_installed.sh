@@ -132,6 +132,17 @@ EOF
       echo "installed: import compat without Ray does not say what to install:" >&2; echo "$message" >&2; exit 1
     }
     (cd "$run" && "$venv/bin/python" -c "import migrate, sys; assert migrate.__file__.startswith(sys.prefix), migrate.__file__")
+    # A project's own migrate.py in the working directory (a database migration script): `python -m
+    # migrate` would run it (docs/migrate.md says so); the console script runs the codemod.
+    mkdir -p "$work/own-migrate" && printf 'print("the project migration script ran")\n' >"$work/own-migrate/migrate.py"
+    cp "$work/needs_libcst.py" "$work/own-migrate/job.py"
+    message=$(cd "$work/own-migrate" && "$venv/bin/ray-train-migrate" --check job.py 2>&1) && {
+      echo "installed: ray-train-migrate --check passed a V1 file beside a migrate.py: $message" >&2; exit 1
+    }
+    echo "$message" | grep -q "^job.py:[0-9]*:[0-9]*: RTM" && ! echo "$message" | grep -q "migration script ran" || {
+      echo "installed: ray-train-migrate beside a migrate.py did not run the codemod: $message" >&2; exit 1
+    }
+    rm -rf "$work/own-migrate"
     (cd "$run" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not ray" "${shard[@]}")
   done
 }
@@ -154,6 +165,22 @@ assert len(report["fits"]) == 1 and report["verdict"]["ok"], report["verdict"]
 assert "ray-train-compat[plot]" in open(sys.argv[2]).read()  # no matplotlib here: the page says how to get plots
 print(f"installed: compare ran the script under V1 and V2: {report['verdict']['text']}")
 EOF
+  # A project's own package named as one of the wheel's beside its script: import compat names it.
+  local name shadow=$work/shadowed
+  for name in v2 compat_core; do
+    rm -rf "$shadow" && mkdir -p "$shadow/$name" && : >"$shadow/$name/__init__.py"
+    printf 'import compat\n' >"$shadow/job.py"
+    if message=$(cd "$shadow" && "$venv/bin/python" job.py 2>&1); then
+      echo "installed: import compat beside a $name/ package succeeded" >&2; exit 1
+    fi
+    echo "$message" | tail -1 | grep -q "^compat_core.errors.CompatShadowedError: $shadow/$name/__init__.py would be imported as \`$name\`" || {
+      echo "installed: import compat beside a $name/ package did not name it:" >&2; echo "$message" >&2; exit 1
+    }
+  done
+  rm -rf "$shadow" && mkdir -p "$shadow/migrate" && : >"$shadow/migrate/__init__.py"
+  printf 'import compat, sys\nassert "migrate" not in sys.modules\n' >"$shadow/job.py"
+  (cd "$shadow" && "$venv/bin/python" job.py) || { echo "installed: import compat beside a migrate/ failed" >&2; exit 1; }
+  rm -rf "$shadow"
   echo "installed: ok"
 }
 

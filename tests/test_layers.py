@@ -185,6 +185,34 @@ def test_the_layer_checks_see_a_crossing(tmp_path: Path) -> None:
     assert imports_of("compat_core.x", core, known) == {"v1.y"}
 
 
+COMMANDS_READING_THE_CODEMOD = "compat.readiness"  # python -m compat readiness: source trees through the codemod
+
+
+def test_the_runtime_imports_nothing_of_the_codemod() -> None:
+    """A project's own ``migrate`` package (database migrations) beside its script is then no
+    concern of a run's; only the readiness command reads source trees with the codemod."""
+    graph = graph_of("compat", "compat_core", "v1", "v2", "migrate")
+    wrong = sorted(
+        (a, b)
+        for a, targets in graph.items()
+        if _package(a) != "migrate" and not (a + ".").startswith(COMMANDS_READING_THE_CODEMOD + ".")
+        for b in targets
+        if _package(b) == "migrate"
+    )
+    assert wrong == []
+    assert any(_package(b) == "migrate" for b in graph["compat.readiness._collect"])  # the check reads imports
+
+
+def test_the_runtime_and_the_codemod_name_one_migration_guide() -> None:
+    import tomllib
+
+    from compat_core import messages
+    from migrate import tables
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert messages.GUIDE == tables.GUIDE == project["urls"]["Migration guide"]
+
+
 def test_importing_the_core_patches_nothing_in_ray_and_imports_no_public_module() -> None:
     """Every module of the core, imported in a fresh process: ``ray.train`` keeps exactly the
     names it had, and neither ``compat`` nor an engine is imported."""

@@ -72,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.jobs < 1:
         print("error: --jobs must be 1 or more", file=sys.stderr)
         return 2
+    from compat import _shadowing
+    from compat.errors import CompatShadowedError
+
+    try:  # it reads source trees with the codemod: a project's own migrate/ must not stand in for it
+        _shadowing.check_this_process(_shadowing.COMMANDS)
+    except CompatShadowedError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     from compat.readiness import _collect, _fleet, _render
 
     collected = _collect.collect(args.locations, site_packages=args.site_packages, jobs=args.jobs)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from migrate.tables import GUIDE  # the migration guide: one address, the codemod's
+from compat_core.messages import GUIDE
 
 
 @dataclass(frozen=True)

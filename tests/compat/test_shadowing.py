@@ -83,3 +83,76 @@ def test_the_script_directory_counts_and_this_package_itself_does_not(
     monkeypatch.chdir(installed_at)
     monkeypatch.setattr(sys, "argv", [str(installed_at / "job.py")])
     _shadowing.check()
+
+
+NO_TORCH_PROGRAM = """\
+import compat as train
+
+
+def train_func(config):
+    train.report({"loss": 1.0})
+
+
+train.DataParallelTrainer(train_func, scaling_config=train.ScalingConfig(num_workers=1)).fit()
+print("the fit finished")
+"""
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("name", ["compat_core", "v1", "v2"])
+def test_a_project_package_named_as_one_of_compats_stops_import_compat_and_names_it(name: str, tmp_path: Path) -> None:
+    """An API's ``v2/`` (or ``v1/``, ``compat_core/``) package beside the script: the driver's own
+    ``import compat`` would load it (Python puts the script's directory first)."""
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "__init__.py").write_text("ROUTES = []\n")
+    (tmp_path / "train.py").write_text(NO_TORCH_PROGRAM)
+    run = _run([sys.executable, "train.py"], tmp_path)
+    assert run.returncode == 1
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("compat_core.errors.CompatShadowedError: "), run.stderr[-2000:]
+    assert f"{tmp_path / name / '__init__.py'} would be imported as `{name}`" in last
+    assert "Rename that package" in last and f"myproject_{name}" in last
+
+
+def test_a_v2_package_where_only_rays_workers_look_stops_fit_at_once(tmp_path: Path) -> None:
+    """The repository's root holds ``v2/``, the job's script lives in ``jobs/`` and is started from
+    the root: the driver imports this package, Ray's workers would import the root's ``v2``."""
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "__init__.py").write_text("")
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "train.py").write_text(NO_TORCH_PROGRAM)
+    run = _run([sys.executable, "jobs/train.py"], tmp_path)
+    assert run.returncode == 1
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("compat_core.errors.CompatShadowedError: "), run.stderr[-2000:]
+    assert f"{tmp_path / 'v2' / '__init__.py'} would be imported as `v2`" in last
+    assert f"Ray puts the driver's working directory, {tmp_path}, first" in last
+    assert "Started a local Ray instance" not in run.stderr
+
+
+def test_the_readiness_command_names_a_project_migrate_package(tmp_path: Path) -> None:
+    """It reads source trees with the codemod, which a project's ``migrate/`` would stand in for."""
+    (tmp_path / "migrate").mkdir()
+    (tmp_path / "migrate" / "__init__.py").write_text("")
+    readiness = _run([sys.executable, "-m", "compat", "readiness", "."], tmp_path)
+    assert readiness.returncode == 2
+    assert readiness.stderr.startswith(f"error: {tmp_path / 'migrate' / '__init__.py'} would be imported as `migrate`")
+
+
+@pytest.mark.ray
+@pytest.mark.extended  # CI: tests/test_layers.py reads that the runtime imports nothing of the codemod
+def test_a_project_migrate_package_is_no_concern_of_a_run(tmp_path: Path) -> None:
+    """Database migrations in ``migrate/`` beside the script (a package that fails when imported):
+    the runtime imports nothing of the codemod, so the run goes on, in the driver and Ray's worker."""
+    (tmp_path / "migrate").mkdir()
+    imported = "raise RuntimeError('the project migrate package was imported')\n"
+    (tmp_path / "migrate" / "__init__.py").write_text(imported)
+    (tmp_path / "train.py").write_text(NO_TORCH_PROGRAM)
+    run = _run([sys.executable, "train.py"], tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "the fit finished" in run.stdout
+    assert "the project migrate package was imported" not in run.stderr
