@@ -69,7 +69,11 @@ def get_experiment_name() -> str:
 def route_air_session() -> Callable[[], None]:
     """``ray.air.session.*`` inside a compat worker answers correctly in both modes (raw V2
     makes it a silent no-op) and is counted as the V1-only kind ``session-api``; returns the
-    undo. The trainer hands it to every worker (compat_core.run.worker runs it)."""
-    import ray.air.session as air_session
-
+    undo. The trainer hands it to every worker (compat_core.run.worker runs it). On a Ray
+    without ``ray.air.session`` (V1's API, going with Train V1) no code can call it: nothing to
+    route."""
+    try:
+        import ray.air.session as air_session
+    except ImportError:
+        return lambda: None
     return rebind(air_session, {name: globals()[name] for name in __all__})

@@ -90,9 +90,9 @@ class Mode:
         """The ``RAY_TRAIN_V2_ENABLED`` of a Ray task compat runs outside training (a
         checkpoint validation): Ray's functions answer there as this semantics' Ray does
         outside a training worker, V1's while Ray ships them, whichever engine runs it."""
-        from compat_core.releases.facts import HAS_V1_ENGINE
+        from compat_core.releases import adapters
 
-        return {ENV_VAR: _value(self.semantics if HAS_V1_ENGINE else V2)}
+        return {ENV_VAR: _value(self.semantics if adapters.has_v1_engine() else V2)}
 
     def export(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """The variables that make :func:`mode` give this mode again (in a Tune trial's
@@ -128,12 +128,13 @@ def parse(value: str | None) -> Generation:
 def v1_engine() -> Generation:
     """The Ray engine V1 semantics run on: ``COMPAT_V1_ENGINE`` (``v1``: Ray's V1 engine;
     ``v2``: V1 semantics on Ray's V2 engine). Unset, or set but empty (``export
-    COMPAT_V1_ENGINE=``): Ray's V1 engine while Ray has one."""
+    COMPAT_V1_ENGINE=``): Ray's V1 engine while the installed Ray can run one
+    (:func:`compat_core.releases.adapters.has_v1_engine`), else V1 semantics on V2's."""
     value = os.environ.get(ENGINE_ENV_VAR)
     if not value:
-        from compat_core.releases.facts import HAS_V1_ENGINE
+        from compat_core.releases import adapters
 
-        return V1 if HAS_V1_ENGINE else V2
+        return V1 if adapters.has_v1_engine() else V2
     if value.lower() in ("v1", "v2"):
         return Generation(value.lower())
     raise InvalidSwitchValueError(messages.invalid_engine_value(ENGINE_ENV_VAR, value))

@@ -4,10 +4,41 @@ one breaks this module, and each function says what the name is for."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
 from collections.abc import Callable
 from typing import Any
 
 from compat_core.releases.facts import since
+
+V1_MODULES = ("ray.train.base_trainer", "ray.train.data_parallel_trainer", "ray.train._internal.session")
+"""V1's trainer and its worker session: what Ray's V1 engine runs (its ``BaseTrainer.fit``)."""
+
+
+@functools.cache
+def has_v1_engine() -> bool:
+    """Whether the installed Ray can still run Train V1 (announced for deletion): it ships V1's
+    trainer and session, and it honours ``RAY_TRAIN_V2_ENABLED=0`` (its own switch,
+    ``is_v2_enabled()``, answers V1 for it without raising). Not the presence of one module: RLlib
+    imports V1's ``BackendExecutor`` (ray-project/ray#60877), and a pure V2 run imports it in 2.60,
+    so it may well outlive Train V1. Asked once per process."""
+    if any(importlib.util.find_spec(module) is None for module in V1_MODULES):
+        return False
+    from ray.train.v2._internal import constants
+
+    variable = constants.V2_ENABLED_ENV_VAR
+    before = os.environ.get(variable)
+    os.environ[variable] = "0"
+    try:
+        return not constants.is_v2_enabled()
+    except Exception:  # a Ray that refuses the value: it has no V1 to select
+        return False
+    finally:
+        if before is None:
+            del os.environ[variable]
+        else:
+            os.environ[variable] = before
 
 
 def v2_report_owner() -> Any:

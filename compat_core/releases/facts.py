@@ -41,7 +41,6 @@ The facts, by release:
 
 from __future__ import annotations
 
-import importlib.util
 from importlib import metadata
 
 from packaging.version import Version
@@ -81,9 +80,6 @@ FAILURE_FAMILIES = since("2.49")
 PREEMPTION = since("2.58")
 LOGGING_CONFIG = since("2.56")
 WORKER_RUNTIME_ENV = since("2.47")
-HAS_V1_ENGINE = importlib.util.find_spec("ray.train._internal.backend_executor") is not None
-"""Ray still ships its V1 engine (announced for deletion); without it compat's v1 backend
-runs on the V2 engine (``COMPAT_V1_ENGINE``, docs/compatibility.md §28)."""
 V2_XGBOOST_CONFIG = since("2.50")
 """V2's XGBoostTrainer takes its own ``ray.train.v2.xgboost.config.XGBoostConfig``."""
 LIGHTGBM_NORMALIZE = since("2.56")

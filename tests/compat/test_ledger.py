@@ -8,7 +8,7 @@ from compat.callbacks import UserCallback
 from compat_core import messages, switch
 from compat_core.integration.validation import trainer_config
 from compat_core.migration.usage import Usage
-from compat_core.releases import facts
+from compat_core.releases import adapters, facts
 from compat_core.run.ledger import Record, RunLedger, task_options
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 
@@ -447,7 +447,7 @@ def test_an_unset_cluster_switch_reads_as_the_installed_rays_default() -> None:
 def test_validation_runs_with_the_backends_ray_functions_while_ray_ships_them(
     monkeypatch, selected, has_v1_engine, value
 ) -> None:
-    monkeypatch.setattr(facts, "HAS_V1_ENGINE", has_v1_engine)
+    monkeypatch.setattr(adapters, "has_v1_engine", lambda: has_v1_engine)
     mode = switch.mode_of(switch.Generation(selected))
     assert mode.outside_training_env == {switch.ENV_VAR: value}
 

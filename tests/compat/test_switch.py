@@ -2,7 +2,7 @@ import pytest
 
 import compat
 from compat_core import switch
-from compat_core.releases import facts
+from compat_core.releases import adapters, facts
 from compat_core.releases import supported as version
 
 
@@ -85,7 +85,7 @@ def test_the_mode_is_made_from_the_variables_and_the_installed_ray(
         monkeypatch.delenv(switch.ENGINE_ENV_VAR, raising=False)
     else:
         monkeypatch.setenv(switch.ENGINE_ENV_VAR, engine)
-    monkeypatch.setattr(facts, "HAS_V1_ENGINE", has_v1_engine)
+    monkeypatch.setattr(adapters, "has_v1_engine", lambda: has_v1_engine)
     made = switch.mode()
     assert (made.semantics, made.engine) == mode
     # Exported into a Tune trial's process, the mode is made again the same.

@@ -16,7 +16,7 @@ import compat as train
 from compat import DataParallelTrainer
 from compat_core import switch
 from compat_core.migration import usage
-from compat_core.releases import facts
+from compat_core.releases import adapters
 
 # The seed examples, imported when run: they import torch, which this module's own training
 # functions do not need (a worker imports the module that defines its function).
@@ -34,7 +34,7 @@ def _example(name: str) -> Any:
 def test_the_engine_follows_the_variable_and_ray(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(switch.ENGINE_ENV_VAR, raising=False)
     assert switch.v1_engine() is switch.V1  # this Ray still ships V1's engine
-    monkeypatch.setattr(facts, "HAS_V1_ENGINE", False)
+    monkeypatch.setattr(adapters, "has_v1_engine", lambda: False)
     assert switch.v1_engine() is switch.V2  # the day Ray deletes it, V1 semantics keep working
     monkeypatch.setenv(switch.ENGINE_ENV_VAR, "V1")
     assert switch.v1_engine() is switch.V1

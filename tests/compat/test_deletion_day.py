@@ -1,0 +1,90 @@
+"""The day Ray deletes Train V1, rehearsed on the installed Ray (tests/deletion/sitecustomize.py,
+docs/compatibility.md §34): Ray answering V2 whatever ``RAY_TRAIN_V2_ENABLED`` says (or refusing
+``=0``), V1's engine entry points raising when called and ``ray.air.session`` gone, in the driver
+and every Ray process. With ``COMPAT_V1_ENGINE`` unset, compat finds out by itself and a V1-era
+job migrated onto it keeps V1's results; raw V1 fails there."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.compat import deletion_day_job
+
+ROOT = Path(__file__).resolve().parents[2]
+REHEARSAL = ROOT / "tests" / "deletion"
+
+pytestmark = pytest.mark.one_pass  # each process sets its own variables
+
+
+def _env(variant: str | None, setting: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "COMPAT_V1_ENGINE", "RAY_TRAIN_V2_ENABLED")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REHEARSAL), str(ROOT)] if variant else [str(ROOT)])
+    env.pop("COMPAT_REHEARSE_NO_V1", None)
+    if variant:
+        env["COMPAT_REHEARSE_NO_V1"] = variant
+    if setting is not None:
+        env["RAY_TRAIN_V2_ENABLED"] = setting
+    return env
+
+
+PROBE = """
+import json
+import compat
+from compat_core import switch
+from compat_core.releases import adapters
+print(json.dumps([adapters.has_v1_engine(), str(switch.mode_of(switch.V1))]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("variant", "setting", "finds"),
+    [
+        (None, "0", [True, "v1 on Ray's V1 engine"]),  # the installed Ray, as it is
+        ("answers-v2", "0", [False, "v1 on Ray's V2 engine"]),
+        ("refuses", None, [False, "v1 on Ray's V2 engine"]),  # refuses =0: a V2 program leaves it unset
+    ],
+    ids=["today", "Ray answers V2", "Ray refuses =0"],
+)
+def test_compat_finds_by_itself_whether_ray_can_run_v1(variant: str | None, setting: str | None, finds) -> None:
+    """Not by one module's presence (V1's BackendExecutor is still importable in both rehearsals,
+    as RLlib's import of it may keep it): by whether Ray honours ``=0`` and ships V1's trainer."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], env=_env(variant, setting), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == finds
+
+
+@pytest.mark.ray
+def test_a_v1_era_job_keeps_v1s_results_on_the_day_ray_deletes_v1(ray_cluster, tmp_path, monkeypatch) -> None:
+    """The same job (tests/compat/deletion_day_job.py: every report kept, compat.session, a retried
+    run, TorchTrainer.restore, a Tune sweep of a compat trainer) the day before, on V1's engine, in
+    this process; and on the day, in a process of its own whose Ray has no V1, reading the earlier
+    day's run back with Result.from_path. ``COMPAT_V1_ENGINE`` is unset on both days."""
+    monkeypatch.setenv("RAY_TRAIN_V2_ENABLED", "0")
+    monkeypatch.delenv("COMPAT_V1_ENGINE", raising=False)
+    # CI: the job and a restore; the full suite: every part.
+    parts = deletion_day_job.PARTS if os.environ.get("COMPAT_FULL_SUITE") else ("job", "restored")
+    before = json.loads(json.dumps(deletion_day_job.main(str(tmp_path / "before"), parts=parts)))
+    assert before["mode"] == "v1 on Ray's V1 engine"
+    assert before["job"]["rows"] == 6 and before["job"]["progress_csv"]  # V1's: the free-floating reports kept
+    assert (before["raw_v1_trainer"], before["ray_air_session"]) == ("constructed", "imported")
+
+    job = [sys.executable, deletion_day_job.__file__, str(tmp_path / "after"), ",".join(parts), before["job_path"]]
+    done = subprocess.run(job, env=_env("answers-v2", "0"), capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-5000:]
+    after = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULTS "))[8:])
+    assert after["mode"] == "v1 on Ray's V2 engine"  # found by itself
+    # The rehearsal is real: raw V1 fails there.
+    assert after["raw_v1_trainer"] == "DeprecationWarning" and after["ray_air_session"] == "ModuleNotFoundError"
+    # V1's results, part by part, and the earlier day's run read back as it was.
+    assert after["earlier"] == {**before["job"], "path_kept": True}
+    same = [k for k in before if k not in ("mode", "job_path", "raw_v1_trainer", "ray_air_session")]
+    assert set(same) >= set(parts)
+    assert {k: after[k] for k in same} == {k: before[k] for k in same}
