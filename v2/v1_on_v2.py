@@ -59,6 +59,14 @@ class V1OnV2Engine(V2Engine):
     def worker_side(self, prepared: PreparedRun) -> V1OnV2WorkerSide:
         return V1OnV2WorkerSide(self.mode, prepared_of(prepared).artifacts)
 
+    def run(self, job: TrainJob, watcher: Any = None) -> Any:
+        """V2's run, with what V1's engine hands its run from the driver's environment: V2's
+        controller makes the run's directory and its workers upload checkpoints, each in a
+        process of its own, where object-store credentials the driver set after Ray started
+        (V1's engine passes them on to its trial and workers) would otherwise be missing."""
+        with adapters.v2_controller_also_gets(adapters.v1_trial_env_vars()):
+            return super().run(job, watcher)
+
     def prepare(
         self,
         run: RunConfig,

@@ -4,10 +4,11 @@ one breaks this module, and each function says what the name is for."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from compat_core.releases.facts import since
@@ -128,6 +129,31 @@ def rays_train_function(v2: bool, name: str) -> Callable[..., Any] | None:
 
         return get_context
     return getattr(v1_session(), name, None) if name in ("report", "get_checkpoint", "get_dataset_shard") else None
+
+
+def v1_trial_env_vars() -> frozenset[str]:
+    """The driver's variables V1's engine hands its run (Tune's trainable actor, and through it
+    every worker): object-store credentials (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+    ``AWS_SECURITY_TOKEN``, ``AWS_SESSION_TOKEN``) and Train's own; Tune's list in every release."""
+    from ray.tune.execution.class_cache import ENV_VARS_TO_PROPAGATE
+
+    return frozenset(ENV_VARS_TO_PROPAGATE)
+
+
+@contextlib.contextmanager
+def v2_controller_also_gets(names: Iterable[str]) -> Iterator[None]:
+    """Inside the block, V2's engine hands ``names`` (those set in the driver) to its controller
+    and from there to every worker, beside Train's own variables: its list,
+    ``ENV_VARS_TO_PROPAGATE``, read by ``get_env_vars_to_propagate()`` when the controller
+    starts (driver) and each worker group starts (controller), every release 2.44-2.60."""
+    from ray.train.v2._internal import constants
+
+    before = constants.ENV_VARS_TO_PROPAGATE
+    constants.ENV_VARS_TO_PROPAGATE = set(before) | set(names)
+    try:
+        yield
+    finally:
+        constants.ENV_VARS_TO_PROPAGATE = before
 
 
 def v1_session() -> Any:

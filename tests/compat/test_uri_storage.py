@@ -21,6 +21,13 @@ import importlib, json, os, sys, tempfile
 from pathlib import Path
 from moto.server import ThreadedMotoServer
 
+import ray
+from ray.train.base_trainer import TrainingFailedError as V1Failed
+
+# Ray first, then the store and its credentials, set in the driver only (as Ray's own
+# test_new_persistence.py sets them): V1's engine hands the AWS_* variables to its trial and
+# workers; compat's V1 semantics on V2's engine must too (V2's controller makes the directory).
+ray.init(num_cpus=2, include_dashboard=False, address="local")
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 host, port = server.get_host_and_port()
@@ -32,11 +39,6 @@ import pyarrow.fs as pafs
 
 pafs.FileSystem.from_uri(f"s3://runs?{QUERY}&allow_bucket_creation=true")[0].create_dir("runs")
 ROOT = f"s3://runs/experiments?{QUERY}"
-
-import ray
-from ray.train.base_trainer import TrainingFailedError as V1Failed
-
-ray.init(num_cpus=2, include_dashboard=False, address="local")
 
 
 def loop(config):

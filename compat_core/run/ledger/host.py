@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from compat_core.files import private
-from compat_core.releases import standins
+from compat_core.releases import adapters, standins
 from compat_core.run.ledger import journal
 from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
 from compat_core.run.ledger.run import RunLedger, recover
@@ -352,6 +352,7 @@ class _Host:
     job: str | None = None
     concurrency = 0
     pruned = False
+    env: dict[str, str] | None = None
 
 
 _host = _Host()
@@ -366,6 +367,7 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
     needed = ledger_concurrency(world_size)
     restarts = max_restarts()
     journals = journal_dir()  # checked before anything is written there
+    env = storage_env()
     with _host_lock:
         job = ray.get_runtime_context().get_job_id()
         if (
@@ -373,13 +375,16 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
             or _host.job != job
             or _host.concurrency < needed
             or _host.max_restarts != restarts
+            or _host.env != env
             or not _reusable(_host.actor)
         ):
             index = os.path.join(journals, f"{uuid.uuid4().hex}.runs")  # the host is on this node
             actor_class = ray.remote(num_cpus=0, max_restarts=restarts, max_task_retries=-1)(LedgerHost)
-            options = {"max_concurrency": needed, "scheduling_strategy": _on_this_node()}  # coroutines
+            options: dict[str, Any] = {"max_concurrency": needed, "scheduling_strategy": _on_this_node()}
+            if env:
+                options["runtime_env"] = {"env_vars": env}
             _host.actor = actor_class.options(**options).remote(index)
-            _host.job, _host.concurrency, _host.max_restarts = job, needed, restarts
+            _host.job, _host.concurrency, _host.max_restarts, _host.env = job, needed, restarts, env
         actor = _host.actor
     run_id = uuid.uuid4().hex
     if not _host.pruned:  # once per driver process: journals of drivers that died long ago
@@ -390,6 +395,17 @@ def open_ledger(world_size: int, **run_options: Any) -> LedgerClient:
     pid = ray.get(actor.open_run.remote(run_id, world_size, run_options))  # before any worker calls it
     vote_timeout = run_options.get("vote_timeout_s") or VOTE_TIMEOUT_S
     return LedgerClient(actor, run_id, pid, journal_path, world_size, restarts, vote_timeout)
+
+
+def storage_env() -> dict[str, str]:
+    """The driver's variables its runs' storage reads (object-store credentials), as V1's engine
+    hands them to its trial: the host writes V1's logs and the validation outcomes there, in a
+    process of its own, which does not see what the driver set after Ray started."""
+    return {
+        name: os.environ[name]
+        for name in sorted(adapters.v1_trial_env_vars())
+        if name.startswith("AWS_") and name in os.environ
+    }
 
 
 def journal_dir() -> str:
