@@ -71,6 +71,11 @@ COMPAT_MODULES: dict[str, tuple[str, frozenset[str]]] = {
         frozenset({"LightGBMTrainer", "LightGBMConfig", "LightGBMCheckpoint", "RayTrainReportCallback",
                    "get_network_params", "normalize_pandas_for_lightgbm"}),
     ),
+    "ray.train.tensorflow": (
+        "compat.tensorflow",
+        frozenset({"TensorflowTrainer", "TensorflowConfig", "TensorflowCheckpoint", "prepare_dataset_shard"}),
+    ),
+    "ray.train.tensorflow.keras": ("compat.tensorflow.keras", frozenset({"ReportCheckpointCallback"})),
     "ray.train.lightning": (
         "compat.lightning",
         frozenset({"RayDDPStrategy", "RayDeepSpeedStrategy", "RayFSDPStrategy", "RayLightningEnvironment",
@@ -90,6 +95,7 @@ FRAMEWORK_CHECKPOINTS = frozenset(
         "ray.air.checkpoint.TorchCheckpoint", "ray.train.sklearn.SklearnCheckpoint",
         # compat re-exports Ray's: `--target compat` must not lose the finding (compat.torch's is Ray's class)
         "compat.torch.TorchCheckpoint", "compat.xgboost.XGBoostCheckpoint", "compat.lightgbm.LightGBMCheckpoint",
+        "compat.tensorflow.TensorflowCheckpoint",
     }
 )  # fmt: skip
 

@@ -30,6 +30,12 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   # The project accepts Ray from 2.44 on (pyproject.toml); the tests run on the newest tested release.
   step "installing ray[train] 2.60, lightning and the project (first run: a few minutes)" \
     python -m pip install -q "ray[train]==2.60.0" -e ".[test]"
+  # TensorFlow for compat.tensorflow's tests: the CPU build, and Keras 2 (tf-keras), which Ray's
+  # MultiWorkerMirroredStrategy training needs (Keras 3's fit() refuses its inputs). tf-keras
+  # without its dependencies: it names `tensorflow`, which would pull the full build beside this one.
+  step "installing tensorflow-cpu 2.21 and tf-keras (first run: about a minute)" \
+    python -m pip install -q "tensorflow-cpu==2.21.0"
+  step "installing tf-keras 2.21 (without its dependencies)" python -m pip install -q --no-deps "tf-keras==2.21.0"
   touch "$stamp"
 fi
 echo "setup: ready (.venv)"

@@ -93,3 +93,9 @@ LIGHTGBM = Framework(
     config_arg="lightgbm_config",
     v1_exported="ray.train.lightgbm.lightgbm_trainer:LightGBMTrainer",
 )
+TENSORFLOW = Framework(
+    "tensorflow",
+    v1_trainer="ray.train.tensorflow.tensorflow_trainer:TensorflowTrainer",
+    v2_trainer="ray.train.v2.tensorflow.tensorflow_trainer:TensorflowTrainer",
+    config_arg="tensorflow_config",
+)

@@ -32,6 +32,7 @@ PAIRS = [
     ("ray.train.lightgbm", "compat.lightgbm"),
     ("ray.train.lightning", "compat.lightning"),
     ("ray.train.huggingface.transformers", "compat.huggingface.transformers"),
+    ("ray.train.tensorflow", "compat.tensorflow"),
 ]
 PAIRS_BY_COMPAT = [(ours, theirs) for theirs, ours in PAIRS]
 
@@ -43,6 +44,7 @@ EXCLUDED = {
     ("compat.torch", "TorchTrainer", "train_run_context"): _RUN_CONTEXT,
     ("compat.xgboost", "XGBoostTrainer", "train_run_context"): _RUN_CONTEXT,
     ("compat.lightgbm", "LightGBMTrainer", "train_run_context"): _RUN_CONTEXT,
+    ("compat.tensorflow", "TensorflowTrainer", "train_run_context"): _RUN_CONTEXT,
 }
 
 # Ray's classes whose default instances are compared too (attributes set in __init__).
@@ -55,6 +57,7 @@ INSTANCES: dict[str, Any] = {
     "TorchTrainer": lambda m: m.TorchTrainer(lambda: None),
     "XGBoostTrainer": lambda m: m.XGBoostTrainer(lambda: None),
     "LightGBMTrainer": lambda m: m.LightGBMTrainer(lambda: None),
+    "TensorflowTrainer": lambda m: m.TensorflowTrainer(lambda: None),
 }
 
 

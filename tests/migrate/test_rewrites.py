@@ -969,3 +969,18 @@ def test_a_rewritten_import_is_not_merged_above_a_statement_that_rebinds_its_nam
     source = "from ray.train import ScalingConfig\nRunConfig = None\nfrom ray.air import RunConfig\n\nx = RunConfig()\n"
     out, _ = migrate(source)
     assert out == source.replace("from ray.air import", "from ray.train import")  # rewritten in place
+
+
+def test_compat_target_moves_tensorflow_onto_compat_tensorflow() -> None:
+    check(
+        """
+        from ray.train.tensorflow import TensorflowTrainer, prepare_dataset_shard
+        from ray.train.tensorflow.keras import ReportCheckpointCallback
+        """,
+        """
+        from compat.tensorflow import TensorflowTrainer, prepare_dataset_shard
+        from compat.tensorflow.keras import ReportCheckpointCallback
+        """,
+        "RTM004",
+        target="compat",
+    )
