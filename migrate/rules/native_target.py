@@ -17,7 +17,7 @@ class NativeTarget(Rule):
     """## What it does
     With ``--target native``: ``import compat as train`` becomes ``from ray import train``,
     ``from compat import X`` becomes ``from ray.train import X``, ``compat.torch`` becomes
-    ``ray.train.torch`` (and ``from compat.lightning``, ``compat.xgboost``, ``compat.lightgbm``,
+    ``ray.train.torch`` (and ``from compat.lightning``, ``compat.xgboost``, ``compat.lightgbm``, ``compat.tensorflow``,
     ``compat.huggingface.transformers`` their ``ray.train`` modules: the names are Ray's own),
     and ``compat.X`` attributes become ``ray.train.X``. compat's failure
     classes get their V2 names (``WorkerGroupFailedError`` -> ``WorkerGroupError``,
