@@ -167,7 +167,10 @@ def shown(module: str, name: str, what: str) -> str:
 
 
 def compat_has(module: str, name: str, attr: str) -> bool:
-    our = getattr(importlib.import_module(module), name, None)
+    try:
+        our = getattr(importlib.import_module(module), name, None)
+    except ImportError:  # the framework is not installed here (compat.tensorflow needs TensorFlow)
+        return False
     if our is None:
         return False
     if attr == IDENTITY:
