@@ -140,6 +140,11 @@ def v1_trial_env_vars() -> frozenset[str]:
     return frozenset(ENV_VARS_TO_PROPAGATE)
 
 
+def v1_trial_credentials() -> list[str]:
+    """Of :func:`v1_trial_env_vars`, the object-store credentials (the ``AWS_*`` names), sorted."""
+    return sorted(name for name in v1_trial_env_vars() if name.startswith("AWS_"))
+
+
 @contextlib.contextmanager
 def v2_controller_also_gets(names: Iterable[str]) -> Iterator[None]:
     """Inside the block, V2's engine hands ``names`` (those set in the driver) to its controller

@@ -401,11 +401,7 @@ def storage_env() -> dict[str, str]:
     """The driver's variables its runs' storage reads (object-store credentials), as V1's engine
     hands them to its trial: the host writes V1's logs and the validation outcomes there, in a
     process of its own, which does not see what the driver set after Ray started."""
-    return {
-        name: os.environ[name]
-        for name in sorted(adapters.v1_trial_env_vars())
-        if name.startswith("AWS_") and name in os.environ
-    }
+    return {name: os.environ[name] for name in adapters.v1_trial_credentials() if name in os.environ}
 
 
 def journal_dir() -> str:
