@@ -396,7 +396,7 @@ def frame_build(count: int, repeat: int) -> None:
     ``repeat``: compat's build beside the frame of merged row dicts it replaced."""
     import pandas as pd
 
-    from compat_core.run.ledger import Record
+    from compat_core.semantics.records import Record
     from compat_core.semantics.result import worker_dataframe
     from compat_core.semantics.stored import worker_rows
 

@@ -198,7 +198,7 @@ class Ranks:
     async def free_rounds(self, first_index: int, rounds: int) -> list[tuple[float, float]]:
         """Each round: every rank's record to its socket, then its vote; (last vote sent, last
         answer received) per round."""
-        from compat_core.run.ledger import Record
+        from compat_core.semantics.records import Record
 
         timings = []
         for index in range(first_index, first_index + rounds):
@@ -223,7 +223,7 @@ class Ranks:
         cores, goes to the writes); when the first was written."""
         from ray import cloudpickle
 
-        from compat_core.run.ledger import Record
+        from compat_core.semantics.records import Record
 
         frames = [
             [

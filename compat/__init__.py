@@ -15,7 +15,7 @@ from compat_core.migration import where as _where  # noqa: E402
 _here = _os.path.dirname(__file__)
 _where.add_library(_here, user_code=_os.path.join(_here, "testing"))
 
-from compat_core.releases import supported as version  # noqa: E402
+from compat_core import installed as version  # noqa: E402
 
 RAY_VERSION = version.check()  # fail with the fix before importing Ray's internals
 
@@ -48,7 +48,7 @@ from compat._context import TrainContext
 from compat_core.semantics.rounds import CheckpointStatus
 from compat_core.switch import backend
 from compat._trainer import DataParallelTrainer
-from compat_core.releases.supported import UntestedRayWarning
+from compat_core.installed import UntestedRayWarning
 from compat_core.migration.usage import CompatDeprecationWarning, NonFiniteMetricWarning, Usage, V1OnlyWarning
 from compat_core.files.pickled import CorruptStoredDataWarning
 from compat.callbacks import UserCallback

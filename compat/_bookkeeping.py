@@ -21,13 +21,15 @@ from compat import _capture as capture
 from compat.readiness import _record as readiness
 from compat_core import config, messages
 from compat_core.errors import CallbackError
+from compat_core.files import journal
 from compat_core.files.storage import RunStorage
 from compat_core.migration import usage, where
 from compat_core.migration.usage import Usage, UsageLog
 from compat_core.run.engine import Engine
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot, journal, journaled_records, journaled_validations
+from compat_core.run.ledger import LedgerClient
 from compat_core.run.ledger.host import journal_dir
 from compat_core.semantics import reads, restore, validations, worker_reports
+from compat_core.semantics.records import LedgerSnapshot, journaled_records, journaled_validations
 from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import ReportRound
 from compat_core.semantics.v1_logs import AUTO_KEYS

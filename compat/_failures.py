@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from compat_core import messages
 from compat_core.errors import CallbackError, CompatError, preempted, training_failed
-from compat_core.run.ledger import LedgerSnapshot
+from compat_core.semantics.records import LedgerSnapshot
 from compat_core.semantics.result import Result
 
 

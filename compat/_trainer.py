@@ -33,23 +33,18 @@ from compat_core import config, messages, switch
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.errors import CompatError, RestoreError
 from compat_core.files.storage import RunStorage
-from compat_core.integration import tune
 from compat_core.integration.frameworks import DATA_PARALLEL, Framework
 from compat_core.integration.patch import scoped_env
 from compat_core.integration.validation import trainer_config
 from compat_core.migration import usage, where
 from compat_core.migration.usage import UsageLog
 from compat_core.releases import adapters
-from compat_core.run import worker
+from compat_core.run import tune, worker
 from compat_core.run.engine import Engine, PreparedRun, TrainJob
-from compat_core.run.ledger import (
-    LedgerClient,
-    LedgerSnapshot,
-    open_ledger,
-    ray_validation_runner,
-)
+from compat_core.run.ledger import LedgerClient, open_ledger, ray_validation_runner
 from compat_core.run.ledger.votes import vote_timeout_s
 from compat_core.semantics import restore, result
+from compat_core.semantics.records import LedgerSnapshot
 from compat_core.semantics.result import Result
 from compat_core.semantics.rounds import Retention
 
@@ -201,7 +196,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
 
     # -- as a Ray Tune trainable: tune.Tuner(trainer, param_space=...) ------------------
     def __call__(self, config: dict[str, Any]) -> None:
-        """Run one Tune trial (Tune calls this; see :mod:`compat_core.integration.tune`)."""
+        """Run one Tune trial (Tune calls this; see :mod:`compat_core.run.tune`)."""
         mode = self._mode()
         os.environ.update(mode.export())  # the driver's choice, for whatever reads the switch here
         trial = tune.with_sample(self, config or {}, takes_params=self.legacy_form)

@@ -153,6 +153,58 @@ def test_the_core_imports_no_engine_and_not_the_public_package() -> None:
     assert wrong == []
 
 
+CORE_ORDER = (
+    "releases",
+    "messages",
+    "errors",
+    "files",
+    "switch",
+    "migration",
+    "installed",
+    "config",
+    "integration",
+    "semantics",
+    "run",
+)
+"""compat_core's parts, bottom first: each imports only the parts before it (docs/architecture.md)."""
+
+
+def _core_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "compat_core" and len(parts) > 1 else None
+
+
+def arrows_against(order: tuple[str, ...], graph: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for each import from a core part to a part at or above it in ``order`` (none
+    sideways: two parts are never at one level)."""
+    rank = {part: i for i, part in enumerate(order)}
+    wrong = []
+    for a, targets in sorted(graph.items()):
+        for b in sorted(targets):
+            pa, pb = _core_part(a), _core_part(b)
+            if pa is None or pb is None or pa == pb:
+                continue
+            if pa not in rank or pb not in rank or rank[pb] > rank[pa]:
+                wrong.append(f"{a} -> {b}")
+    return wrong
+
+
+def test_the_core_s_parts_depend_one_way() -> None:
+    graph = graph_of("compat_core")
+    assert {_core_part(m) for m in graph} - {None} == set(CORE_ORDER)  # a new part takes a place here
+    assert arrows_against(CORE_ORDER, graph) == []
+    # The check sees an arrow up, and a part not in the order.
+    assert arrows_against(("a", "b"), {"compat_core.a.x": {"compat_core.b.y"}}) == [
+        "compat_core.a.x -> compat_core.b.y"
+    ]
+    assert arrows_against(("a",), {"compat_core.a.x": {"compat_core.c"}}) == ["compat_core.a.x -> compat_core.c"]
+
+
+def test_the_architecture_guide_draws_the_core_s_order() -> None:
+    guide = (ROOT / "docs" / "architecture.md").read_text()
+    assert " → ".join(f"`{part}`" for part in CORE_ORDER) in guide
+
+
 def test_the_engines_import_the_core_only_and_never_each_other() -> None:
     graph = graph_of("compat", "compat_core", "v1", "v2")
     wrong = sorted(

@@ -21,9 +21,10 @@ from compat_core.files import storage
 from compat_core.migration import usage
 from compat_core.releases import adapters, facts
 from compat_core.run.engine import PreparedRun, TrainJob
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot
+from compat_core.run.ledger import LedgerClient
 from compat_core.semantics import restore, v1_logs
 from compat_core.semantics.observed import V1Semantics
+from compat_core.semantics.records import LedgerSnapshot
 from compat_core.semantics.restore import RestoreSpec
 from compat_core.semantics.result import ResultParts, last_report_validated, ledger_validated, validated_dataframe
 from compat_core.switch import V1, Mode

@@ -23,14 +23,15 @@ from compat_core.config import RunConfig
 from compat_core.errors import CompatError
 from compat_core.files import storage
 from compat_core.files.storage import RunStorage, checkpoint_dir_name
-from compat_core.integration import tune
 from compat_core.integration.patch import scoped_env
 from compat_core.migration import usage
 from compat_core.releases import facts, standins
+from compat_core.run import tune
 from compat_core.run.engine import PreparedRun, TrainJob
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot
+from compat_core.run.ledger import LedgerClient
 from compat_core.semantics import restore, v1_logs, validations
 from compat_core.semantics.observed import V2Semantics
+from compat_core.semantics.records import LedgerSnapshot
 from compat_core.semantics.restore import RestoreSpec
 from compat_core.semantics.result import (
     ReportedCheckpoint,

@@ -21,7 +21,8 @@ from typing import Any
 
 from compat_core.files.storage import RunStorage
 from compat_core.releases import adapters
-from compat_core.run.ledger import CallbackFailure, LedgerClient
+from compat_core.run.ledger import LedgerClient
+from compat_core.semantics.records import CallbackFailure
 
 # The longest the callbacks' thread waits in the ledger for the next round (the run's end wakes
 # it); after an error from the ledger, how long it waits before asking again.

@@ -31,8 +31,8 @@ from compat_core.files.storage import RunStorage, checkpoint_dir_name
 from compat_core.migration import usage, where
 from compat_core.releases import adapters
 from compat_core.run.engine import PreparedRun, TrainJob
-from compat_core.run.ledger import LedgerSnapshot
 from compat_core.semantics import restore, v1_logs
+from compat_core.semantics.records import LedgerSnapshot
 from compat_core.semantics.restore import RestoreSpec
 from compat_core.semantics.result import (
     ReportedCheckpoint,

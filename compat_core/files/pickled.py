@@ -24,8 +24,8 @@ MOVED = {
     "compat_core.ledger.checkpoints": "compat_core.run.ledger.checkpoints",
     "compat_core.ledger.delivery": "compat_core.run.ledger.delivery",
     "compat_core.ledger.host": "compat_core.run.ledger.host",
-    "compat_core.ledger.journal": "compat_core.run.ledger.journal",
-    "compat_core.ledger.records": "compat_core.run.ledger.records",
+    "compat_core.ledger.journal": "compat_core.files.journal",
+    "compat_core.ledger.records": "compat_core.semantics.records",
     "compat_core.ledger.run": "compat_core.run.ledger.run",
     "compat_core.ledger.validating": "compat_core.run.ledger.validating",
     "compat_core.ledger.votes": "compat_core.run.ledger.votes",
@@ -36,12 +36,16 @@ MOVED = {
     "compat_core.usage": "compat_core.migration.usage",
     "compat_core.where": "compat_core.migration.where",
     "compat_core.frameworks": "compat_core.integration.frameworks",
-    "compat_core.tune": "compat_core.integration.tune",
+    "compat_core.tune": "compat_core.run.tune",
     "compat_core.validation": "compat_core.integration.validation",
     "compat_core.patch": "compat_core.integration.patch",
     "compat_core.storage": "compat_core.files.storage",
     "compat_core.private": "compat_core.files.private",
     "compat_core.pickled": "compat_core.files.pickled",
+    # The core's packages made to depend one way (2026-12-02, docs/architecture.md "Layers").
+    "compat_core.integration.tune": "compat_core.run.tune",
+    "compat_core.run.ledger.journal": "compat_core.files.journal",
+    "compat_core.run.ledger.records": "compat_core.semantics.records",  # the live store: .store
 }
 """Old module → new module, for every module of compat_core that moved when the core was grouped
 by job (docs/architecture.md)."""

@@ -1,7 +1,7 @@
 """What each Ray release compat supports has and lacks: a flag per difference, read from the
-released wheels (the range compat runs on is :mod:`compat_core.releases.supported`).
+released wheels (the range compat runs on is :mod:`compat_core.installed`).
 
-compat runs on Ray 2.44 to 2.60 (:mod:`compat_core.releases.supported` holds the range). Ray's public
+compat runs on Ray 2.44 to 2.60 (:mod:`compat_core.installed` holds the range). Ray's public
 ``ray.train`` API gained names release by release; this module says which release has what
 (read from the released wheels) and gives each name from Ray where Ray has it, and compat's
 own equivalent where it does not. Everything else in compat imports version-dependent names

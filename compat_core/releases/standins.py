@@ -347,3 +347,13 @@ def expose_v2_names() -> None:
     for name, value in names.items():
         if not hasattr(ray.train, name):
             setattr(ray.train, name, value)
+
+
+def node_ip() -> str:
+    """This process's node IP as Ray knows it (loopback outside Ray)."""
+    try:
+        import ray
+
+        return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
+    except Exception:
+        return "127.0.0.1"

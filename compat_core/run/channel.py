@@ -639,13 +639,3 @@ def _connect(address: Address | None) -> Connection | None:
         logger.info("compat's record channel to %s:%s is unavailable (%s); using actor calls", host, port, exc)
         return None
     return connection
-
-
-def node_ip() -> str:
-    """This process's node IP as Ray knows it (loopback outside Ray)."""
-    try:
-        import ray
-
-        return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # untyped in Ray
-    except Exception:
-        return "127.0.0.1"

@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # the interface names these types; it runs none of their modu
     from compat_core.config import RunConfig, ScalingConfig
     from compat_core.files.storage import RunStorage
     from compat_core.integration.frameworks import Framework
-    from compat_core.run.ledger import LedgerClient, LedgerSnapshot
+    from compat_core.run.ledger import LedgerClient
+    from compat_core.semantics.records import LedgerSnapshot
     from compat_core.semantics.restore import RestoreSpec
     from compat_core.semantics.result import ResultParts
     from compat_core.switch import Mode
@@ -205,7 +206,7 @@ class Engine(Protocol):
         ...
 
     def run_in_trial(self, job: TrainJob) -> Any:
-        """Run the job inside a Ray Tune trial, every result reaching Tune (see compat_core.integration.tune)."""
+        """Run the job inside a Ray Tune trial, every result reaching Tune (see compat_core.run.tune)."""
         ...
 
     def trial_resources(self, scaling: ScalingConfig) -> Any:

@@ -20,8 +20,9 @@ from compat_core import switch
 from compat_core.migration import usage
 from compat_core.run import channel
 from compat_core.run.engine import EngineReport, WorkerSide
-from compat_core.run.ledger import LedgerClient, Record
+from compat_core.run.ledger import LedgerClient
 from compat_core.run.ledger.run import ARRIVAL_TIMEOUT_S
+from compat_core.semantics.records import Record
 
 # A finishing worker waits ARRIVAL_TIMEOUT_S for the ledger to store the last records it wrote
 # to the socket before it sends them again by actor calls: as long as the ledger waits for a

@@ -32,7 +32,7 @@ from compat_core.semantics.rounds import (
 )
 
 if TYPE_CHECKING:
-    from compat_core.run.ledger import LedgerSnapshot
+    from compat_core.semantics.records import LedgerSnapshot
     from compat_core.switch import Mode
 
 

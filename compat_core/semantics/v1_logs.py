@@ -32,8 +32,8 @@ import pyarrow.fs as pafs
 
 from compat_core.files import private
 from compat_core.files.storage import RunStorage
-from compat_core.run.channel import node_ip
-from compat_core.run.ledger import DeliveredRound, Record, round_dir_name
+from compat_core.releases.standins import node_ip
+from compat_core.semantics.records import DeliveredRound, Record, round_dir_name
 
 PROGRESS_CSV = "progress.csv"
 RESULT_JSON = "result.json"

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from compat.callbacks import UserCallback
 from compat.errors import InvalidSwitchValueError
 from compat_core.run import channel
-from compat_core.run.ledger import Record, RunLedger
+from compat_core.run.ledger import RunLedger
 from compat_core.run.ledger.votes import FreeRoundVote
+from compat_core.semantics.records import Record
 
 pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
 
@@ -106,7 +107,7 @@ def test_records_written_just_before_the_worker_is_killed_still_arrive() -> None
     script = (
         "import os, signal, sys\n"
         "from compat_core.run import channel\n"
-        "from compat_core.run.ledger import Record\n"
+        "from compat_core.semantics.records import Record\n"
         f"sender = channel.connect({address!r})\n"
         "for i in range(50):\n"
         "    assert sender.send((Record(0, i, {'step': i}, False, False, 0.0), None))\n"

@@ -13,7 +13,8 @@ import pytest
 
 from compat.errors import InvalidSwitchValueError
 from compat_core.run import channel
-from compat_core.run.ledger import Record, RunLedger
+from compat_core.run.ledger import RunLedger
+from compat_core.semantics.records import Record
 
 pytestmark = pytest.mark.one_pass  # the same in either setting (CI's first pass); plain code but the last test
 

@@ -29,9 +29,10 @@ from compat_core.files import storage
 from compat_core.migration import usage
 from compat_core.run import worker
 from compat_core.run.engine import EngineReport, PreparedRun, TrainJob
-from compat_core.run.ledger import LedgerClient, LedgerSnapshot, RunLedger
+from compat_core.run.ledger import LedgerClient, RunLedger
 from compat_core.semantics import restore, worker_reports
 from compat_core.semantics.observed import V1Semantics, V2Semantics
+from compat_core.semantics.records import LedgerSnapshot
 from compat_core.semantics.result import ResultParts
 
 pytestmark = pytest.mark.one_pass  # no Ray, no mode: each test picks its mode
@@ -172,7 +173,7 @@ def test_a_fits_worker_frame_is_read_from_the_run_when_first_read_and_travels_ma
     result pickled before that read carries the frame, not a file of this machine."""
     import pickle
 
-    from compat_core.run.ledger import Record
+    from compat_core.semantics.records import Record
     from compat_core.semantics.result import worker_dataframe
 
     result = fit(FakeEngine(V1_MODE), tmp_path)

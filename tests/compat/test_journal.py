@@ -12,10 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compat_core.files.journal import Journal, read
 from compat_core.migration.usage import Usage
-from compat_core.run.ledger import Record, RunLedger
-from compat_core.run.ledger.journal import Journal, read
+from compat_core.run.ledger import RunLedger
 from compat_core.run.ledger.run import recover
+from compat_core.semantics.records import Record
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 
 pytestmark = pytest.mark.one_pass  # plain code: no Ray cluster, no mode
@@ -150,7 +151,7 @@ def test_a_new_driver_reads_a_killed_drivers_reports_and_validations_past_events
     """A restore on another cluster reads the killed driver's journal for its records and
     validation outcomes: an event of another kind that holds the old cluster's handles (the
     validation config) is not loaded, so it does not cost them."""
-    from compat_core.run.ledger import journaled_records, journaled_validations
+    from compat_core.semantics.records import journaled_records, journaled_validations
 
     path = str(tmp_path / "run.journal")
     journal = Journal(path)
@@ -178,8 +179,9 @@ def test_a_record_a_killed_drivers_journal_cannot_give_back_costs_only_itself(tm
     from compat import _bookkeeping as bookkeeping
     from compat_core.files.pickled import CorruptStoredDataWarning
     from compat_core.files.storage import at
-    from compat_core.run.ledger import LedgerSnapshot, host, journaled_records
+    from compat_core.run.ledger import host
     from compat_core.semantics import worker_reports
+    from compat_core.semantics.records import LedgerSnapshot, journaled_records
 
     monkeypatch.setattr(host, "JOURNAL_DIR", str(tmp_path / "journals"))
     killed = str(tmp_path / "journals" / "killed.journal")
@@ -215,7 +217,7 @@ def test_an_event_that_cannot_be_kept_costs_its_durability_not_the_run(tmp_path,
 def test_journals_of_drivers_that_died_long_ago_are_pruned(tmp_path) -> None:
     import os
 
-    from compat_core.run.ledger.journal import prune
+    from compat_core.files.journal import prune
 
     old, fresh, other = tmp_path / "old.journal", tmp_path / "fresh.journal", tmp_path / "notes.txt"
     for path in (old, fresh, other):

@@ -9,7 +9,8 @@ from compat_core import messages, switch
 from compat_core.integration.validation import trainer_config
 from compat_core.migration.usage import Usage
 from compat_core.releases import adapters, facts
-from compat_core.run.ledger import Record, RunLedger, task_options
+from compat_core.run.ledger import RunLedger, task_options
+from compat_core.semantics.records import Record
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 
 
@@ -463,7 +464,7 @@ def test_ray_2_50s_device_failure_in_a_validation_says_how_to_get_past_it() -> N
 def test_callback_failures_from_the_ledger_and_from_the_driver_are_one_log_in_order() -> None:
     """A failing ``after_report`` (run in the ledger) and a Tune callback failing on the
     driver (``callback_failed``) both reach the result, in the order they happened."""
-    from compat_core.run.ledger import CallbackFailure
+    from compat_core.semantics.records import CallbackFailure
 
     class Failing:
         def after_report(self, *args):

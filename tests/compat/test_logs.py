@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from compat_core.run.ledger import DeliveredRound, Record
 from compat_core.semantics import v1_logs
+from compat_core.semantics.records import DeliveredRound, Record
 
 
 def handed(rows: v1_logs.V1Rows, record: Record) -> DeliveredRound:
@@ -77,7 +77,7 @@ def test_a_host_lost_for_good_leaves_no_complete_round_out_of_v1s_logs(tmp_path)
     """The ledger's host handed rounds 0 and 1 to V1's logs, stored rounds 2 and 3 in its
     journal and died before handing them over, and was not restarted: the driver, rebuilding
     the run from the journal, writes them after the two already written, once each."""
-    from compat_core.run.ledger.journal import Journal
+    from compat_core.files.journal import Journal
     from compat_core.run.ledger.run import RunLedger, recover
 
     path, run = str(tmp_path / "run.journal"), tmp_path / "run"

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from compat_core.config import RunConfig
-from compat_core.files import pickled
-from compat_core.run.ledger import journal
-from compat_core.run.ledger.records import Record
+from compat_core.files import journal, pickled
 from compat_core.semantics import restore
+from compat_core.semantics.records import Record
 
 pytestmark = pytest.mark.one_pass  # plain code: no Ray, no mode
 
@@ -92,10 +91,19 @@ def test_a_journaled_trial_usage_sink_named_where_it_was_defined_loads() -> None
     assert pickled.loads(b"ccompat._trainer\n_TrialUsages\n.") is TrialUsages
 
 
-def test_a_journal_from_before_the_move_gives_back_its_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "old_module",
+    [
+        "compat_core.ledger.records",  # before the core was grouped by job (2026-11-29)
+        "compat_core.run.ledger.records",  # before the core's parts depended one way (2026-12-02)
+    ],
+)
+def test_a_journal_from_before_the_move_gives_back_its_records(
+    old_module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A driver killed before the upgrade left its journal; the restored fit reads it back."""
     record = Record(rank=1, index=3, metrics={"loss": 0.5}, has_checkpoint=False, wants_validation=False, timestamp=1.0)
-    event = _as_written_by("compat_core.ledger.records", ("record", record), monkeypatch, cls=Record)
+    event = _as_written_by(old_module, ("record", record), monkeypatch, cls=Record)
     path = tmp_path / "old.journal"
     path.write_bytes(journal._LENGTH.pack(len(event)) + event)
 
@@ -116,8 +124,8 @@ def test_a_v1_driver_reads_a_journal_its_host_wrote_with_v2s_names(tmp_path: Pat
     write = f"""
 import ray.train
 from compat_core.releases.standins import ValidationConfig
-from compat_core.run.ledger.journal import Journal
-from compat_core.run.ledger.records import Record
+from compat_core.files.journal import Journal
+from compat_core.semantics.records import Record
 assert ValidationConfig.__module__ == "ray.train"
 j = Journal({str(path)!r})
 j.append("validation_config", ValidationConfig(fn=print))
@@ -127,7 +135,7 @@ j.close()
     read = f"""
 import ray.train
 assert not hasattr(ray.train, "ValidationConfig")  # V1's ray.train
-from compat_core.run.ledger.records import journaled_records
+from compat_core.semantics.records import journaled_records
 print([r.metrics for r in journaled_records({str(path)!r})])
 """
     for setting, code in (("1", write), ("0", read)):

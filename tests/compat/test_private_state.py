@@ -19,10 +19,11 @@ import pytest
 import compat as train
 from compat.result import StoredError, StoredValue
 from compat_core.errors import UnsafeStateDirectoryError
-from compat_core.files import private
+from compat_core.files import journal, private
 from compat_core.files.storage import at
-from compat_core.run.ledger import Record, host, journal
+from compat_core.run.ledger import host
 from compat_core.semantics import v1_logs, worker_reports
+from compat_core.semantics.records import Record
 
 pytestmark = pytest.mark.one_pass  # no Ray, no mode
 

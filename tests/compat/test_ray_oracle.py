@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from compat_core.releases import facts, supported
+from compat_core import installed
+from compat_core.releases import facts
 
 PROBE = Path(__file__).with_name("oracle_probe.py")
 
@@ -21,7 +22,7 @@ pytestmark = [
     pytest.mark.one_pass,  # both settings, each in a fresh interpreter
     # compat gives every release the newest Ray's behaviour (nested metric names, validated
     # configs, its error messages): an older Ray is no oracle for it (docs/compatibility.md §27).
-    pytest.mark.skipif(facts.VERSION < supported.NEWEST_TESTED, reason="the oracle is the newest Ray compat supports"),
+    pytest.mark.skipif(facts.VERSION < installed.NEWEST_TESTED, reason="the oracle is the newest Ray compat supports"),
 ]
 
 

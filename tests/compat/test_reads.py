@@ -81,7 +81,7 @@ metric_values = st.one_of(st.integers(-2, 2), st.floats(allow_nan=True), st.none
 def test_the_worker_frame_is_the_frame_of_its_rows(reports) -> None:
     """``worker_metrics_dataframe``, built from the records' own dicts, is exactly the frame of
     the rows of its reports: columns, order, types, holes."""
-    from compat_core.run.ledger import Record
+    from compat_core.semantics.records import Record
     from compat_core.semantics.result import worker_dataframe
     from compat_core.semantics.stored import worker_rows
 
@@ -113,8 +113,8 @@ def test_the_frame_stored_with_the_run_reads_back_as_the_frame_fit_gave(tmp_path
     import shutil
 
     from compat_core.files.storage import at
-    from compat_core.run.ledger import Record
     from compat_core.semantics import worker_reports
+    from compat_core.semantics.records import Record
     from compat_core.semantics.result import worker_dataframe
 
     monkeypatch.setattr(worker_reports, "BATCH", batch)

@@ -165,7 +165,7 @@ def test_a_restore_after_the_driver_was_killed_keeps_every_report_of_both_driver
     the restored fit and ``from_path`` every checkpoint's validation, the killed driver's too."""
     import ray
 
-    from compat_core.run.ledger import journaled_records, journaled_validations
+    from compat_core.semantics.records import journaled_records, journaled_validations
 
     experiment = os.path.join(storage, "job")
     rays_engine_validates = backend == "v2" and facts.VALIDATION  # else compat's ledger, journaled

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compat_core.run.ledger import LedgerSnapshot, Record, RunLedger
-from compat_core.run.ledger import journal as journals
+from compat_core.files import journal as journals
+from compat_core.run.ledger import RunLedger
 from compat_core.semantics import result
+from compat_core.semantics.records import LedgerSnapshot, Record
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome, non_finite_keys
 from compat_core.switch import V1, V2, Mode
 

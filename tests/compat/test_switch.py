@@ -1,9 +1,9 @@
 import pytest
 
 import compat
+from compat_core import installed as version
 from compat_core import switch
 from compat_core.releases import adapters, facts
-from compat_core.releases import supported as version
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 import compat as train
-from compat_core.integration import tune
+from compat_core.run import tune
 
 EPOCHS = 4
 STOP_AT = 2  # ASHA's max_t: Tune stops every trial while its run is still going

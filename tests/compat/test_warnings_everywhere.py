@@ -90,8 +90,7 @@ def test_in_a_jupyter_kernel(tmp_path: Path) -> None:
     cells = [
         imports,  # the untested-release warning, at `import compat`
         "import os\n" + loop.replace('print("finished")\n', ""),  # the V1-only warning, once
-        'import warnings\nwarnings.simplefilter("error")\n'
-        'from compat_core.releases import supported\nsupported.check("2.61.0")',
+        'import warnings\nwarnings.simplefilter("error")\nfrom compat_core import installed\ninstalled.check("2.61.0")',
     ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     client = nbclient.NotebookClient(

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from compat_core.run import channel
-from compat_core.run.ledger import Record
 from compat_core.run.ledger.host import CALL_THREADS, WAIT_THREADS, LedgerHost
+from compat_core.semantics.records import Record
 
 pytestmark = pytest.mark.one_pass  # no Ray, no mode
 

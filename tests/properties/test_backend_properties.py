@@ -12,9 +12,10 @@ from compat.callbacks import UserCallback
 from compat.testing import assert_equivalent, same
 from compat.testing._compare import differences
 from compat.testing.strategies import report_schedules
-from compat_core.run.ledger import Record, RunLedger
+from compat_core.run.ledger import RunLedger
 from compat_core.semantics import v1_logs
 from compat_core.semantics.observed import V1Semantics, V2Semantics
+from compat_core.semantics.records import Record
 from compat_core.semantics.rounds import CheckpointStatus, merge_validation
 
 pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)

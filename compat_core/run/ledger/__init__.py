@@ -7,7 +7,9 @@ the part of V2's controller: it calls ``UserCallback.after_report`` once per com
 and ``after_exception`` once per failed attempt, and runs async validations one at a time
 where the engine has none.
 
-Its parts, each with one lock: :mod:`.records` (store, de-duplicate, order),
+The records themselves are plain values below the run (:mod:`compat_core.semantics.records`),
+journaled to disk by :mod:`compat_core.files.journal`. The ledger's parts, each with one lock:
+:mod:`.store` (store, de-duplicate, order),
 :mod:`.delivery` (rounds to callbacks across attempts), :mod:`.validating`, :mod:`.votes`
 (the v2 free-round vote), :mod:`.checkpoints` (V1's numbering, reported checkpoints) and the
 failures in :mod:`.run`, which puts them together as :class:`RunLedger`; :mod:`.host` is the
@@ -16,39 +18,15 @@ without a cluster.
 """
 
 from compat_core.run.ledger.host import LedgerClient, ledger_concurrency, open_ledger
-from compat_core.run.ledger.records import (
-    CallbackFailure,
-    DeliveredRound,
-    LedgerSnapshot,
-    Record,
-    RoundKey,
-    completed_rounds,
-    group_rounds,
-    journaled_records,
-    journaled_validations,
-    round_dir_name,
-    to_round,
-)
 from compat_core.run.ledger.run import RunLedger
 from compat_core.run.ledger.validating import ValidationRunner, ray_validation_runner, task_options
 
 __all__ = [
-    "CallbackFailure",
-    "DeliveredRound",
     "LedgerClient",
-    "LedgerSnapshot",
-    "Record",
-    "RoundKey",
     "RunLedger",
     "ValidationRunner",
-    "completed_rounds",
-    "group_rounds",
-    "journaled_records",
-    "journaled_validations",
     "ledger_concurrency",
     "open_ledger",
     "ray_validation_runner",
-    "round_dir_name",
     "task_options",
-    "to_round",
 ]

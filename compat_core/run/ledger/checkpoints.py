@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from compat_core.run.ledger.records import RecordStore, to_round
+from compat_core.run.ledger.store import RecordStore
+from compat_core.semantics.records import to_round
 from compat_core.semantics.rounds import CheckpointStatus, Retention, checkpoint_status, merge_validation, retained
 
 

@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, Record, RoundKey
+from compat_core.semantics.records import CallbackFailure, DeliveredRound, Record, RoundKey
 
 
 class RowMaker(Protocol):

@@ -31,12 +31,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
-from compat_core.files import private
+from compat_core.files import journal, private
 from compat_core.releases import adapters, standins
-from compat_core.run.ledger import journal
-from compat_core.run.ledger.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
 from compat_core.run.ledger.run import RunLedger, recover
 from compat_core.run.ledger.votes import VOTE_TIMEOUT_S
+from compat_core.semantics.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
 
 if TYPE_CHECKING:
     from compat_core.migration.usage import Usage

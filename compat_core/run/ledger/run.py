@@ -16,21 +16,17 @@ from typing import Any
 
 from compat_core import messages
 from compat_core.errors import WorkerLostError
+from compat_core.files import journal
+from compat_core.files.journal import Journal
 from compat_core.migration.usage import Usage, UsageLog
+from compat_core.releases import standins
 from compat_core.run import channel
-from compat_core.run.ledger import checkpoints, journal
+from compat_core.run.ledger import checkpoints
 from compat_core.run.ledger.delivery import RoundDelivery, RoundSink, RowMaker
-from compat_core.run.ledger.journal import Journal
-from compat_core.run.ledger.records import (
-    CallbackFailure,
-    DeliveredRound,
-    LedgerSnapshot,
-    Record,
-    RecordStore,
-    WorldSizes,
-)
+from compat_core.run.ledger.store import RecordStore
 from compat_core.run.ledger.validating import ValidationRunner, Validations
 from compat_core.run.ledger.votes import FreeRoundVote
+from compat_core.semantics.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record, WorldSizes
 from compat_core.semantics.rounds import CheckpointStatus, Retention
 
 # How long ``worker_done`` waits for a worker's records still on their way.
@@ -149,7 +145,7 @@ class RunLedger:
         this node's IP as Ray knows it."""
         with self._lock:
             if self._listener is None:
-                host = host or channel.node_ip()
+                host = host or standins.node_ip()
                 try:
                     self._listener = channel.Listener(host, self._records_sent, self._vote_sent)
                 except OSError as exc:

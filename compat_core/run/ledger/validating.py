@@ -15,7 +15,8 @@ from compat_core import messages, switch
 from compat_core.errors import InvalidSwitchValueError
 from compat_core.integration.validation import kwargs_and_timeout
 from compat_core.releases import facts
-from compat_core.run.ledger.records import RecordStore, RoundKey
+from compat_core.run.ledger.store import RecordStore
+from compat_core.semantics.records import RoundKey
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 
 # Runs one validation: (fn, checkpoint, kwargs, remote_kwargs, timeout_s) -> outcome.

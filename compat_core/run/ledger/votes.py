@@ -36,7 +36,7 @@ import os
 import threading
 from collections.abc import Callable
 
-from compat_core.run.ledger.records import RoundKey, WorldSizes
+from compat_core.semantics.records import RoundKey, WorldSizes
 
 # How long a rank waits for the others to say whether a round carries a checkpoint.
 VOTE_TIMEOUT_ENV_VAR = "COMPAT_VOTE_TIMEOUT_S"

@@ -1,4 +1,4 @@
-"""The Ray releases compat runs on, checked at import.
+"""The installed Ray, checked at ``import compat``: the releases compat runs on.
 
 Below :data:`OLDEST` is an error that says what to install. Above :data:`NEWEST_TESTED`,
 compat warns once and does its best: a Ray upgrade must never break ``import compat``.
