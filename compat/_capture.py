@@ -13,11 +13,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from compat_core import settings
 from compat_core.files.storage import checkpoint_dir_name
 from compat_core.semantics.result import Result
 from compat_core.semantics.v1_logs import AUTO_KEYS
 
-CAPTURE_ENV_VAR = "COMPAT_CAPTURE_DIR"
+CAPTURE_ENV_VAR = settings.CAPTURE_DIR.name
 _count = 0
 
 # Keys V1 adds to every report; they are the engine's, not the user's.
@@ -149,7 +150,7 @@ def fit_record(
 def reserve() -> str | None:
     """The path of this fit's record (None when ``COMPAT_CAPTURE_DIR`` is not set)."""
     global _count
-    directory = os.environ.get(CAPTURE_ENV_VAR)
+    directory = settings.CAPTURE_DIR.get()
     if not directory:
         return None
     _count += 1

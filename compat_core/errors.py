@@ -71,7 +71,9 @@ class CompatShadowedError(CompatError, ImportError):
 
 
 class InvalidSwitchValueError(CompatError, ValueError):
-    """``RAY_TRAIN_V2_ENABLED`` holds a value Ray would not read as intended."""
+    """A variable compat reads (``RAY_TRAIN_V2_ENABLED``, any ``COMPAT_*`` of
+    :mod:`compat_core.settings`) holds a value it does not accept; the message names the variable
+    and what it accepts."""
 
 
 class ReportError(CompatError, ValueError):

@@ -39,6 +39,12 @@ def invalid_record_max_bytes(var: str, value: str) -> str:
     )
 
 
+def invalid_setting(var: str, value: str, accepts: str, default: object) -> str:
+    """A compat variable holding a value its type does not accept (compat_core.settings)."""
+    shown = "off" if default is False else f"{default:g}" if isinstance(default, float) else str(default)
+    return f"{var}={value!r}: give {accepts} (default {shown}), or unset it for the default."
+
+
 def validation_failed(error: str, *, device_needs_worker: bool) -> str:
     """A validation task's failure, with the way out when it is Ray 2.50's ``get_device``."""
     if device_needs_worker and "TrainFnUtils has not been initialized" in error:

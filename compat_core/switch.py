@@ -1,5 +1,5 @@
-"""The one place that reads ``RAY_TRAIN_V2_ENABLED`` (and ``COMPAT_V1_ENGINE``), and makes
-the :class:`Mode` of a run from them and the installed Ray.
+"""The one place that makes the :class:`Mode` of a run, from ``RAY_TRAIN_V2_ENABLED`` and
+``COMPAT_V1_ENGINE`` (read through :mod:`compat_core.settings`) and the installed Ray.
 
 Ray parses the variable with ``env_bool``: ``"1"`` or ``"true"`` (any case) mean V2,
 every other value means V1, and an unset variable means Ray's own default: V2 from Ray 2.51,
@@ -10,22 +10,17 @@ exactly the values Ray gives a meaning to on purpose and rejects the rest.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from compat_core import messages
-from compat_core.errors import InvalidSwitchValueError
+from compat_core import settings
 
-ENV_VAR = "RAY_TRAIN_V2_ENABLED"
-ENGINE_ENV_VAR = "COMPAT_V1_ENGINE"
+ENV_VAR = settings.V2_ENABLED.name
+ENGINE_ENV_VAR = settings.V1_ENGINE.name
 # The name users and results see for a semantics: ``compat.backend()``, ``Result.backend``.
 Backend = Literal["v1", "v2"]
-
-_V2_VALUES = frozenset({"1", "true"})
-_V1_VALUES = frozenset({"0", "false"})
 
 
 class Generation(Enum):
@@ -118,11 +113,7 @@ def parse(value: str | None) -> Generation:
         from compat_core.releases.facts import V2_IS_DEFAULT
 
         return V2 if V2_IS_DEFAULT else V1
-    if value.lower() in _V2_VALUES:
-        return V2
-    if value.lower() in _V1_VALUES:
-        return V1
-    raise InvalidSwitchValueError(messages.invalid_switch_value(ENV_VAR, value))
+    return V2 if settings.V2_ENABLED.parse(value) else V1
 
 
 def v1_engine() -> Generation:
@@ -130,14 +121,12 @@ def v1_engine() -> Generation:
     ``v2``: V1 semantics on Ray's V2 engine). Unset, or set but empty (``export
     COMPAT_V1_ENGINE=``): Ray's V1 engine while the installed Ray can run one
     (:func:`compat_core.releases.adapters.has_v1_engine`), else V1 semantics on V2's."""
-    value = os.environ.get(ENGINE_ENV_VAR)
-    if not value:
+    value = settings.V1_ENGINE.get()
+    if value is None:
         from compat_core.releases import adapters
 
         return V1 if adapters.has_v1_engine() else V2
-    if value.lower() in ("v1", "v2"):
-        return Generation(value.lower())
-    raise InvalidSwitchValueError(messages.invalid_engine_value(ENGINE_ENV_VAR, value))
+    return Generation(value)
 
 
 def mode_of(semantics: Generation) -> Mode:
@@ -147,9 +136,9 @@ def mode_of(semantics: Generation) -> Mode:
 
 def mode() -> Mode:
     """The mode selected now. Read at every call, so flips between runs work."""
-    return mode_of(parse(os.environ.get(ENV_VAR)))
+    return mode_of(parse(settings.V2_ENABLED.raw()))
 
 
 def backend() -> Backend:
     """The semantics selected now: ``"v1"`` or ``"v2"``."""
-    return "v1" if parse(os.environ.get(ENV_VAR)) is V1 else "v2"
+    return "v1" if parse(settings.V2_ENABLED.raw()) is V1 else "v2"

@@ -157,6 +157,7 @@ CORE_ORDER = (
     "releases",
     "messages",
     "errors",
+    "settings",
     "files",
     "switch",
     "migration",

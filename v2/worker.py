@@ -18,12 +18,11 @@ through Ray's controller.
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from compat_core import config
+from compat_core import config, settings
 from compat_core.files.storage import checkpoint_dir_name as dir_name_of
 from compat_core.integration.patch import override_method, rebind, undo_all
 from compat_core.releases import adapters, facts, standins
@@ -31,11 +30,11 @@ from compat_core.run.engine import EngineReport, ReportSink
 from compat_core.run.worker import ledger_reported_checkpoints
 from compat_core.switch import Mode
 
-RAY_ROUNDS_ENV_VAR = "COMPAT_V2_RAY_ROUNDS"
+RAY_ROUNDS_ENV_VAR = settings.V2_RAY_ROUNDS.name
 
 
 def rounds_through_ray() -> bool:
-    return os.environ.get(RAY_ROUNDS_ENV_VAR, "").lower() in ("1", "true")
+    return bool(settings.V2_RAY_ROUNDS.get())
 
 
 class V2WorkerSide:

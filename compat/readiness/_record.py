@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from compat_core import settings
 from compat_core.errors import CompatError
 
 RECORD_FILE = "compat_readiness.jsonl"
 SCHEMA = "ray-train-compat/readiness"
 VERSION = 1
-JOB_ENV_VAR = "COMPAT_JOB_NAME"
+JOB_ENV_VAR = settings.JOB_NAME.name
 OUTCOMES = (
     "succeeded",
     "failed",
@@ -253,7 +254,7 @@ def job_name(run_name: str | None, script: str, environ: Mapping[str, str] = os.
     """What a fleet groups runs by: ``COMPAT_JOB_NAME`` when set (a scheduler's job id), else
     the ``RunConfig(name=...)`` the program gave, else the script's name (a notebook's path
     under Jupyter, ``python -c`` for a command)."""
-    given = environ.get(JOB_ENV_VAR, "").strip()
+    given = settings.JOB_NAME.get(environ)
     if given:
         return given
     if run_name:

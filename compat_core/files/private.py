@@ -29,10 +29,10 @@ import stat
 import tempfile
 from typing import IO, Any
 
-from compat_core import messages
+from compat_core import messages, settings
 from compat_core.errors import UnsafeStateDirectoryError
 
-ENV_VAR = "COMPAT_STATE_DIR"
+ENV_VAR = settings.STATE_DIR.name
 
 
 def state_dir(kind: str, override: str | None = None) -> str:
@@ -43,9 +43,9 @@ def state_dir(kind: str, override: str | None = None) -> str:
     if override is not None:
         ensure_private(override, configured=True)
         return override
-    configured = os.environ.get(ENV_VAR)
+    configured = settings.STATE_DIR.get()
     if configured:
-        base = os.path.abspath(configured)
+        base = configured
     else:
         base = os.path.join(tempfile.gettempdir(), f"ray-train-compat-{os.geteuid()}")
     ensure_private(base, configured=bool(configured))

@@ -6,7 +6,6 @@ behaviours the code relied on, how often, and where each was first used.
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 from collections.abc import Iterable
@@ -15,12 +14,12 @@ from typing import Any
 
 from ray.util.annotations import RayDeprecationWarning
 
-from compat_core import switch
+from compat_core import settings, switch
 from compat_core.files import storage
 from compat_core.migration import v1_only
 from compat_core.migration.where import user_call_site, warn
 
-STRICT_ENV_VAR = "COMPAT_STRICT"
+STRICT_ENV_VAR = settings.STRICT.name
 
 
 class CompatDeprecationWarning(RayDeprecationWarning):
@@ -48,7 +47,7 @@ if not sys.warnoptions:
 
 def strict_enabled() -> bool:
     """``COMPAT_STRICT=1`` turns every V1-only warning into an error."""
-    return os.environ.get(STRICT_ENV_VAR, "").lower() in ("1", "true")
+    return bool(settings.STRICT.get())
 
 
 @dataclass

@@ -47,9 +47,10 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from typing import Any
 
-ENV_VAR = "COMPAT_RECORD_CHANNEL"
-MAX_BYTES_VAR = "COMPAT_RECORD_MAX_BYTES"
-_DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+from compat_core import settings
+
+ENV_VAR = settings.RECORD_CHANNEL.name
+MAX_BYTES_VAR = settings.RECORD_MAX_BYTES.name
 # A connection's whole key exchange, on either side: a worker that has not connected and proved
 # the key within it uses actor calls; the host drops a peer that has not proved it within it.
 _CONNECT_TIMEOUT_S = 5.0
@@ -78,30 +79,12 @@ def max_bytes() -> int:
     """The largest message the channel carries (``COMPAT_RECORD_MAX_BYTES``, default 512 MiB): a
     worker sends a larger record by an actor call, and the host closes a connection that announces
     one (or a negative length) instead of reading it."""
-    from compat_core import messages
-    from compat_core.errors import InvalidSwitchValueError
-
-    value = os.environ.get(MAX_BYTES_VAR, "").strip()
-    if not value:
-        return _DEFAULT_MAX_BYTES
-    try:
-        size = int(value)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise InvalidSwitchValueError(messages.invalid_record_max_bytes(MAX_BYTES_VAR, value))
-    return size
+    return settings.RECORD_MAX_BYTES.get()
 
 
 def wanted() -> bool:
     """Whether workers should use the channel (``COMPAT_RECORD_CHANNEL``, default ``socket``)."""
-    from compat_core import messages
-    from compat_core.errors import InvalidSwitchValueError
-
-    value = os.environ.get(ENV_VAR, "socket").strip().lower()
-    if value not in ("socket", "actor"):
-        raise InvalidSwitchValueError(messages.invalid_record_channel(ENV_VAR, os.environ[ENV_VAR]))
-    return value == "socket"
+    return settings.RECORD_CHANNEL.get() == "socket"
 
 
 class Listener:

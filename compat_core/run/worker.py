@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat_core import switch
+from compat_core import settings, switch
 from compat_core.migration import usage
 from compat_core.run import channel
 from compat_core.run.engine import EngineReport, WorkerSide
@@ -37,8 +37,6 @@ CONFIRM_AT_MOST = 4096
 # A worker whose channel broke (the ledger's host died; Ray restarts it) asks the ledger for its
 # socket again at most this often, sending its records by actor calls meanwhile.
 RECONNECT_INTERVAL_S = 5.0
-# Environment the driver decided on, applied in every worker so both sides agree.
-_PROPAGATED = (switch.ENV_VAR, usage.STRICT_ENV_VAR, "COMPAT_V2_RAY_ROUNDS")
 
 
 @dataclass
@@ -244,7 +242,7 @@ def driver_settings(
     resume_from_checkpoint: Any = None,
     in_tune_trial: bool = False,
 ) -> WorkerSettings:
-    env = {name: os.environ[name] for name in _PROPAGATED if name in os.environ}
+    env = settings.propagated_env()
     env.update(mode.engine_env)  # what Ray's own functions must see
     return WorkerSettings(
         mode,

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 import compat
@@ -89,7 +91,7 @@ def test_the_mode_is_made_from_the_variables_and_the_installed_ray(
     made = switch.mode()
     assert (made.semantics, made.engine) == mode
     # Exported into a Tune trial's process, the mode is made again the same.
-    monkeypatch.setattr(switch.os, "environ", made.export())
+    monkeypatch.setattr(os, "environ", made.export())
     assert switch.mode() == made
 
 

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
+from compat_core import settings
 from compat_core.files import journal, private
 from compat_core.releases import adapters, standins
 from compat_core.run.ledger.run import RunLedger, recover
@@ -51,8 +52,8 @@ JOURNAL_DIR: str | None = None
 JOURNAL_MAX_AGE_S = 7 * 86400.0
 # How often Ray restarts a host whose process died, by default: a host that keeps dying (a
 # callback that ends its process each time) ends its runs after that many, naming itself.
-MAX_RESTARTS_ENV_VAR = "COMPAT_LEDGER_MAX_RESTARTS"
-MAX_RESTARTS = 3
+MAX_RESTARTS_ENV_VAR = settings.LEDGER_MAX_RESTARTS.name
+MAX_RESTARTS = settings.LEDGER_MAX_RESTARTS.default
 # The host is an asyncio Ray actor: a call is a coroutine on its event loop, not a thread. A rank
 # waiting in the free-round vote holds only a coroutine (FreeRoundVote.vote_async); every other
 # call runs on one of two bounded pools, so the host's threads do not grow with the run's width
@@ -77,16 +78,7 @@ def ledger_concurrency(world_size: int) -> int:
 
 def max_restarts() -> int:
     """``COMPAT_LEDGER_MAX_RESTARTS``, else :data:`MAX_RESTARTS`."""
-    text = os.environ.get(MAX_RESTARTS_ENV_VAR)
-    if text is None:
-        return MAX_RESTARTS
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValueError(f"{MAX_RESTARTS_ENV_VAR}={text!r}: give a whole number >= 0 (default {MAX_RESTARTS}).")
-    return value
+    return settings.LEDGER_MAX_RESTARTS.get()
 
 
 class LedgerHost:

@@ -4,14 +4,13 @@ controller runs it; and the functions of ``report(validate_fn=...)`` waiting for
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from compat_core import messages, switch
+from compat_core import messages, settings, switch
 from compat_core.errors import InvalidSwitchValueError
 from compat_core.integration.validation import kwargs_and_timeout
 from compat_core.releases import facts
@@ -92,7 +91,7 @@ def ray_validation_runner(
     :attr:`compat_core.switch.Mode.outside_training_env`), whatever the cluster was started with."""
     import ray
 
-    options = task_options(remote_kwargs, switch_value, os.environ.get(switch.ENV_VAR))
+    options = task_options(remote_kwargs, switch_value, settings.V2_ENABLED.raw())
     task = ray.remote(_run_validation).options(**options).remote(fn, checkpoint, kwargs)
     start = time.monotonic()
     ready, _ = ray.wait([task], timeout=timeout_s)

@@ -32,30 +32,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 from collections.abc import Callable
 
+from compat_core import settings
 from compat_core.semantics.records import RoundKey, WorldSizes
 
 # How long a rank waits for the others to say whether a round carries a checkpoint.
-VOTE_TIMEOUT_ENV_VAR = "COMPAT_VOTE_TIMEOUT_S"
-VOTE_TIMEOUT_S = 60.0
+VOTE_TIMEOUT_ENV_VAR = settings.VOTE_TIMEOUT_S.name
+VOTE_TIMEOUT_S = settings.VOTE_TIMEOUT_S.default
 
 
 def vote_timeout_s() -> float:
     """The vote's timeout: ``COMPAT_VOTE_TIMEOUT_S`` (read on the driver when a run starts),
     else :data:`VOTE_TIMEOUT_S`."""
-    text = os.environ.get(VOTE_TIMEOUT_ENV_VAR)
-    if text is None:
-        return VOTE_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise ValueError(f"{VOTE_TIMEOUT_ENV_VAR}={text!r}: give a number of seconds > 0 (default {VOTE_TIMEOUT_S:g}).")
-    return value
+    return settings.VOTE_TIMEOUT_S.get()
 
 
 class _Round:
