@@ -140,12 +140,17 @@ def report(
     )
     if checkpoint_upload_fn is not None and not callable(checkpoint_upload_fn):
         raise TypeError(
-            "report(checkpoint_upload_fn=...) takes a function (checkpoint, checkpoint_dir_name) -> "
-            f"Checkpoint, got {type(checkpoint_upload_fn).__name__}."
+            messages.takes(
+                "report(checkpoint_upload_fn=...)",
+                "a function (checkpoint, checkpoint_dir_name) -> Checkpoint",
+                type(checkpoint_upload_fn).__name__,
+            )
         )
     if checkpoint_upload_mode is not None and not isinstance(checkpoint_upload_mode, CheckpointUploadMode):
         raise TypeError(
-            f"report(checkpoint_upload_mode=...) takes a compat.CheckpointUploadMode, got {checkpoint_upload_mode!r}."
+            messages.takes(
+                "report(checkpoint_upload_mode=...)", "a compat.CheckpointUploadMode", repr(checkpoint_upload_mode)
+            )
         )
     if isinstance(request, SeedValidation):
         token = f"{session.attempt}-{session.rank}-{session.next_index}-{uuid.uuid4().hex}"
@@ -204,8 +209,11 @@ def get_all_reported_checkpoints(
     ledger answers under v1, which has no such call."""
     if not isinstance(consistency_mode, CheckpointConsistencyMode):
         raise TypeError(
-            "get_all_reported_checkpoints(consistency_mode=...) takes compat.CheckpointConsistencyMode."
-            f"COMMITTED or .VALIDATED, got {consistency_mode!r}."
+            messages.takes(
+                "get_all_reported_checkpoints(consistency_mode=...)",
+                "compat.CheckpointConsistencyMode.COMMITTED or .VALIDATED",
+                repr(consistency_mode),
+            )
         )
     rays = _rays_own("get_all_reported_checkpoints")
     if rays is not None:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from compat_core import settings
+from compat_core import messages, settings
 from compat_core.files.storage import checkpoint_dir_name
 from compat_core.semantics.result import Result
 from compat_core.semantics.v1_logs import AUTO_KEYS
@@ -226,4 +226,4 @@ def _write(path: str, record: dict[str, Any]) -> None:
 def _cannot_record(exc: Exception) -> None:
     from compat_core.migration import where
 
-    where.warn(f"compat could not record this fit for `compat compare`: {exc}", UserWarning)
+    where.warn(messages.cannot_record_fit(exc), UserWarning)

@@ -104,9 +104,7 @@ def as_ray_raises_it(error: BaseException, train_fn: Callable[..., Any]) -> Base
             if passed is None:
                 return theirs
             trace = str(theirs).partition("\n")[2]
-            return TypeError(
-                f"Could not serialize the argument {train_fn!r} for a task or actor {passed.group(1)}:\n{trace}"
-            )
+            return TypeError(messages.ray_could_not_serialize(train_fn, passed.group(1), trace))
     return error
 
 

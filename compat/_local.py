@@ -38,7 +38,7 @@ def _in_local_mode() -> Iterator[None]:
 def v1_refusal(num_workers: Any) -> ValueError:
     """What raw V1's ``fit()`` raises for ``num_workers=0`` (Ray's
     ``DataParallelTrainer._validate_scaling_config``, which needs a started Ray to be called)."""
-    return ValueError(f"'num_workers' in `scaling_config` must be a positive integer. Received {num_workers}")
+    return ValueError(messages.ray_num_workers_positive(num_workers))
 
 
 def fit(trainer: Any) -> Result:
@@ -49,12 +49,9 @@ def fit(trainer: Any) -> Result:
         raise v1_refusal(trainer.scaling_config.num_workers)
     if not facts.LOCAL_MODE:  # raw V2's controller refuses it then: a ValueError as Ray's, saying what to do
         needs = messages.needs_newer_ray("ScalingConfig(num_workers=0) (local mode)", "2.50")
-        raise ValueError(f"{v1_refusal(trainer.scaling_config.num_workers)}: {needs}")
+        raise ValueError(messages.refused_because(str(v1_refusal(trainer.scaling_config.num_workers)), needs))
     if trainer.train_loop_per_worker is None:  # a tree trainer in V1's params= form: workers only
-        raise CompatError(
-            f"{type(trainer).__name__} in V1's params=/label_column= form needs workers: "
-            "ScalingConfig(num_workers=0) (V2's local mode) runs a training function only."
-        )
+        raise CompatError(messages.local_mode_needs_workers(type(trainer).__name__))
     framework = trainer._framework
     _, _, RunConfig, ScalingConfig = standins.v2_config_classes()
     raw_trainer = framework.trainer_class(switch.V2)(

@@ -147,13 +147,11 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         given = trainer_arguments(kind, dict(arguments))
         train_loop_config, datasets = given.get("train_loop_config"), given.get("datasets")
         if not callable(train_loop_per_worker):
-            raise TypeError(
-                f"{kind} needs a training function as its first argument, got {type(train_loop_per_worker).__name__}."
-            )
+            raise TypeError(messages.needs_training_function(kind, type(train_loop_per_worker).__name__))
         if train_loop_config is not None and not isinstance(train_loop_config, dict):
-            raise TypeError(f"train_loop_config= takes a dict, got {type(train_loop_config).__name__}.")
+            raise TypeError(messages.takes("train_loop_config=", "a dict", type(train_loop_config).__name__))
         if datasets is not None and not isinstance(datasets, dict):
-            raise TypeError(f"datasets= takes a dict of name -> Ray Dataset, got {type(datasets).__name__}.")
+            raise TypeError(messages.takes("datasets=", "a dict of name -> Ray Dataset", type(datasets).__name__))
         self.train_loop_per_worker = train_loop_per_worker
         self.train_loop_config = train_loop_config
         self.backend_config = backend_config
@@ -298,20 +296,14 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         except Exception:
             in_trial = False
         if not in_trial:
-            raise RuntimeError(
-                f"{type(self).__name__}.training_loop() runs inside a Ray Tune trial, as Ray's; "
-                "outside one, call fit() (or pass the trainer to tune.Tuner)."
-            )
+            raise RuntimeError(messages.training_loop_outside_tune(type(self).__name__))
         self({})
 
     def preprocess_datasets(self) -> None:
         """Deprecated in Ray (trainers take no preprocessor): raises as Ray's does."""
         from ray.train.base_trainer import PREPROCESSOR_DEPRECATION_MESSAGE
 
-        raise DeprecationWarning(
-            "`preprocess_datasets` is no longer used, since preprocessors "
-            f"are no longer accepted by Trainers.\n{PREPROCESSOR_DEPRECATION_MESSAGE}"
-        )
+        raise DeprecationWarning(messages.ray_preprocess_datasets_deprecated(PREPROCESSOR_DEPRECATION_MESSAGE))
 
     def get_dataset_config(self) -> Any:
         """The ``ray.train.DataConfig`` the workers' dataset shards are made with (V1's)."""

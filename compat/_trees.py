@@ -36,16 +36,9 @@ def legacy_train_fn(
     """The training function of V1's form, as Ray's V1 ``{kind}`` builds it."""
     datasets = datasets or {}
     if not datasets.get(TRAIN_DATASET_KEY):
-        raise ValueError(
-            f"{kind}(params=..., label_column=...) trains on datasets={{'train': ...}}, which is missing "
-            f"(got keys {sorted(datasets)}). Pass the training dataset under 'train', or pass a "
-            "training function as the first argument."
-        )
+        raise ValueError(messages.tree_missing_train_dataset(kind, sorted(datasets)))
     if not label_column:
-        raise ValueError(
-            f"{kind}(params=...) needs label_column=, the name of the label column in datasets['train'] "
-            "(or pass a training function as the first argument)."
-        )
+        raise ValueError(messages.tree_needs_label_column(kind))
     callbacks = list(train_kwargs.get("callbacks") or [])
     if not any(isinstance(callback, report_callback) for callback in callbacks):
         checkpoint = coerce(RunConfig, run_config, "run_config").checkpoint_config
@@ -100,10 +93,7 @@ class TreeTrainer(DataParallelTrainer):
         legacy = train_loop_per_worker is None
         if train_loop_per_worker is None:
             if train_loop_config is not None:
-                raise TypeError(
-                    f"{kind}: train_loop_config= goes with a training function; with the V1 form "
-                    "(no training function) pass the booster parameters as params=."
-                )
+                raise TypeError(messages.tree_loop_config_without_function(kind))
             train_fn, callback, kwargs_name = self._legacy_parts()
             train_loop_per_worker = legacy_train_fn(
                 kind,
@@ -129,11 +119,7 @@ class TreeTrainer(DataParallelTrainer):
             ]
             if given or train_kwargs:
                 names = ", ".join(f"{n}=" for n in given + sorted(train_kwargs))
-                raise TypeError(
-                    f"{kind} got a training function and {names}: those belong to the V1 form "
-                    "(no training function). Pass them to xgboost/lightgbm inside your training "
-                    "function, or drop the training function."
-                )
+                raise TypeError(messages.tree_v1_form_with_function(kind, names))
         super().__init__(train_loop_per_worker, backend_config=config, train_loop_config=train_loop_config, **arguments)
         self.legacy_form = legacy
         if legacy:
@@ -148,9 +134,5 @@ class TreeTrainer(DataParallelTrainer):
 
         usage.relied_on("tree-get-model", f"{cls.__name__}.get_model()")
         if checkpoint is None:
-            raise ValueError(
-                f"{cls.__name__}.get_model(checkpoint) got None: pass the Checkpoint the report "
-                "callback saved (result.checkpoint is None when the run saved no checkpoint: "
-                "check RayTrainReportCallback's frequency and checkpoint_at_end)."
-            )
+            raise ValueError(messages.tree_get_model_without_checkpoint(cls.__name__))
         return cls._legacy_parts()[1].get_model(checkpoint)

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from ray.train import SyncConfig
 
-from compat_core import switch
+from compat_core import messages, switch
 from compat_core.migration import usage
 from compat_core.releases import standins
 
@@ -79,7 +79,7 @@ def _strict_v2(which: int, fields: dict[str, tuple[Any, str, str]]) -> None:
         theirs = ""
     from compat_core.migration import v1_only
 
-    raise usage.V1OnlyWarning(f"{theirs}{v1_only.message(kind, detail)} (strict mode: {usage.STRICT_ENV_VAR}=1)")
+    raise usage.V1OnlyWarning(messages.in_strict_mode(theirs + v1_only.message(kind, detail), usage.STRICT_ENV_VAR))
 
 
 @dataclass
@@ -117,24 +117,15 @@ class ScalingConfig(*standins.ray_config_bases("ScalingConfig")):  # type: ignor
             and all(isinstance(n, int) and not isinstance(n, bool) for n in workers)
         )
         if not (fixed or elastic):
-            raise ValueError("ScalingConfig(num_workers) must be an int or a tuple of two ints.")
+            raise ValueError(messages.SCALING_WORKERS_FORM)
         if isinstance(workers, tuple) and workers[0] > workers[1]:
-            raise ValueError(
-                f"Invalid ScalingConfig(num_workers={workers}): "
-                f"min_workers={workers[0]} must be <= max_workers={workers[1]}."
-            )
+            raise ValueError(messages.scaling_min_over_max(workers, workers[0], workers[1]))
         if self.min_workers < (1 if isinstance(workers, tuple) else 0):
-            raise ValueError(
-                f"ScalingConfig(num_workers={workers!r}): num_workers must be an int >= 0 (0: V2's local "
-                "mode, the training function run in the driver's process) or a (min, max) tuple with min >= 1."
-            )
+            raise ValueError(messages.scaling_workers_range(workers))
         if self.elastic_resize_monitor_interval_s < 0:
-            raise ValueError("ScalingConfig(elastic_resize_monitor_interval_s) must be non-negative.")
+            raise ValueError(messages.SCALING_NEGATIVE_MONITOR_INTERVAL)
         if isinstance(self.label_selector, list) and len(self.label_selector) != self.max_workers:
-            raise ValueError(
-                "If `label_selector` is a list, it must be the same length as "
-                "`max_workers` (or `num_workers` when fixed)."
-            )
+            raise ValueError(messages.RAY_LABEL_SELECTOR_LENGTH)
         if self.trainer_resources is not None:
             _strict_v2(3, {"trainer_resources": (self.trainer_resources, "trainer-resources", "")})
         features = _v2_engine_options(self, V2_ENGINE_SCALING, "ScalingConfig")
@@ -203,28 +194,13 @@ class CheckpointConfig(*standins.ray_config_bases("CheckpointConfig")):  # type:
 
     def __post_init__(self) -> None:
         if self._checkpoint_keep_all_ranks is not None:
-            raise DeprecationWarning(
-                "The experimental `_checkpoint_keep_all_ranks` config is deprecated. "
-                "This behavior is now controlled by reporting `checkpoint=None` "
-                "in the workers that shouldn't persist a checkpoint. "
-                "For example, if you only want the rank 0 worker to persist a "
-                "checkpoint (e.g., in standard data parallel training), "
-                "then you should save and report a checkpoint if "
-                "`ray.train.get_context().get_world_rank() == 0` "
-                "and `None` otherwise."
-            )
+            raise DeprecationWarning(messages.RAY_CHECKPOINT_KEEP_ALL_RANKS)
         if self._checkpoint_upload_from_workers is not None:
-            raise DeprecationWarning(
-                "The experimental `_checkpoint_upload_from_workers` config is "
-                "deprecated. Uploading checkpoint directly from the worker is "
-                "now the default behavior."
-            )
+            raise DeprecationWarning(messages.RAY_CHECKPOINT_UPLOAD_FROM_WORKERS)
         if self.checkpoint_score_order not in ("max", "min"):
-            raise ValueError(
-                f"CheckpointConfig(checkpoint_score_order={self.checkpoint_score_order!r}): use 'max' or 'min'."
-            )
+            raise ValueError(messages.checkpoint_score_order(self.checkpoint_score_order))
         if self.num_to_keep is not None and self.num_to_keep < 1:
-            raise ValueError(f"CheckpointConfig(num_to_keep={self.num_to_keep!r}): use None (keep all) or >= 1.")
+            raise ValueError(messages.checkpoint_num_to_keep(self.num_to_keep))
         given = {"checkpoint_frequency": self.checkpoint_frequency} if self.checkpoint_frequency else {}
         if self.checkpoint_at_end is not None:
             given["checkpoint_at_end"] = self.checkpoint_at_end
@@ -290,18 +266,15 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
 
     def __post_init__(self) -> None:
         if self.local_dir is not None:
-            raise DeprecationWarning(
-                "The `RunConfig(local_dir)` argument is deprecated. "
-                "You should set the `RunConfig(storage_path)` instead."
-                "See the docs: https://docs.ray.io/en/latest/train/user-guides/"
-                "persistent-storage.html#setting-the-local-staging-directory"
-            )
+            raise DeprecationWarning(messages.RAY_LOCAL_DIR)
         given = self._v1_only_given()
         self._fill_in_as_ray()
         if self.callbacks is None:
             self.callbacks = []
         if not isinstance(self.callbacks, (list, tuple)):
-            raise TypeError(f"RunConfig(callbacks=...) takes a list of callbacks, got {type(self.callbacks).__name__}.")
+            raise TypeError(
+                messages.takes("RunConfig(callbacks=...)", "a list of callbacks", type(self.callbacks).__name__)
+            )
         self.callbacks = list(self.callbacks)
         _strict_v2(2, given)
 
@@ -340,8 +313,7 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
                 from ray.util.annotations import RayDeprecationWarning
 
                 warnings.warn(
-                    "The `RAY_STORAGE` environment variable is deprecated. "
-                    "Please use `RunConfig(storage_path)` instead.",
+                    messages.RAY_STORAGE_VARIABLE,
                     RayDeprecationWarning,
                     stacklevel=4,
                 )
@@ -445,8 +417,11 @@ def coerce(cls: type[_Config], value: Any, arg: str) -> _Config:
                 kwargs["checkpoint_config"] = coerce(CheckpointConfig, kwargs["checkpoint_config"], "checkpoint_config")
         return cls(**kwargs)
     raise TypeError(
-        f"{arg}= takes a compat.{cls.__name__} (or ray.train.{cls.__name__}), got "
-        f"{type(value).__module__}.{type(value).__name__}."
+        messages.takes(
+            f"{arg}=",
+            f"a compat.{cls.__name__} (or ray.train.{cls.__name__})",
+            f"{type(value).__module__}.{type(value).__name__}",
+        )
     )
 
 

@@ -419,3 +419,257 @@ def unsafe_state_dir(path: str, problem: str, var: str) -> str:
         f"Remove it if it is not yours to keep (compat creates it again, mode 0700), make it yours "
         f"and private (chown it to you; chmod 700), or set {var} to a directory only you can write."
     )
+
+
+# --- arguments of the wrong type or value ---------------------------------------------------------
+
+
+def takes(where: str, what: str, got: str) -> str:
+    """``where`` was given something it does not take: ``what`` it takes, ``got`` what it got."""
+    return f"{where} takes {what}, got {got}."
+
+
+def needs_training_function(trainer: str, got: str) -> str:
+    return f"{trainer} needs a training function as its first argument, got {got}."
+
+
+def training_loop_outside_tune(trainer: str) -> str:
+    return (
+        f"{trainer}.training_loop() runs inside a Ray Tune trial, as Ray's; "
+        "outside one, call fit() (or pass the trainer to tune.Tuner)."
+    )
+
+
+def local_mode_needs_workers(trainer: str) -> str:
+    return (
+        f"{trainer} in V1's params=/label_column= form needs workers: "
+        "ScalingConfig(num_workers=0) (V2's local mode) runs a training function only."
+    )
+
+
+def tree_missing_train_dataset(trainer: str, keys: list[str]) -> str:
+    return (
+        f"{trainer}(params=..., label_column=...) trains on datasets={{'train': ...}}, which is missing "
+        f"(got keys {keys}). Pass the training dataset under 'train', or pass a "
+        "training function as the first argument."
+    )
+
+
+def tree_needs_label_column(trainer: str) -> str:
+    return (
+        f"{trainer}(params=...) needs label_column=, the name of the label column in datasets['train'] "
+        "(or pass a training function as the first argument)."
+    )
+
+
+def tree_loop_config_without_function(trainer: str) -> str:
+    return (
+        f"{trainer}: train_loop_config= goes with a training function; with the V1 form "
+        "(no training function) pass the booster parameters as params=."
+    )
+
+
+def tree_v1_form_with_function(trainer: str, names: str) -> str:
+    return (
+        f"{trainer} got a training function and {names}: those belong to the V1 form "
+        "(no training function). Pass them to xgboost/lightgbm inside your training "
+        "function, or drop the training function."
+    )
+
+
+def tree_get_model_without_checkpoint(trainer: str) -> str:
+    return (
+        f"{trainer}.get_model(checkpoint) got None: pass the Checkpoint the report "
+        "callback saved (result.checkpoint is None when the run saved no checkpoint: "
+        "check RayTrainReportCallback's frequency and checkpoint_at_end)."
+    )
+
+
+SCALING_WORKERS_FORM = "ScalingConfig(num_workers) must be an int or a tuple of two ints."
+
+
+def scaling_min_over_max(workers: object, low: int, high: int) -> str:
+    return f"Invalid ScalingConfig(num_workers={workers}): min_workers={low} must be <= max_workers={high}."
+
+
+def scaling_workers_range(workers: object) -> str:
+    return (
+        f"ScalingConfig(num_workers={workers!r}): num_workers must be an int >= 0 (0: V2's local "
+        "mode, the training function run in the driver's process) or a (min, max) tuple with min >= 1."
+    )
+
+
+SCALING_NEGATIVE_MONITOR_INTERVAL = "ScalingConfig(elastic_resize_monitor_interval_s) must be non-negative."
+
+
+def checkpoint_score_order(value: object) -> str:
+    return f"CheckpointConfig(checkpoint_score_order={value!r}): use 'max' or 'min'."
+
+
+def checkpoint_num_to_keep(value: object) -> str:
+    return f"CheckpointConfig(num_to_keep={value!r}): use None (keep all) or >= 1."
+
+
+VALIDATE_CONFIG_WITHOUT_FN = (
+    "report(validate_config=...) was given without validate_fn=. Pass both, or use "
+    "validation=compat.ValidationTaskConfig(fn_kwargs={...})."
+)
+
+
+def validation_result_not_dict(fn: str, got: str) -> str:
+    return f"The validation function {fn} must return a dict of metrics, got {got}."
+
+
+def in_strict_mode(message: str, var: str) -> str:
+    """A V1-only warning raised because strict mode is on."""
+    return f"{message} (strict mode: {var}=1)"
+
+
+# --- what compat could not do, and went on without ------------------------------------------------
+
+
+def cannot_record_fit(error: BaseException) -> str:
+    return f"compat could not record this fit for `compat compare`: {error}"
+
+
+def cannot_upload_artifacts(trial_dir: object, error: BaseException) -> str:
+    return f"compat could not upload this worker's artifacts to {trial_dir}: {error}"
+
+
+def journal_event_unreadable(path: str, kind: object, at: int, error: BaseException) -> str:
+    return (
+        f"{path}: the {kind!r} event at byte {at} of this run ledger's journal cannot be loaded "
+        f"({type(error).__name__}: {error}); skipped, the journal's other events are read"
+    )
+
+
+def stored_validations_unreadable(path: str, error: BaseException) -> str:
+    return (
+        f"{path}: cannot read the validation outcomes stored with the run ({error}); the "
+        "checkpoints are read with their reported metrics, as Ray's files hold them"
+    )
+
+
+def ledger_lost_run(run_id: str) -> str:
+    return f"compat's run ledger holds no run {run_id!r} (its journal could not be read back)"
+
+
+def not_a_journal(path: str, first: object) -> str:
+    return f"{path} is not a run ledger's journal (its first event is {first!r})"
+
+
+def result_not_found(rays_words: str, path: str, found: str) -> str:
+    """Ray's own words for a path without a result, then compat's (:func:`no_result_at`)."""
+    return f"{rays_words}\n{no_result_at(path, found)}"
+
+
+# --- readiness records ----------------------------------------------------------------------------
+
+
+def not_a_readiness_record(schema: str) -> str:
+    return f'not a readiness record (no "schema": "{schema}")'
+
+
+def readiness_record_version(version: object) -> str:
+    return f"a readiness record with an invalid version {version!r}"
+
+
+def readiness_record_too_new(version: int, reads: int) -> str:
+    return (
+        f"a readiness record of schema version {version}, newer than this compat reads ({reads}): "
+        "upgrade ray-train-compat where you run `compat readiness`"
+    )
+
+
+def readiness_field_missing(field: object) -> str:
+    return f"a malformed readiness record: the field {field!r} is missing"
+
+
+def readiness_field_malformed(field: str, shown: str, wanted: str) -> str:
+    return f"a malformed readiness record: the field {field!r} is {shown}, not {wanted}"
+
+
+def record_file_of_kind(kind: str) -> str:
+    """A path a readiness record should be at holds something else (a FIFO, a socket, ...)."""
+    return f"is {kind}, not a record file: skipped"
+
+
+def record_file_too_big(size: int, limit: int, *, local: bool) -> str:
+    said = f"is {size:,} bytes, over the {limit:,} a record file may be: skipped"
+    return said + " (not one compat wrote: each fit appends one line of about 2 KB)" if local else said
+
+
+def migration_report_takes(got: str) -> str:
+    return (
+        "migration_report() takes a compat Result, a Ray Tune ResultGrid (Tuner.fit()'s) or one of its "
+        f"trials' Results; got {got}"
+    )
+
+
+# --- Ray's own words, verbatim: where compat raises as Ray does, a program matching Ray's message
+# keeps matching (docs/compatibility.md §32) ------------------------------------------------------
+
+
+def ray_num_workers_positive(num_workers: object) -> str:
+    return f"'num_workers' in `scaling_config` must be a positive integer. Received {num_workers}"
+
+
+def ray_could_not_serialize(fn: object, task: str, trace: str) -> str:
+    return f"Could not serialize the argument {fn!r} for a task or actor {task}:\n{trace}"
+
+
+def ray_preprocess_datasets_deprecated(preprocessor_message: str) -> str:
+    return (
+        "`preprocess_datasets` is no longer used, since preprocessors "
+        f"are no longer accepted by Trainers.\n{preprocessor_message}"
+    )
+
+
+RAY_LABEL_SELECTOR_LENGTH = (
+    "If `label_selector` is a list, it must be the same length as `max_workers` (or `num_workers` when fixed)."
+)
+RAY_CHECKPOINT_KEEP_ALL_RANKS = (
+    "The experimental `_checkpoint_keep_all_ranks` config is deprecated. "
+    "This behavior is now controlled by reporting `checkpoint=None` "
+    "in the workers that shouldn't persist a checkpoint. "
+    "For example, if you only want the rank 0 worker to persist a "
+    "checkpoint (e.g., in standard data parallel training), "
+    "then you should save and report a checkpoint if "
+    "`ray.train.get_context().get_world_rank() == 0` "
+    "and `None` otherwise."
+)
+RAY_CHECKPOINT_UPLOAD_FROM_WORKERS = (
+    "The experimental `_checkpoint_upload_from_workers` config is "
+    "deprecated. Uploading checkpoint directly from the worker is "
+    "now the default behavior."
+)
+RAY_LOCAL_DIR = (
+    "The `RunConfig(local_dir)` argument is deprecated. "
+    "You should set the `RunConfig(storage_path)` instead."
+    "See the docs: https://docs.ray.io/en/latest/train/user-guides/"
+    "persistent-storage.html#setting-the-local-staging-directory"
+)
+RAY_STORAGE_VARIABLE = (
+    "The `RAY_STORAGE` environment variable is deprecated. Please use `RunConfig(storage_path)` instead."
+)
+RAY_NO_CHECKPOINT = "No checkpoint exists in the trial directory!"
+
+
+def ray_unsupported_mode(mode: object) -> str:
+    return f'Unsupported mode: {mode}. Please choose from ["min", "max"]!'
+
+
+def ray_invalid_metric(metric: str, metrics: object, kept: list[str]) -> str:
+    return (
+        f"Invalid metric name {metric}! You may choose from the following metrics: "
+        f"{metrics}.\nThe kept checkpoints' metrics are {kept}."
+    )
+
+
+def ray_invalid_log_level(level: object, valid: list[str]) -> str:
+    return f"Invalid log_level: {level!r}. Must be one of: {valid}."
+
+
+def refused_because(refusal: str, why: str) -> str:
+    """An error's words (often Ray's), then why compat gives it here."""
+    return f"{refusal}: {why}"

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 from ray.exceptions import RayTaskError
 
+from compat_core import messages
 from compat_core.config import RunConfig, given_name
 from compat_core.files import storage
 from compat_core.files.storage import RunStorage, checkpoint_dir_name
@@ -214,9 +215,7 @@ class V1OnV2WorkerSide(V2WorkerSide):
         try:
             self.artifacts.upload()
         except Exception as exc:  # the storage's error must not end training
-            where.warn(
-                f"compat could not upload this worker's artifacts to {self.artifacts.trial_dir}: {exc}", UserWarning
-            )
+            where.warn(messages.cannot_upload_artifacts(self.artifacts.trial_dir, exc), UserWarning)
 
     def _default_checkpoint_dir_name(self, context: Any) -> str:
         return f"checkpoint_{self.next_checkpoint_index:06d}"  # V1's; rank 0's name wins

@@ -21,6 +21,7 @@ import pyarrow.fs as pafs
 
 from compat.readiness import _record as readiness
 from compat.readiness._record import RECORD_FILE, RunRecord
+from compat_core import messages
 from migrate import engine as codemod
 from migrate import formats
 from migrate.files import SKIP_DIRS
@@ -196,7 +197,7 @@ def _read_local(path: str) -> str | Exception:
 
     kind = special_kind(path)  # a socket cannot even be opened
     if kind is not None:
-        return _NotRead(f"is {kind}, not a record file: skipped")
+        return _NotRead(messages.record_file_of_kind(kind))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -204,12 +205,9 @@ def _read_local(path: str) -> str | Exception:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return _NotRead(f"is {special_kind(path) or 'not a regular file'}, not a record file: skipped")
+            return _NotRead(messages.record_file_of_kind(special_kind(path) or "not a regular file"))
         if info.st_size > MAX_RECORD_FILE_BYTES:
-            return _NotRead(
-                f"is {info.st_size:,} bytes, over the {MAX_RECORD_FILE_BYTES:,} a record file may be: skipped "
-                "(not one compat wrote: each fit appends one line of about 2 KB)"
-            )
+            return _NotRead(messages.record_file_too_big(info.st_size, MAX_RECORD_FILE_BYTES, local=True))
         with os.fdopen(os.dup(fd), "rb") as f:
             return f.read().decode("utf-8", errors="replace")  # a bad line is named, the rest read
     except (OSError, UnicodeDecodeError) as exc:
@@ -222,7 +220,7 @@ def _read_text(filesystem: Any, path: str) -> str | Exception:
     try:
         info = filesystem.get_file_info(path)
         if info.size is not None and info.size > MAX_RECORD_FILE_BYTES:
-            return _NotRead(f"is {info.size:,} bytes, over the {MAX_RECORD_FILE_BYTES:,} a record file may be: skipped")
+            return _NotRead(messages.record_file_too_big(info.size, MAX_RECORD_FILE_BYTES, local=False))
         with filesystem.open_input_stream(path) as f:
             return bytes(f.read()).decode("utf-8", errors="replace")
     except Exception as exc:  # reported with the path; the other records are still read

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from compat_core import settings
+from compat_core import messages, settings
 from compat_core.errors import CompatError
 
 RECORD_FILE = "compat_readiness.jsonl"
@@ -118,15 +118,12 @@ class RunRecord:
 def from_json(data: Any) -> RunRecord:
     """A record from its JSON; :class:`RecordError` says what is wrong with one that is not."""
     if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
-        raise RecordError(f'not a readiness record (no "schema": "{SCHEMA}")')
+        raise RecordError(messages.not_a_readiness_record(SCHEMA))
     version = data.get("version")
     if not isinstance(version, int) or version < 1:
-        raise RecordError(f"a readiness record with an invalid version {version!r}")
+        raise RecordError(messages.readiness_record_version(version))
     if version > VERSION:
-        raise RecordError(
-            f"a readiness record of schema version {version}, newer than this compat reads ({VERSION}): "
-            "upgrade ray-train-compat where you run `compat readiness`"
-        )
+        raise RecordError(messages.readiness_record_too_new(version, VERSION))
     try:
         versions = _mapping(data, "versions")
         return RunRecord(
@@ -148,7 +145,7 @@ def from_json(data: Any) -> RunRecord:
             behaviours=tuple(_behaviour(b, f"behaviours[{i}]") for i, b in enumerate(_list(data, "behaviours"))),
         )
     except KeyError as exc:
-        raise RecordError(f"a malformed readiness record: the field {exc.args[0]!r} is missing") from None
+        raise RecordError(messages.readiness_field_missing(exc.args[0])) from None
 
 
 MODES = ("v1", "v2")
@@ -157,7 +154,7 @@ MODES = ("v1", "v2")
 def _malformed(field: str, value: Any, wanted: str) -> RecordError:
     shown = json.dumps(value, allow_nan=True, default=str)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return RecordError(f"a malformed readiness record: the field {field!r} is {shown}, not {wanted}")
+    return RecordError(messages.readiness_field_malformed(field, shown, wanted))
 
 
 def _text(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compat.readiness import _record as records
-from compat_core import switch
+from compat_core import messages, switch
 from compat_core.migration import v1_only
 from compat_core.semantics.result import Result
 
@@ -46,10 +46,7 @@ def migration_report(results: Any) -> str:
         trials = [results]
         title = f"Trial {posixpath.basename(str(results.path).rstrip('/'))!r}"
     else:
-        raise TypeError(
-            "migration_report() takes a compat Result, a Ray Tune ResultGrid (Tuner.fit()'s) or one of its "
-            f"trials' Results; got {type(results).__name__}"
-        )
+        raise TypeError(messages.migration_report_takes(type(results).__name__))
     found = [_last_record(trial) for trial in trials]
     kept = [r for r in found if r is not None]
     return _render(title, kept, missing=len(found) - len(kept))

@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from compat_core import messages
 from compat_core.files import pickled, private
 
 _LENGTH = struct.Struct(">I")
@@ -226,8 +227,7 @@ def read(path: str, kinds: Collection[str] | None = None) -> Iterator[tuple[Any,
             except Exception as exc:
                 at = f.tell() - length - _LENGTH.size
                 warnings.warn(
-                    f"{path}: the {kind!r} event at byte {at} of this run ledger's journal cannot be loaded "
-                    f"({type(exc).__name__}: {exc}); skipped, the journal's other events are read",
+                    messages.journal_event_unreadable(path, kind, at, exc),
                     pickled.CorruptStoredDataWarning,
                     stacklevel=2,
                 )

@@ -54,9 +54,7 @@ class ValidationDispatcher:
             result = self.user_fn(checkpoint, **kwargs)
             name = getattr(self.user_fn, "__name__", repr(self.user_fn))
         if not isinstance(result, dict):
-            raise TypeError(
-                f"The validation function {name} must return a dict of metrics, got {type(result).__name__}."
-            )
+            raise TypeError(messages.validation_result_not_dict(name, type(result).__name__))
         return result
 
 
@@ -78,14 +76,12 @@ def request_from_report(
             raise ValueError(messages.VALIDATION_NEEDS_CHECKPOINT.format(form="validate_fn=..."))
         return SeedValidation(validate_fn, dict(validate_config or {}))
     if validate_config is not None:
-        raise ValueError(
-            "report(validate_config=...) was given without validate_fn=. Pass both, or use "
-            "validation=compat.ValidationTaskConfig(fn_kwargs={...})."
-        )
+        raise ValueError(messages.VALIDATE_CONFIG_WITHOUT_FN)
     if not isinstance(validation, (bool, ValidationTaskConfig)):
         raise TypeError(
-            f"report(validation=...) takes True/False or a compat.ValidationTaskConfig, got "
-            f"{type(validation).__name__}."
+            messages.takes(
+                "report(validation=...)", "True/False or a compat.ValidationTaskConfig", type(validation).__name__
+            )
         )
     if validation and not has_checkpoint:
         raise ValueError(messages.VALIDATION_NEEDS_CHECKPOINT.format(form="validation=..."))
@@ -106,7 +102,7 @@ def trainer_config(user: ValidationConfig | None, ledger: SeedSource | None = No
     if user is None:
         return ValidationConfig(fn=ValidationDispatcher(None, ledger))
     if not isinstance(user, ValidationConfig):
-        raise TypeError(f"validation_config= takes a compat.ValidationConfig, got {type(user).__name__}.")
+        raise TypeError(messages.takes("validation_config=", "a compat.ValidationConfig", type(user).__name__))
     return ValidationConfig(
         fn=ValidationDispatcher(user.fn, ledger),
         task_config=user.task_config,

@@ -14,7 +14,7 @@ from typing import Any
 
 from ray.util.annotations import RayDeprecationWarning
 
-from compat_core import settings, switch
+from compat_core import messages, settings, switch
 from compat_core.files import storage
 from compat_core.migration import v1_only
 from compat_core.migration.where import user_call_site, warn
@@ -124,7 +124,7 @@ def _warn_once(key: str, message: str, site: str | None = None) -> None:
     """Strict mode: raise ``message``. Otherwise warn once per ``key`` in this process, at
     the user's line (``site``, else the first frame outside compat and Ray)."""
     if strict_enabled():
-        raise V1OnlyWarning(message + f" (strict mode: {STRICT_ENV_VAR}=1)")
+        raise V1OnlyWarning(messages.in_strict_mode(message, STRICT_ENV_VAR))
     if key not in _warned:
         _warned.add(key)
         warn(message, V1OnlyWarning, site=site)

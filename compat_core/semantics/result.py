@@ -16,7 +16,7 @@ from ray.air.result import Result as _V1Result
 from ray.train import Checkpoint
 from ray.train.v2.api.result import Result as _V2Result
 
-from compat_core import switch
+from compat_core import messages, switch
 from compat_core.files.storage import checkpoint_dir_name
 from compat_core.migration import v1_only
 from compat_core.migration.usage import Usage
@@ -194,15 +194,13 @@ class Result(*standins.ray_bases(_V2Result, _V1Result)):  # type: ignore[misc]
         from compat_core.releases.adapters import unflattened_lookup
 
         if not self.best_checkpoints:
-            raise RuntimeError("No checkpoint exists in the trial directory!")
+            raise RuntimeError(messages.RAY_NO_CHECKPOINT)
         if mode not in ["max", "min"]:
-            raise ValueError(f'Unsupported mode: {mode}. Please choose from ["min", "max"]!')
+            raise ValueError(messages.ray_unsupported_mode(mode))
         scored = [(c, m) for c, m in self.best_checkpoints if unflattened_lookup(metric, m, default=None) is not None]
         if not scored:
             raise RuntimeError(
-                f"Invalid metric name {metric}! You may choose from the following metrics: "
-                f"{(self.metrics or {}).keys()}.\nThe kept checkpoints' metrics are "
-                f"{sorted(self.best_checkpoints[-1][1])}."
+                messages.ray_invalid_metric(metric, (self.metrics or {}).keys(), sorted(self.best_checkpoints[-1][1]))
             )
         pick = max if mode == "max" else min
         return pick(scored, key=lambda pair: unflattened_lookup(metric, pair[1]))[0]

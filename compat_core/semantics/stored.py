@@ -82,7 +82,7 @@ def read_run(
     has_logs = run.exists(RESULT_JSON) or run.exists(PROGRESS_CSV)
     has_snapshot = run.exists(V2_SNAPSHOT)
     if not has_logs and not has_snapshot:
-        raise ResultNotFoundError(f"{_rays_words(run, mode)}\n{messages.no_result_at(str(path), _found(run))}")
+        raise ResultNotFoundError(messages.result_not_found(_rays_words(run, mode), str(path), _found(run)))
     v1 = _v1_result(run, trusted) if has_logs else None
     v2 = _v2_result(run) if has_snapshot else None
     metrics: dict[str, Any] | None

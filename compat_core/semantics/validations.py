@@ -21,6 +21,7 @@ import pickle
 import warnings
 from collections.abc import Iterable
 
+from compat_core import messages
 from compat_core.files import pickled
 from compat_core.files.pickled import CorruptStoredDataWarning
 from compat_core.files.storage import RunStorage
@@ -94,8 +95,7 @@ def _read(run: RunStorage, warn: bool) -> dict[str, tuple[str, dict[str, bytes],
     except Exception as exc:  # whatever the storage holds: the run's other results are still read
         if warn:
             warnings.warn(
-                f"{run.path(FILE)}: cannot read the validation outcomes stored with the run ({exc}); the "
-                "checkpoints are read with their reported metrics, as Ray's files hold them",
+                messages.stored_validations_unreadable(run.path(FILE), exc),
                 CorruptStoredDataWarning,
                 stacklevel=4,
             )

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
-from compat_core import settings
+from compat_core import messages, settings
 from compat_core.files import journal, private
 from compat_core.releases import adapters, standins
 from compat_core.run.ledger.run import RunLedger, recover
@@ -126,7 +126,7 @@ class LedgerHost:
         if ledger is None and os.path.exists(self._journals.get(run_id, "")):
             ledger = self._reopen(run_id, closed_too=True)
         if ledger is None:
-            raise KeyError(f"compat's run ledger holds no run {run_id!r} (its journal could not be read back)")
+            raise KeyError(messages.ledger_lost_run(run_id))
         return ledger
 
     async def open_run(self, run_id: str, world_size: int, options: dict[str, Any]) -> int:

@@ -470,7 +470,7 @@ class RunLedger:
         events = journal.read(journal_path)
         first = next(events, None)
         if first is None or first[0] != "opened":
-            raise ValueError(f"{journal_path} is not a run ledger's journal (its first event is {first!r})")
+            raise ValueError(messages.not_a_journal(journal_path, first))
         ledger = cls(first[1], **first[2])  # no journal while the journal is replayed
         replay = _Replay(ledger)
         for event in events:
