@@ -666,10 +666,6 @@ def ray_invalid_metric(metric: str, metrics: object, kept: list[str]) -> str:
     )
 
 
-def ray_invalid_log_level(level: object, valid: list[str]) -> str:
-    return f"Invalid log_level: {level!r}. Must be one of: {valid}."
-
-
 def refused_because(refusal: str, why: str) -> str:
     """An error's words (often Ray's), then why compat gives it here."""
     return f"{refusal}: {why}"

@@ -146,9 +146,7 @@ else:
             def __post_init__(self) -> None:
                 valid = set(logging._nameToLevel)
                 if not isinstance(self.log_level, str) or self.log_level.upper() not in valid:
-                    from compat_core import messages  # releases is below messages: read when raised
-
-                    raise ValueError(messages.ray_invalid_log_level(self.log_level, sorted(valid)))
+                    raise ValueError(f"Invalid log_level: {self.log_level!r}. Must be one of: {sorted(valid)}.")
                 self.log_level = self.log_level.upper()
 
     if since("2.58"):

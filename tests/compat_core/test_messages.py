@@ -22,6 +22,10 @@ REVIEWED = {
     ("compat/__init__.py", "__getattr__"): "Python's own words for a missing module attribute",
     ("compat/testing/__init__.py", "assert_equivalent"): "an assertion's report, one line per difference found",
     ("compat/testing/schedule.py", "scheduled_validation"): "the failure a property test injects on purpose",
+    (
+        "compat_core/releases/standins.py",
+        "__post_init__",
+    ): "Ray's LoggingConfig stand-in: Ray's words, below messages",
     ("compat_core/files/pickled.py", "find_class"): "the refused global's name; its class words the error",
     ("compat_core/migration/usage.py", "add"): "compat's own bug: a V1-only kind missing from the catalogue",
     ("compat_core/run/channel.py", "_header"): "caught: the detail of the log line that closes the connection",
