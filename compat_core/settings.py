@@ -33,18 +33,20 @@ class Parser(Generic[T]):
     parse: Callable[[str], T]
 
 
-def boolean() -> Parser[bool]:
-    """``1``/``true`` or ``0``/``false``, any case."""
+def boolean(
+    accepts: str = "1 or true to turn it on, 0 or false to leave it off (any case)", *, strip: bool = True
+) -> Parser[bool]:
+    """``1``/``true`` or ``0``/``false``, any case (``strip=False``: no space around it)."""
 
     def parse(text: str) -> bool:
-        value = text.strip().lower()
+        value = (text.strip() if strip else text).lower()
         if value in ("1", "true"):
             return True
         if value in ("0", "false"):
             return False
         raise ValueError(text)
 
-    return Parser("1 or true to turn it on, 0 or false to leave it off (any case)", parse)
+    return Parser(accepts, parse)
 
 
 def whole(minimum: int) -> Parser[int]:
@@ -105,7 +107,7 @@ class Setting(Generic[T]):
 
     def get(self, environ: Mapping[str, str] | None = None) -> T:
         """The value now (``environ``: these variables instead of the process's)."""
-        raw = (os.environ if environ is None else environ).get(self.name)
+        raw = self.raw(environ)
         if raw is None or (self.blank_is_unset and not raw.strip()):
             return self.default
         return self.parse(raw)
@@ -126,25 +128,13 @@ class Setting(Generic[T]):
         return (os.environ if environ is None else environ).get(self.name)
 
 
-def _ray_switch() -> Parser[bool]:
-    """Ray's own ``env_bool`` reads ``1``/``true`` (any case) as V2 and every other value as V1;
-    compat takes exactly the values Ray gives a meaning to on purpose (no space around them)."""
-
-    def parse(text: str) -> bool:
-        if text.lower() in ("1", "true"):
-            return True
-        if text.lower() in ("0", "false"):
-            return False
-        raise ValueError(text)
-
-    return Parser("1 or true for V2, 0 or false for V1", parse)
-
-
 # --- the variables ---------------------------------------------------------------------------
 
+# Ray's own ``env_bool`` reads ``1``/``true`` (any case) as V2 and every other value as V1; compat
+# takes exactly the values Ray gives a meaning to on purpose (no space around them).
 V2_ENABLED: Setting[bool | None] = Setting(
     "RAY_TRAIN_V2_ENABLED",
-    _ray_switch(),
+    boolean("1 or true for V2, 0 or false for V1", strip=False),
     None,  # Ray's own default: compat_core.switch
     propagated=True,
     explain=messages.invalid_switch_value,

@@ -34,7 +34,7 @@ RAY_ROUNDS_ENV_VAR = settings.V2_RAY_ROUNDS.name
 
 
 def rounds_through_ray() -> bool:
-    return bool(settings.V2_RAY_ROUNDS.get())
+    return settings.V2_RAY_ROUNDS.get()
 
 
 class V2WorkerSide:

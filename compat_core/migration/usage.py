@@ -47,7 +47,7 @@ if not sys.warnoptions:
 
 def strict_enabled() -> bool:
     """``COMPAT_STRICT=1`` turns every V1-only warning into an error."""
-    return bool(settings.STRICT.get())
+    return settings.STRICT.get()
 
 
 @dataclass

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.compat_core import ROOT, runtime_sources
+
 pytestmark = pytest.mark.one_pass  # reads files: no Ray, no mode
 
-ROOT = Path(__file__).resolve().parents[2]
-RUNTIME = ("compat", "compat_core", "v1", "v2")
 MESSAGES = "compat_core/messages.py"
 WARNS = ("warnings.warn", "where.warn", "_where.warn", "warn")
 
@@ -92,14 +92,10 @@ def inline_texts(path: Path) -> list[tuple[str, int]]:
 
 def test_no_raise_or_warning_builds_its_text_in_place() -> None:
     inline = []
-    for package in RUNTIME:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            relative = path.relative_to(ROOT).as_posix()
-            if relative == MESSAGES:
-                continue
-            for function, line in inline_texts(path):
-                if (relative, function) not in REVIEWED and relative not in FRAGMENTS:
-                    inline.append(f"{relative}:{line} (in {function})")
+    for relative, path in runtime_sources(but=MESSAGES):
+        for function, line in inline_texts(path):
+            if (relative, function) not in REVIEWED and relative not in FRAGMENTS:
+                inline.append(f"{relative}:{line} (in {function})")
     assert inline == [], "put these texts in compat_core/messages.py:\n" + "\n".join(inline)
 
 

@@ -10,10 +10,9 @@ import pytest
 
 from compat_core import settings
 from compat_core.errors import InvalidSwitchValueError
+from tests.compat_core import ROOT, runtime_sources
 
 pytestmark = pytest.mark.one_pass  # plain code: no Ray, no mode
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -99,8 +98,6 @@ def test_the_environment_variables_guide_lists_the_registry() -> None:
     assert read_by_compat == registry
 
 
-RUNTIME = ("compat", "compat_core", "v1", "v2")
-
 # Reads of the environment outside the registry, reviewed: none is a variable of compat's.
 NOT_COMPAT_S = {
     ("compat/readiness/_record.py", '"JPY_SESSION_NAME"'),  # Jupyter's: the notebook a run came from
@@ -138,17 +135,12 @@ def environment_reads(path: Path) -> list[str]:
 
 
 def test_no_module_reads_a_variable_of_compat_s_but_the_registry() -> None:
-    stray = []
-    for package in RUNTIME:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            relative = path.relative_to(ROOT).as_posix()
-            if relative == "compat_core/settings.py":
-                continue
-            stray += [
-                f"{relative}: os.environ[{key}]"
-                for key in environment_reads(path)
-                if (relative, key) not in NOT_COMPAT_S
-            ]
+    stray = [
+        f"{relative}: os.environ[{key}]"
+        for relative, path in runtime_sources(but="compat_core/settings.py")
+        for key in environment_reads(path)
+        if (relative, key) not in NOT_COMPAT_S
+    ]
     assert stray == [], "read these through compat_core/settings.py:\n" + "\n".join(stray)
 
 
