@@ -44,7 +44,7 @@ def _tune_function_session(name: str) -> Any:
     return adapters.v1_session()
 
 
-class _RaysOwn(NamedTuple):
+class _RaySessionFunction(NamedTuple):
     """Ray's own ``ray.train.<name>`` where Ray's session runs a training function, and the mode
     it answers in (a trainer of Ray's runs its own engine's semantics; local mode, the selected one)."""
 
@@ -52,7 +52,7 @@ class _RaysOwn(NamedTuple):
     mode: switch.Mode
 
 
-def _rays_own(name: str) -> _RaysOwn | None:
+def _ray_session_function(name: str) -> _RaySessionFunction | None:
     """Where a training function runs with Ray's session and not compat's, Ray's own
     ``ray.train.<name>``, which answers there as raw Ray's does; None anywhere else:
     - V2's local mode (``ScalingConfig(num_workers=0)``: the function runs in the driver's
@@ -63,14 +63,14 @@ def _rays_own(name: str) -> _RaysOwn | None:
     if worker.current() is not None:
         return None
     if _local.running():
-        return _RaysOwn(_local.ray_function(name), switch.mode())
+        return _RaySessionFunction(_local.ray_function(name), switch.mode())
     generation = _rays_generation()
     if generation is None:
         return None
     function = adapters.rays_train_function(generation is switch.V2, name)
     if function is None:
         raise CompatError(messages.not_in_rays_v1_trainer(name))
-    return _RaysOwn(function, switch.Mode(generation, generation))
+    return _RaySessionFunction(function, switch.Mode(generation, generation))
 
 
 def _rays_generation() -> switch.Generation | None:
@@ -114,7 +114,7 @@ def report(
     if tune_session is not None:
         tune_session.report(metrics, checkpoint=checkpoint)
         return
-    rays = _rays_own("report")
+    rays = _ray_session_function("report")
     if rays is not None:  # what was given, as given: Ray's report says what it does not take
         options = {
             "checkpoint_dir_name": checkpoint_dir_name,
@@ -158,15 +158,15 @@ def report(
         session.settings.ledger.store_seed_validation(token, request)
         request = seed_request(token)
     # V2 validates in its controller; under v1 the ledger runs it once the checkpoint is persisted.
-    ledger_runs_it = session.side.validates_in_ledger
-    session.compat_call = worker.CompatCall(bool(request), request if ledger_runs_it and request else None)
+    validates_in_ledger = session.side.validates_in_ledger
+    session.compat_call = worker.CompatCall(bool(request), request if validates_in_ledger and request else None)
     try:
         session.side.report(
             metrics,
             checkpoint,
             checkpoint_dir_name=checkpoint_dir_name,
             upload_mode=checkpoint_upload_mode,
-            validation=False if ledger_runs_it else request,
+            validation=False if validates_in_ledger else request,
             upload_fn=checkpoint_upload_fn,
             delete_local=delete_local_checkpoint_after_upload,
         )
@@ -180,7 +180,7 @@ def get_context() -> TrainContext:
         from ray.train.context import get_context as v1_context
 
         return TrainContext(v1_context(), switch.mode())
-    rays = _rays_own("get_context")
+    rays = _ray_session_function("get_context")
     if rays is not None:
         return TrainContext(rays.function(), rays.mode)
     session = _session("get_context")
@@ -192,7 +192,7 @@ def get_checkpoint() -> Checkpoint | None:
     tune_session = _tune_function_session("get_checkpoint")
     if tune_session is not None:
         return tune_session.get_checkpoint()
-    rays = _rays_own("get_checkpoint")
+    rays = _ray_session_function("get_checkpoint")
     if rays is not None:
         return rays.function()
     return _session("get_checkpoint").side.get_checkpoint()
@@ -215,7 +215,7 @@ def get_all_reported_checkpoints(
                 repr(consistency_mode),
             )
         )
-    rays = _rays_own("get_all_reported_checkpoints")
+    rays = _ray_session_function("get_all_reported_checkpoints")
     if rays is not None:
         return rays.function(consistency_mode, timeout_s)
     session = _session("get_all_reported_checkpoints")
@@ -228,7 +228,7 @@ def get_preemption_info() -> Any:
     """V2's notice that a node of this run is about to be preempted (a
     ``compat.PreemptionInfo``), or None; a barrier, as in V2. Always None under v1, which
     has no such notice (a preempted node shows up as a worker failure)."""
-    rays = _rays_own("get_preemption_info")
+    rays = _ray_session_function("get_preemption_info")
     if rays is not None:
         return rays.function()
     session = _session("get_preemption_info")
@@ -237,7 +237,7 @@ def get_preemption_info() -> Any:
 
 def get_dataset_shard(dataset_name: str | None = None) -> Any:
     """This worker's shard of ``TorchTrainer(datasets={dataset_name: ...})``."""
-    rays = _rays_own("get_dataset_shard")
+    rays = _ray_session_function("get_dataset_shard")
     if rays is not None:
         return rays.function(dataset_name)
     return _session("get_dataset_shard").side.get_dataset_shard(dataset_name)

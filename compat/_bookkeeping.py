@@ -1,8 +1,9 @@
 """What a ``fit()`` leaves beside its result for the sign-off: the run's readiness record
 (docs/readiness.md), a Tune trial's usages kept as Tune may end its process at any report, the
 workers' reports stored with the run (``Result.from_path``), journals of earlier drivers of a
-restored run, and the reads of the result watched after ``fit()`` returns. The trainer
-(compat/_trainer.py) calls these; none decides how a run goes."""
+restored run, and the reads of the result watched after ``fit()`` returns. The fit's
+callbacks (compat/_fit_callbacks.py) and the result's build call these; none decides how a
+run goes."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def run_storage(experiment: RunStorage | None, raw: Any, path: str | None) -> Ru
     return RunStorage(filesystem, path)
 
 
-def killed_drivers_validations(earlier: Journals) -> list[ReportRound]:
+def validations_left_in_journals(earlier: Journals) -> list[ReportRound]:
     """The outcomes of the validations in the journals of a restored run's earlier drivers killed
     before their ``fit()`` ended (on this node): read once, for this fit's result and to be
     stored with the run (:func:`keep_worker_reports`)."""
@@ -115,7 +116,7 @@ def killed_drivers_validations(earlier: Journals) -> list[ReportRound]:
 def earlier_validations(run: RunStorage | None, killed: list[ReportRound], *, trusted: bool) -> list[ReportRound]:
     """The outcomes of the validations compat's ledger ran in the run's earlier fits, for this
     fit's result: those stored with the run by each fit that ended, then ``killed``
-    (:func:`killed_drivers_validations`). ``trusted``: the values are loaded as the run's restore
+    (:func:`validations_left_in_journals`). ``trusted``: the values are loaded as the run's restore
     state is (a restore trusts its storage); else as ``Result.from_path`` reads them."""
     if run is None:
         return []
@@ -131,7 +132,7 @@ def keep_worker_reports(
     returns). A restored run first stores those of earlier drivers killed
     before their ``fit()`` ended, from their ledgers' journals on this node (each removed once
     stored; one on another node stays there): ``killed``, their validations' outcomes
-    (:func:`killed_drivers_validations`), then their reports."""
+    (:func:`validations_left_in_journals`), then their reports."""
     if run is None:
         return None
     _keep_validations(run, killed)  # before their journals go

@@ -1,13 +1,15 @@
 """compat's trainers: the mode is read at ``fit()``, its engine runs the job.
 
-A fit (:meth:`DataParallelTrainer._fit`), in order: note the user's call site and that no
-module of theirs shadows compat; connect to Ray; the engine prepares the run (its storage, a
-re-run, a restore) and the trainer starts the run's services (the V1-only options recorded, the
-run ledger, the restore state, what the workers are told: :meth:`~DataParallelTrainer._start_services`);
-the engine runs the job; the ledger closes with everything it recorded; the result is built
-from the engine's parts and the ledger's records; every worker's reports and the run's
-readiness record are stored with the run; under V1, the user's V1-only reads are watched;
-``compare``'s record is written; warnings are given; a failure is mapped to compat's error.
+A fit (:meth:`DataParallelTrainer._fit`) reads as Ray V2's: prepare, run, build. Prepare
+(:meth:`~DataParallelTrainer._start`): note the user's call site and that no module of theirs
+shadows compat, connect to Ray, and start the run's services (the V1-only options recorded, the
+engine's storage, the run ledger, what the workers are told:
+:meth:`~DataParallelTrainer._start_services`). Run: the engine runs the job. Build
+(:meth:`~DataParallelTrainer._build`): the ledger closes with everything it recorded, the result
+is made from the engine's parts and the ledger's records, and what ``fit()`` raises is decided.
+Everything a fit leaves beside its result (the restore state, a Tune trial's records, the stored
+worker reports, the readiness record, compare's record, the reads watched, the warnings) is a
+callback of compat/_fit_callbacks.py, called before the run and after the build.
 ``tests/compat/test_fit_steps.py`` runs these steps on a fake engine, without Ray.
 :class:`TrainerArguments` describes the keywords every trainer takes, once.
 """
@@ -17,19 +19,18 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import socket
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from compat import _bookkeeping as bookkeeping
-from compat import _capture as capture
 from compat import _engines, _local, _shadowing
 from compat import _failures as failures
+from compat._fit_callbacks import FitCallback, FitEnd, FitStart, default_callbacks
 from compat.callbacks import is_user_callback
 from compat.readiness import _record as readiness
 from compat.session import route_air_session
-from compat_core import config, messages, switch
+from compat_core import messages, switch
 from compat_core.config import RunConfig, ScalingConfig, coerce, record_v1_only_options
 from compat_core.errors import CompatError, RestoreError
 from compat_core.files.storage import RunStorage
@@ -40,7 +41,7 @@ from compat_core.migration import usage, where
 from compat_core.migration.usage import UsageLog
 from compat_core.releases import adapters
 from compat_core.run import tune, worker
-from compat_core.run.engine import Engine, PreparedRun, TrainJob
+from compat_core.run.engine import Engine, TrainJob
 from compat_core.run.ledger import LedgerClient, open_ledger, ray_validation_runner
 from compat_core.run.ledger.votes import vote_timeout_s
 from compat_core.semantics import restore, result
@@ -336,6 +337,31 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         return self._fit(_engines.engine_for(switch.mode()), in_trial=False)
 
     def _fit(self, engine: Engine, *, in_trial: bool) -> Result:
+        """Prepare, run, build (as Ray V2's ``fit()``); the side products are callbacks."""
+        start = self._start(engine, in_trial)
+        callbacks = self._create_default_callbacks()
+        for callback in callbacks:
+            callback.before_run(start)
+        raw, error = _run_engine(engine, start.job, in_trial)
+        if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
+            for callback in callbacks:
+                callback.after_trial_stopped(start)
+            raise error
+        end = self._build(start, raw, error)
+        for callback in callbacks:
+            callback.after_fit(end)
+        if end.failure is not None:
+            end.failure.raise_()
+        return end.outcome
+
+    def _create_default_callbacks(self) -> list[FitCallback]:
+        """What the fit leaves beside its result (compat/_fit_callbacks.py), as Ray V2's trainer
+        makes its own features."""
+        return default_callbacks()
+
+    def _start(self, engine: Engine, in_trial: bool) -> FitStart:
+        """Note the user's call site and that no module of theirs shadows compat, connect to
+        Ray, start the run's services."""
         call_site = (in_trial and self.__dict__.get("_driver_call_site")) or where.user_call_site()
         if not in_trial:  # before anything starts: Ray's processes would import another compat
             _shadowing.check()
@@ -343,36 +369,17 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         usage.take()
         start_time = time.time()
         job = self._start_services(engine, start_time, in_trial)
-        driver_usages = usage.take()
         trial_dir: RunStorage | None = self.__dict__.get("_tune_trial_dir") if in_trial else None
-        trial = self.__dict__.get("_tune_trial")
-        name = config.given_name(self.run_config)
-        call = capture.FitCall(self._framework.trainer_name, name, call_site, trial, start_time)
-        captured = capture.reserve()
-        # Ray Tune may end a trial at any report (a scheduler's early stop) and then its process:
-        # a trial's records are written first, and replaced when fit() returns.
-        trial_records = functools.partial(bookkeeping.trial_record, self, engine, trial_dir, call_site, start_time)
-        if trial_dir is not None:
-            capture.unfinished(captured, engine.mode.backend, call)  # for compare
-            # Tune may end the trial's process at any report, before compat's code runs again:
-            # what its workers rely on is added to the record by the ledger, as it comes.
-            started = trial_records("unfinished", driver_usages)
-            assert started is not None
-            job.ledger.keep_usages_with(bookkeeping.TrialUsages(trial_dir, started, tuple(driver_usages)))
-        raw, error = _run_engine(engine, job, in_trial)
-        if isinstance(error, SystemExit):  # Tune stopped the trial: its process ends now
-            assert trial_dir is not None
-            trial_records(
-                "stopped",
-                bookkeeping.stopped_usages(
-                    driver_usages, bookkeeping.usages_so_far(job.ledger), bookkeeping.kept_for(trial_dir)
-                ),
-            )
-            raise error
+        return FitStart(self, engine, in_trial, job, call_site, start_time, usage.take(), trial_dir)
+
+    def _build(self, start: FitStart, raw: Any, error: BaseException | None) -> FitEnd:
+        """The result, from the engine's parts and everything the run ledger recorded (with the
+        earlier fits' validations of a restored run), and what ``fit()`` raises."""
+        engine, job = start.engine, start.job
         snapshot = _close_ledger(job.ledger)
         experiment = job.prepared.experiment
         earlier = bookkeeping.earlier_journals(self._restoring)
-        killed = bookkeeping.killed_drivers_validations(earlier)
+        killed = bookkeeping.validations_left_in_journals(earlier)
         if raw is not None:  # the kept checkpoints may be earlier fits': with their validations
             snapshot.earlier_validations = bookkeeping.earlier_validations(
                 bookkeeping.run_storage(experiment, raw, raw.path), killed, trusted=self._restoring is not None
@@ -380,41 +387,13 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         parts = engine.result_parts(job, raw, snapshot, error)
         outcome = result.build(engine.mode, parts, snapshot, raw, error, config=self._result_config())
         log = UsageLog()
-        log.merge(driver_usages + usage.take() + snapshot.usages)
+        log.merge(start.driver_usages + usage.take() + snapshot.usages)
         outcome.v1_usage = log.as_list()
-        run_storage = bookkeeping.run_storage(experiment, raw, outcome.path)
-        stored = bookkeeping.keep_worker_reports(run_storage, snapshot, earlier, killed)
-        if stored is not None:  # read from the run's file when the user reads it (memory: none till then)
-            outcome.read_later("worker_metrics_dataframe", functools.partial(bookkeeping.read_stored_reports, *stored))
         failure = failures.of_fit(
             outcome, snapshot, error, self.train_loop_per_worker, keeps_every_report=engine.mode.keeps_every_report
         )
-        raised = None if failure is None else failure.error
-        # A run that failed before its directory was known leaves its record in the experiment's.
-        error_text = None if raised is None else f"{type(raised).__name__}: {raised}"
-        path = trial_dir.run_dir if trial_dir is not None else outcome.path or ""
-        record = bookkeeping.readiness_record(
-            self, engine, path, outcome.v1_usage, call_site, start_time, bookkeeping.ended(raised), error_text
-        )
-        record_at = trial_dir or run_storage or experiment
-        bookkeeping.keep_readiness_record(record_at, record)
-        flipped = not engine.mode.keeps_every_report  # V2's semantics: the reads the flip changed
-        difference = bookkeeping.frame_difference(
-            outcome, snapshot, flipped=flipped, v1_logs=self.run_config.keep_v1_logs
-        )
-        # What fit() raises, as the user sees it (compare's record of the error), not the engine's.
-        seconds = time.time() - start_time
-        captured = capture.capture(outcome, seconds, raised if error is not None else None, call, path=captured)
-        reads_kept = bookkeeping.ReadsKept(log, record, record_at, captured)
-        bookkeeping.watch_reads(outcome, difference, reads_kept, flipped=flipped)
-        if snapshot.host_lost is not None and failure is None:
-            where.warn(messages.ledger_host_lost(snapshot.host_lost, "the run completed"), UserWarning)
-        if engine.mode.warns_v1_only:
-            usage.warn_for_workers(snapshot.usages)
-        bookkeeping.warn_non_finite(snapshot)
-        if failure is not None:
-            failure.raise_()
-        return outcome
+        run_storage = bookkeeping.run_storage(experiment, raw, outcome.path)
+        return FitEnd(start, outcome, snapshot, error, failure, log, run_storage, earlier, killed)
 
     def _result_config(self) -> dict[str, Any]:
         """``Result.config`` as V1 gives it: the trainer's ``train_loop_config`` when given (to
@@ -468,8 +447,6 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
             vote_timeout_s=vote_timeout_s(),
             consumers=engine.ledger_consumers(prepared, in_trial, other_callbacks),
         )
-        if not in_trial:  # a Tune trial is restored by Tune (Tuner.restore)
-            self._save_for_restore(prepared, ledger)
         validation_config = trainer_config(self.validation_config, ledger)
         if engine.ledger_runs_validation:
             ledger.use_validation_config(validation_config)
@@ -499,34 +476,6 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
             resume_from_checkpoint=first_checkpoint,
             prepared=prepared,
         )
-
-    def _save_for_restore(self, prepared: PreparedRun, ledger: LedgerClient) -> None:
-        """What ``restore()`` builds this trainer again from, in the experiment directory (as
-        V1 writes ``trainer.pkl``), with where this run's ledger journals what it is told (a
-        driver killed before ``fit()`` ends stores no worker reports: its restore reads them
-        there). A trainer that cannot be pickled trains on, unrestorable, and says so; one whose
-        training function cannot be pickled says nothing: Ray refuses the run with its own error."""
-        if prepared.experiment is None:
-            return
-        own = ((socket.gethostname(), ledger.journal_path),) if ledger.journal_path else ()
-        journals = bookkeeping.earlier_journals(self._restoring) + own
-        state = restore.TrainerState(type(self), self._init_arguments, prepared.trial, journals)
-        try:
-            restore.save(prepared.experiment, state)
-        except Exception as exc:  # pickling runs the user's objects' code
-            if _pickles(self.train_loop_per_worker):
-                where.warn(messages.cannot_save_for_restore(type(self).__name__, exc), UserWarning)
-
-
-def _pickles(value: Any) -> bool:
-    """Whether Ray can pickle ``value`` (as it pickles a training function for its workers)."""
-    from ray import cloudpickle
-
-    try:
-        cloudpickle.dumps(value)  # type: ignore[no-untyped-call]  # Ray's cloudpickle is untyped
-    except Exception:
-        return False
-    return True
 
 
 def _run_engine(engine: Engine, job: TrainJob, in_trial: bool) -> tuple[Any, BaseException | None]:

@@ -109,8 +109,8 @@ class V2Engine:
         trainer_name: str,
         restoring: RestoreSpec | None = None,
     ) -> V2Prepared:
-        run = placed(run, restoring)
-        run_name, run_dir = named(run)
+        run = resolved_run_config(run, restoring)
+        run_name, run_dir = run_name_and_dir(run)
         has_snapshot = run_dir.exists(SNAPSHOT_FILE)  # one stat: an object store's is a request
         start = None
         if restoring is not None and not has_snapshot:
@@ -315,13 +315,13 @@ def run_path(p: V2Prepared) -> str:
     return p.storage.run_dir if p.storage is not None else ""
 
 
-def named(run: RunConfig) -> tuple[str, RunStorage]:
+def run_name_and_dir(run: RunConfig) -> tuple[str, RunStorage]:
     """The run's name as Ray would give it, and its directory."""
     name = run.name or config.generated_name()
     return name, storage.resolve(run.storage_path, run.storage_filesystem, name)
 
 
-def placed(run: RunConfig, restoring: RestoreSpec | None) -> RunConfig:
+def resolved_run_config(run: RunConfig, restoring: RestoreSpec | None) -> RunConfig:
     """The run's storage root resolved (Ray's default when the user gave none); a restored run
     keeps the name and storage of the experiment it continues."""
     run = dataclasses.replace(run, storage_path=storage.root(run.storage_path, run.storage_filesystem))

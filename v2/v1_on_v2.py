@@ -43,7 +43,7 @@ from compat_core.semantics.result import (
     validated_dataframe,
 )
 from compat_core.switch import V1, Mode
-from v2.backend import SNAPSHOT_FILE, V2Engine, V2Prepared, named, placed, prepared_of, run_path
+from v2.backend import SNAPSHOT_FILE, V2Engine, V2Prepared, prepared_of, resolved_run_config, run_name_and_dir, run_path
 from v2.worker import V2WorkerSide
 
 PARAMS_JSON = "params.json"  # the trial's config, as V1 writes it
@@ -76,7 +76,7 @@ class V1OnV2Engine(V2Engine):
         trainer_name: str,
         restoring: RestoreSpec | None = None,
     ) -> V2Prepared:
-        run = placed(run, restoring)
+        run = resolved_run_config(run, restoring)
         if restoring is None:
             # the experiment directory, as on V1's engine
             usage.note_rerun_same_name(given_name(run), run.storage_path, run.storage_filesystem, self.mode)
@@ -87,7 +87,7 @@ class V1OnV2Engine(V2Engine):
                 newest = restore.latest_v1_trial(restoring.experiment)
                 trial = restore.trial_of(newest) if newest else {}
         experiment, run, trial_id = _v1_trial(run, trainer_name, start_time, trial)
-        run_name, trial_dir = named(run)
+        run_name, trial_dir = run_name_and_dir(run)
         start = None
         if restoring is not None and trial_dir.exists(KEPT_SNAPSHOT):  # V2's engine resumes from it
             trial_dir.filesystem.move(trial_dir.path(KEPT_SNAPSHOT), trial_dir.path(SNAPSHOT_FILE))
@@ -130,7 +130,7 @@ class V1OnV2Engine(V2Engine):
     ) -> ResultParts:
         """V1's semantics: every report of rank 0, as V1's engine gives them."""
         p = prepared_of(job)
-        _as_v1_leaves_it(p.storage, error if raw is None else None)
+        _leave_trial_dir_as_v1(p.storage, error if raw is None else None)
         logged = self._logged(p)
         assert logged is not None and p.rows is not None  # prepare() gave the run V1's logs
         config = p.row_params["config"]
@@ -287,7 +287,7 @@ def _v1_trial(
 KEPT_SNAPSHOT = ".compat_" + SNAPSHOT_FILE
 
 
-def _as_v1_leaves_it(trial: RunStorage | None, error: BaseException | None) -> None:
+def _leave_trial_dir_as_v1(trial: RunStorage | None, error: BaseException | None) -> None:
     """The trial directory after a run as V1's engine leaves it: V2's snapshot under
     :data:`KEPT_SNAPSHOT`; after a failure, V1's ``error.pkl`` (the failed worker's error, as
     V1 stores it) and ``error.txt``, which ``Result.from_path`` reads back."""

@@ -335,3 +335,103 @@ def _record_line(path: str, usages: list) -> str:
         outcome="unfinished",
         behaviours=readiness.behaviours(usages),
     ).line()
+
+
+# The fit's side products are callbacks (compat/_fit_callbacks.py): each alone leaves its own.
+
+RESTORE_STATE, WORKER_REPORTS, READINESS, CAPTURE = "restore state", "worker reports", "readiness", "capture"
+
+
+def _left(tmp_path: Path) -> set[str]:
+    """What a fit left beside its result, by kind."""
+    job = tmp_path / "job"
+    names = {p.name for p in job.iterdir()} if job.exists() else set()
+    left = set()
+    if restore.STATE_FILE in names:
+        left.add(RESTORE_STATE)
+    if any(n.startswith("compat_worker_reports") for n in names):
+        left.add(WORKER_REPORTS)
+    if readiness.RECORD_FILE in names:
+        left.add(READINESS)
+    if any((tmp_path / "captured").glob("fit-*.json")):
+        left.add(CAPTURE)
+    return left
+
+
+def fit_with(callbacks: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, train_fn: Any = three_epochs):
+    monkeypatch.setenv("COMPAT_CAPTURE_DIR", str(tmp_path / "captured"))
+    monkeypatch.setattr(TorchTrainer, "_create_default_callbacks", lambda self: list(callbacks))
+    trainer = TorchTrainer(
+        train_fn, train_loop_config={"lr": 0.1}, run_config=train.RunConfig(name="job", storage_path=str(tmp_path))
+    )
+    return trainer._fit(FakeEngine(V1_MODE), in_trial=False)
+
+
+def test_a_fit_without_its_callbacks_gives_the_same_result_and_leaves_nothing_beside_it(tmp_path, monkeypatch) -> None:
+    from compat._fit_callbacks import default_callbacks
+
+    bare = fit_with([], tmp_path / "bare", monkeypatch)
+    assert _left(tmp_path / "bare") == set()
+    full = fit_with(default_callbacks(), tmp_path / "full", monkeypatch)
+    assert _left(tmp_path / "full") == {RESTORE_STATE, WORKER_REPORTS, READINESS, CAPTURE}
+    assert bare.metrics == full.metrics and bare.return_value == full.return_value == 7
+    assert bare.metrics_dataframe.equals(full.metrics_dataframe)
+    # Without stored reports the result keeps the workers' frame itself.
+    assert bare.worker_metrics_dataframe.drop(columns="timestamp").equals(
+        full.worker_metrics_dataframe.drop(columns="timestamp")
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "left"),
+    [
+        ("RestoreState", {RESTORE_STATE}),
+        ("StoredWorkerReports", {WORKER_REPORTS}),
+        ("ReadinessRecord", {READINESS}),
+        ("CompareRecord", {CAPTURE}),
+        ("TrialRecord", set()),  # outside a Tune trial: nothing
+        ("FitWarnings", set()),
+    ],
+)
+def test_each_of_a_fits_callbacks_alone_leaves_its_own_product(name, left, tmp_path, monkeypatch) -> None:
+    from compat import _fit_callbacks
+
+    fit_with([getattr(_fit_callbacks, name)()], tmp_path, monkeypatch)
+    assert _left(tmp_path) == left
+
+
+def _reports_nan(config: dict[str, Any]) -> None:
+    train.report({"loss": float("nan")})
+
+
+def test_a_fits_warnings_are_its_warnings_callbacks(tmp_path, monkeypatch) -> None:
+    from compat._fit_callbacks import FitWarnings
+
+    with pytest.warns(usage.NonFiniteMetricWarning, match="loss"):
+        fit_with([FitWarnings()], tmp_path / "warned", monkeypatch, _reports_nan)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", usage.NonFiniteMetricWarning)
+        fit_with([], tmp_path / "quiet", monkeypatch, _reports_nan)
+
+
+def test_a_read_is_recorded_by_the_watched_reads_callback_in_the_records_of_the_others(tmp_path, monkeypatch) -> None:
+    """The reads watched after fit() are appended to the readiness record and compare's record
+    the same fit's other callbacks wrote; without the callback a read records nothing."""
+    from compat._fit_callbacks import CompareRecord, ReadinessRecord, WatchedReads
+
+    readiness_record, compare = ReadinessRecord(), CompareRecord()
+    result = fit_with([readiness_record, compare, WatchedReads(readiness_record, compare)], tmp_path, monkeypatch)
+    kinds = [u.kind for u in result.v1_usage]
+    assert kinds == ["free-floating-report"]
+    _ = result.metrics_dataframe  # V2 would give none: a V1-only read
+    assert [u.kind for u in result.v1_usage] == [*kinds, "metrics-dataframe"]
+    lines = (tmp_path / "job" / readiness.RECORD_FILE).read_text().splitlines()
+    assert [b["kind"] for b in json.loads(lines[-1])["behaviours"]] == [*kinds, "metrics-dataframe"]
+    [captured] = (tmp_path / "captured").glob("fit-*.json")
+    assert [u["kind"] for u in json.loads(captured.read_text())["v1_usage"]] == [*kinds, "metrics-dataframe"]
+
+    unwatched = fit_with([ReadinessRecord()], tmp_path / "unwatched", monkeypatch)
+    _ = unwatched.metrics_dataframe
+    assert [u.kind for u in unwatched.v1_usage] == kinds

@@ -197,7 +197,7 @@ def test_a_record_a_killed_drivers_journal_cannot_give_back_costs_only_itself(tm
     this_fit = LedgerSnapshot(1, {}, None, [], {}, [], unjournaled=[Record(0, 2, {"loss": 1.0}, False, False, 0.0)])
     with pytest.warns(CorruptStoredDataWarning, match=r"killed\.journal"):
         journals = ((socket.gethostname(), killed),)
-        killed_validations = bookkeeping.killed_drivers_validations(journals)
+        killed_validations = bookkeeping.validations_left_in_journals(journals)
         assert bookkeeping.keep_worker_reports(run, this_fit, journals, killed_validations) is not None
     assert list(worker_reports.read(run)["loss"]) == [3.0, 2.0, 1.0]
 
