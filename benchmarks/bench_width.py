@@ -184,16 +184,16 @@ class Ranks:
 
     async def _decision(self, rank: int) -> tuple[int, int, bool]:
         """The next decision on ``rank``'s answer connection (a length, then attempt, index, free)."""
-        from compat_core.run import channel
+        from compat_core.run.channel import wire
 
-        size = 4 + channel._DECISION.size
+        size = 4 + wire.DECISION.size
         data = b""
         loop = asyncio.get_running_loop()
         while len(data) < size:
             chunk = await loop.sock_recv(self.answers[rank], size - len(data))
             assert chunk, "the answer connection closed"
             data += chunk
-        return channel._DECISION.unpack(data[4:])
+        return wire.DECISION.unpack(data[4:])
 
     async def free_rounds(self, first_index: int, rounds: int) -> list[tuple[float, float]]:
         """Each round: every rank's record to its socket, then its vote; (last vote sent, last

@@ -1,7 +1,7 @@
 """A run ledger's journal: an append-only log of what the ledger was told, written before the
 ledger counts it (a write-ahead log, as etcd and Kafka keep theirs), on the driver node's local
 disk, outside the ledger's host process. A restarted host rebuilds the run from it
-(``RunLedger.reopen``); a host lost for good leaves it to the driver (``run.recover``).
+(``replay.reopen``); a host lost for good leaves it to the driver (``replay.recover``).
 
 Each event is one frame: a 4-byte big-endian length and the event pickled (Ray's cloudpickle:
 records carry checkpoints and workers' exceptions). A frame is written with one ``os.write`` on

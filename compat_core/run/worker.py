@@ -251,7 +251,7 @@ def driver_settings(
         env,
         has_validation_config,
         keep_v1_logs,
-        channel.wanted(),
+        channel.in_use(),
         route_air_session,
         resume_from_checkpoint,
         in_tune_trial,

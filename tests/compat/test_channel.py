@@ -179,13 +179,13 @@ def test_the_channel_setting(monkeypatch, value, wanted) -> None:
         monkeypatch.delenv(channel.ENV_VAR, raising=False)
     else:
         monkeypatch.setenv(channel.ENV_VAR, value)
-    assert channel.wanted() is wanted
+    assert channel.in_use() is wanted
 
 
 def test_an_unknown_channel_setting_says_what_to_set(monkeypatch) -> None:
     monkeypatch.setenv(channel.ENV_VAR, "grpc")
     with pytest.raises(InvalidSwitchValueError, match="COMPAT_RECORD_CHANNEL=actor"):
-        channel.wanted()
+        channel.in_use()
 
 
 @settings(max_examples=40, deadline=None)

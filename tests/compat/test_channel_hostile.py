@@ -13,6 +13,7 @@ import pytest
 
 from compat.errors import InvalidSwitchValueError
 from compat_core.run import channel
+from compat_core.run.channel import client, server, wire
 from compat_core.run.ledger import RunLedger
 from compat_core.semantics.records import Record
 
@@ -76,7 +77,7 @@ class Drip:
 
 
 def test_idle_and_slow_drip_peers_delay_no_worker(monkeypatch) -> None:
-    monkeypatch.setattr(channel, "_CONNECT_TIMEOUT_S", 60.0)  # the peers stay pending throughout
+    monkeypatch.setattr(wire, "CONNECT_TIMEOUT_S", 60.0)  # the peers stay pending throughout
     ledger = RunLedger(1)
     address = ledger.open_channel("127.0.0.1")
     idle = [socket.create_connection(address[:2]) for _ in range(8)]
@@ -96,7 +97,7 @@ def test_idle_and_slow_drip_peers_delay_no_worker(monkeypatch) -> None:
 
 
 def test_a_peer_that_does_not_prove_the_key_in_time_is_dropped_however_it_drips(monkeypatch) -> None:
-    monkeypatch.setattr(channel, "_CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(wire, "CONNECT_TIMEOUT_S", 1.0)
     ledger = RunLedger(1)
     address = ledger.open_channel("127.0.0.1")
     drip = Drip(address, 2, every_s=0.1)  # each byte well within any per-read limit
@@ -116,8 +117,8 @@ def _wait_until(condition):
 
 
 def test_pending_connections_over_the_cap_drop_the_oldest(monkeypatch) -> None:
-    monkeypatch.setattr(channel, "_CONNECT_TIMEOUT_S", 60.0)
-    monkeypatch.setattr(channel, "_MAX_PENDING", 4)
+    monkeypatch.setattr(wire, "CONNECT_TIMEOUT_S", 60.0)
+    monkeypatch.setattr(server, "MAX_PENDING", 4)
     ledger = RunLedger(1)
     address = ledger.open_channel("127.0.0.1")
     idle = []
@@ -136,7 +137,7 @@ def test_pending_connections_over_the_cap_drop_the_oldest(monkeypatch) -> None:
 
 
 def test_a_worker_whose_host_never_answers_uses_actor_calls_after_the_timeout(monkeypatch) -> None:
-    monkeypatch.setattr(channel, "_CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(wire, "CONNECT_TIMEOUT_S", 1.0)
     silent = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog), never speaks
     try:
         address = ("127.0.0.1", silent.getsockname()[1], b"k" * 32)
@@ -161,7 +162,7 @@ def test_a_frame_length_the_channel_does_not_carry_closes_that_connection_once(m
     monkeypatch.setenv(channel.MAX_BYTES_VAR, "1000")
     ledger = RunLedger(2)
     address = ledger.open_channel("127.0.0.1")
-    bad = channel._connect(address)  # holds the key: a buggy or compromised worker
+    bad = client._connect(address)  # holds the key: a buggy or compromised worker
     good = channel.connect(address)
     with caplog.at_level(logging.WARNING, logger=channel.__name__):
         os.write(bad.fileno(), header + b"\x00" * 64)
@@ -241,8 +242,8 @@ class Trickle:
 @pytest.mark.parametrize("step", [13, 4096, 65_537, 10**7])
 def test_frames_split_anywhere_are_read_as_sent(step) -> None:
     messages = [pickle.dumps(("m", i, b"x" * size)) for i, size in enumerate([0, 10, 300_000, 5, 1_000_000, 3])]
-    wire = b"".join(struct.pack("!i", len(m)) + m for m in messages)
-    incoming, got, feed = channel._Incoming(10**9), [], Trickle(wire, step)
+    sent = b"".join(struct.pack("!i", len(m)) + m for m in messages)
+    incoming, got, feed = wire.Incoming(10**9), [], Trickle(sent, step)
     while True:
         try:
             assert incoming.receive(feed)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from compat_core.files.journal import Journal, read
 from compat_core.migration.usage import Usage
 from compat_core.run.ledger import RunLedger
-from compat_core.run.ledger.run import recover
+from compat_core.run.ledger.replay import recover, reopen
 from compat_core.semantics.records import Record
 from compat_core.semantics.rounds import CheckpointStatus, ValidationOutcome
 
@@ -277,7 +277,7 @@ def test_a_ledger_rebuilt_after_its_host_died_anywhere_ends_as_one_that_never_di
     """For any schedule of records (some sent again), validation outcomes, workers' ends and
     failures, and host deaths between any two calls (its rounds handed over by then or not; the
     last call answered or not, so that Ray sends it again to the restarted host): the ledger
-    rebuilt from its journal each time (RunLedger.reopen) and told the rest ends with the
+    rebuilt from its journal each time (replay.reopen) and told the rest ends with the
     snapshot of one that never died, and its callbacks were called with every round and failed
     attempt once, in the same order."""
     world, attempts = schedule
@@ -306,7 +306,7 @@ def test_a_ledger_rebuilt_after_its_host_died_anywhere_ends_as_one_that_never_di
         if position in crashes:
             handed_over, unanswered = crashes[position]
             die(ledger, handed_over)
-            ledger = RunLedger.reopen(path)
+            ledger = reopen(path)
             if unanswered and position > 0:
                 calls[position - 1](ledger)  # Ray retries the call the dead host had not answered
         call(ledger)
@@ -342,7 +342,7 @@ def test_a_restarted_host_gives_a_rank_that_asks_again_the_vote_the_others_acted
     assert ledger.vote_free_round(0, 4, 0, True, False) is False  # undecided yet: rank 0 would wait
     assert ledger.vote_free_round(0, 4, 1, True, True) is True  # every rank free: decided
     die(ledger)
-    again = RunLedger.reopen(path)
+    again = reopen(path)
     assert again.vote_free_round(0, 4, 0, True, True) is True  # at once: the journaled decision
     assert again.vote_free_round(0, 5, 0, False, False) is False  # the next round is voted as ever
 
@@ -354,10 +354,10 @@ def test_a_journal_cut_short_is_appended_to_after_its_last_whole_frame(tmp_path)
     die(ledger)
     with open(path, "ab") as f:
         f.write(b"\x00\x00\x01\x00half a frame")  # the host died inside a write
-    again = RunLedger.reopen(path)
+    again = reopen(path)
     again.record(Record(0, 1, {"loss": 0.5}, False, False, 0.0))
     die(again)
-    assert [r.index for r in RunLedger.reopen(path).close().records] == [0, 1]
+    assert [r.index for r in reopen(path).close().records] == [0, 1]
 
 
 _GATE = threading.Event()  # while closed, a validation waits (the host is about to die)
@@ -378,7 +378,7 @@ def test_a_validation_pending_when_the_host_died_is_run_by_the_restarted_one(tmp
     ledger.use_validation_config(trainer_config(ValidationConfig(fn=lambda ckpt: {"score": len(ckpt)})))
     ledger.record(Record(0, 0, {"loss": 1.0}, True, True, 0.0, checkpoint="ckpt"), ("ckpt", True))
     die(ledger)  # its validation is still running
-    again = RunLedger.reopen(path)
+    again = reopen(path)
     _GATE.set()
     snapshot = again.close()
     assert snapshot.validations[(0, 0)].metrics == {"score": 4}
@@ -447,7 +447,7 @@ def test_a_ledger_holds_memory_independent_of_the_runs_length_and_so_does_a_rebu
             del ledger
             gc.collect()
             start = tracemalloc.get_traced_memory()[0]
-            rebuilt = RunLedger.reopen(path)
+            rebuilt = reopen(path)
             gc.collect()
             reopened = tracemalloc.get_traced_memory()[0] - start
         finally:
@@ -508,6 +508,6 @@ def test_the_usage_sink_hears_each_new_kind_once_and_a_restarted_host_keeps_tell
     ledger.record(Record(0, 0, {"step": 0}, False, False, 0.0, usages=[trial]))
     ledger.record(Record(0, 1, {"step": 1}, False, False, 0.0, usages=[trial]))  # known: not told again
     assert seen.read_text().splitlines() == ["trial-api"]
-    again = RunLedger.reopen(path)  # the host died and was restarted
+    again = reopen(path)  # the host died and was restarted
     again.record(Record(0, 2, {"step": 2}, False, False, 0.0, usages=[Usage("session-api", 1, "train.py:5")]))
     assert seen.read_text().splitlines() == ["trial-api", "session-api,trial-api"]

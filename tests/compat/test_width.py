@@ -17,6 +17,7 @@ import time
 import pytest
 
 from compat_core.run import channel
+from compat_core.run.channel import wire
 from compat_core.run.ledger.host import CALL_THREADS, WAIT_THREADS, LedgerHost
 from compat_core.semantics.records import Record
 
@@ -25,13 +26,13 @@ pytestmark = pytest.mark.one_pass  # no Ray, no mode
 
 async def _decision(sock: socket.socket) -> tuple[int, int, bool]:
     """The next decision the ledger wrote on an answer connection."""
-    size = 4 + channel._DECISION.size
+    size = 4 + wire.DECISION.size
     data = b""
     while len(data) < size:
         chunk = await asyncio.get_running_loop().sock_recv(sock, size - len(data))
         assert chunk, "the answer connection closed"
         data += chunk
-    return channel._DECISION.unpack(data[4:])
+    return wire.DECISION.unpack(data[4:])
 
 
 async def _rounds(host: LedgerHost, run_id: str, width: int, rounds: int, pushed: bool) -> int:

@@ -9,7 +9,7 @@ larger one. It asks for no CPU.
 A host whose process dies (a user callback that takes it down, the OOM killer) is restarted by
 Ray on the same node, up to ``COMPAT_LEDGER_MAX_RESTARTS`` times (default
 :data:`MAX_RESTARTS`): the new process rebuilds every open run from its journal
-(:meth:`RunLedger.reopen`) before it takes a call, and Ray sends it again the calls the old one
+(:func:`~compat_core.run.ledger.replay.reopen`) before it takes a call, and Ray sends it again the calls the old one
 had not answered (``max_task_retries=-1``: every call is safe to repeat). Workers resend what
 the old one had not acknowledged (compat_core.run.channel).
 
@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any, cast
 from compat_core import messages, settings
 from compat_core.files import journal, private
 from compat_core.releases import adapters, standins
-from compat_core.run.ledger.run import RunLedger, recover
+from compat_core.run.ledger.replay import recover, reopen
+from compat_core.run.ledger.run import RunLedger
 from compat_core.run.ledger.votes import VOTE_TIMEOUT_S
 from compat_core.semantics.records import CallbackFailure, DeliveredRound, LedgerSnapshot, Record
 
@@ -112,7 +113,7 @@ class LedgerHost:
         try:
             if not closed_too and (journal.last(path) or ("",))[0] == "closed":
                 return None
-            ledger = RunLedger.reopen(path)
+            ledger = reopen(path)
         except Exception:
             logger.exception("compat's restarted run ledger cannot rebuild the run of %s", path)
             return None
