@@ -159,7 +159,9 @@ def report(
         request = seed_request(token)
     # V2 validates in its controller; under v1 the ledger runs it once the checkpoint is persisted.
     validates_in_ledger = session.side.validates_in_ledger
-    session.compat_call = worker.CompatCall(bool(request), request if validates_in_ledger and request else None)
+    session.compat_call = worker.CompatCall(
+        bool(request), request if validates_in_ledger and request else None, metrics=metrics
+    )
     try:
         session.side.report(
             metrics,

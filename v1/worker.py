@@ -17,7 +17,7 @@ from compat_core.files.storage import checkpoint_dir_name
 from compat_core.integration.patch import override_method, rebind, undo_all
 from compat_core.releases import adapters
 from compat_core.run.engine import EngineReport, ReportSink
-from compat_core.run.worker import ledger_reported_checkpoints
+from compat_core.run.worker import ledger_reported_checkpoints, reported_metrics
 
 
 class V1WorkerSide:
@@ -59,7 +59,7 @@ class V1WorkerSide:
         original = session.report
 
         def report(metrics: dict[str, Any], checkpoint: Any = None) -> None:
-            submitted = dict(metrics)  # what the caller passed, before V1's auto-filled keys
+            submitted, _ = reported_metrics(metrics)  # what the caller passed, before V1's auto-filled keys
             original(metrics, checkpoint=checkpoint)
             if getattr(session, "ignore_report", False):
                 return  # reporting was paused: Ray dropped this report, so there is nothing to record
@@ -101,7 +101,7 @@ class V1WorkerSide:
             feature = "report(checkpoint_upload_fn=...)"
             raise CompatError(messages.needs_v2_engine(feature, "a custom checkpoint upload"))
         sessions = adapters.v1_session()
-        sessions.report(dict(metrics), checkpoint=checkpoint)
+        sessions.report(metrics, checkpoint=checkpoint)  # report()'s own copy (V1 fills in a copy of it)
         if delete_local and checkpoint is not None:
             # As V2's: the local directory goes once the checkpoint is persisted (V1's report
             # copied it into the trial directory before returning).

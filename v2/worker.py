@@ -27,7 +27,7 @@ from compat_core.files.storage import checkpoint_dir_name as dir_name_of
 from compat_core.integration.patch import override_method, rebind, undo_all
 from compat_core.releases import adapters, facts, standins
 from compat_core.run.engine import EngineReport, ReportSink
-from compat_core.run.worker import ledger_reported_checkpoints
+from compat_core.run.worker import ledger_reported_checkpoints, reported_metrics
 from compat_core.switch import Mode
 
 RAY_ROUNDS_ENV_VAR = settings.V2_RAY_ROUNDS.name
@@ -79,9 +79,10 @@ class V2WorkerSide:
             metrics, checkpoint = given["metrics"], given.get("checkpoint")
             validation = given.get("validation") or given.get("validate_fn") or False
             upload_mode = given.get("checkpoint_upload_mode")
-            submitted = dict(metrics)
+            submitted, checked = reported_metrics(metrics)
             if direct and self.round_vote is not None:
-                free = checkpoint is None and not validation and not _has_tensor(metrics)
+                # compat's report() refuses torch objects: only Ray's own report needs the look.
+                free = checkpoint is None and not validation and (checked or not _has_tensor(metrics))
                 if self.round_vote(free) and free:
                     sink(EngineReport(submitted, False))  # no rank passed a checkpoint: V2 keeps nothing
                     self._after_report(False)
@@ -140,7 +141,7 @@ class V2WorkerSide:
             if value is not None:
                 config.require_parameter(v2_report, f"report({name}=...)", name)
         v2_report(
-            dict(metrics),
+            metrics,  # report()'s own copy: the hook records it as it is
             checkpoint=checkpoint,
             checkpoint_dir_name=checkpoint_dir_name,
             **standins.v2_report_keywords(upload_mode, validation, upload_fn, delete_local),

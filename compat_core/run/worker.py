@@ -67,6 +67,7 @@ class CompatCall:
 
     wants_validation: bool
     ledger_validation: Any = None  # v1: the request the ledger runs once the checkpoint is persisted
+    metrics: dict[str, Any] | None = None  # what report() checked, its own copy: recorded as it is
 
 
 @dataclass
@@ -225,6 +226,17 @@ class WorkerSession:
 
 
 _session: WorkerSession | None = None
+
+
+def reported_metrics(metrics: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """What the engine's hook on Ray's report records of ``metrics``, and whether compat's
+    ``report()`` checked it: the dict ``report()`` checked and copied for the report being
+    handed on now, as it is (a report is checked once and copied once); a dict given to Ray's
+    own ``report`` (a module still on ``ray.train``), copied, as the caller may change it after."""
+    call = _session.compat_call if _session is not None else None
+    if call is not None and call.metrics is metrics:
+        return metrics, True
+    return dict(metrics), False
 
 
 def current() -> WorkerSession | None:

@@ -59,3 +59,22 @@ def test_validation_forms_cannot_be_mixed_and_need_a_function(session, tmp_path)
 def test_upload_mode_must_be_the_enum(session) -> None:
     with pytest.raises(TypeError, match="CheckpointUploadMode"):
         compat.report({}, checkpoint_upload_mode="async")
+
+
+def test_a_report_is_copied_once_and_a_dict_given_to_rays_report_is_the_callers(session) -> None:
+    """The engine's hook on Ray's report records compat's checked copy as it is (one copy per
+    report), and copies a dict given to Ray's own report: the caller may change it after."""
+    checked = {"loss": 1.0}
+    active = worker.current()
+    active.compat_call = worker.CompatCall(False, metrics=checked)
+    try:
+        assert worker.reported_metrics(checked) == (checked, True)
+        assert worker.reported_metrics(checked)[0] is checked
+        theirs = {"loss": 2.0}
+        recorded, by_compat = worker.reported_metrics(theirs)
+        theirs["loss"] = 3.0  # a loop reusing its dict
+        assert recorded == {"loss": 2.0} and not by_compat
+    finally:
+        active.compat_call = None
+    recorded, by_compat = worker.reported_metrics(checked)  # no report() under way: the caller's
+    assert recorded is not checked and not by_compat
