@@ -8,7 +8,7 @@
 #   bash scripts/matrix.sh 2.44.1 2.60.0   # the releases CI runs
 #
 # MATRIX_TESTS: the pytest selection (default: every test but the codemod's; CI runs the
-# run tests, tests/compat/test_switch.py test_public_api.py test_parity.py test_runs.py); MATRIX_MODES: the settings of
+# run tests, tests/compat_core/test_switch.py test_public_api.py test_parity.py test_runs.py); MATRIX_MODES: the settings of
 # RAY_TRAIN_V2_ENABLED to run (default "0 1"; the tests run both backends through their
 # fixtures either way, the setting only changes the one the process starts with);
 # MATRIX_MODE1_MARKER: the pytest -m expression of the second mode (default "not one_pass or

@@ -118,7 +118,7 @@ fi
 # pass and on Ray's V2 engine in the second (COMPAT_V1_ENGINE=v2, docs/compatibility.md §28):
 # V1 semantics are tested on both. The v2 cases of the other tests (v2_case) run in the second
 # pass only, whose process starts under V2 as a V2 user's does; the first pass still runs v2
-# fits in a process started under V1 (the one_pass tests' v2 cases, tests/compat/test_switch.py).
+# fits in a process started under V1 (the one_pass tests' v2 cases, tests/compat_core/test_switch.py).
 stamp "pytest with RAY_TRAIN_V2_ENABLED=0 (v1 on Ray's V1 engine; not the v2 cases the second pass runs)"
 status=0
 RAY_TRAIN_V2_ENABLED=0 COMPAT_V1_ENGINE=v1 python -m pytest -q -p no:cacheprovider --durations=40 --junitxml=.ci-pass1.xml -m "$first_pass" "${split[@]}" "$@" || status=$?
@@ -139,7 +139,7 @@ if [ $# -eq 0 ] && [ -z "${COMPAT_SKIP_MATRIX:-}" ]; then
   (
     # One build of this checkout at a time: the installed step's first.
     while [ -n "$tested" ] && [ ! -e "$installed/.prepared" ] && kill -0 "$tested" 2>/dev/null; do sleep 5; done
-    MATRIX_MODES=0 MATRIX_TESTS="tests/compat/test_switch.py tests/compat/test_public_api.py tests/compat/test_parity.py \
+    MATRIX_MODES=0 MATRIX_TESTS="tests/compat_core/test_switch.py tests/compat/test_public_api.py tests/compat/test_parity.py \
 tests/compat/test_inside_ray.py tests/compat/test_restore.py::test_a_corrupt_v2_snapshot_is_rays_error_on_every_release \
 $(printf 'tests/compat/test_runs.py::%s ' "${matrix_runs[@]}")" \
       bash scripts/matrix.sh 2.44.1

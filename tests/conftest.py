@@ -25,7 +25,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     or ``v2`` fixture, or a ``setting`` parameter), which both passes would run. The
     first pass (``-m "not v2_case"``) leaves them to the second, whose process starts with
     ``RAY_TRAIN_V2_ENABLED=1`` as a V2 user's does; a v2 fit in a process started under V1 is
-    still run, by the one_pass tests' v2 cases and tests/compat/test_switch.py.
+    still run, by the one_pass tests' v2 cases and tests/compat_core/test_switch.py.
     test_v1_engine.py picks its engines itself.
 
     ``extended_cases(*ids)`` on a test marks ``extended`` those of its cases whose id starts with

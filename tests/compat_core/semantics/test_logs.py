@@ -78,7 +78,8 @@ def test_a_host_lost_for_good_leaves_no_complete_round_out_of_v1s_logs(tmp_path)
     journal and died before handing them over, and was not restarted: the driver, rebuilding
     the run from the journal, writes them after the two already written, once each."""
     from compat_core.files.journal import Journal
-    from compat_core.run.ledger.run import RunLedger, recover
+    from compat_core.run.ledger.replay import recover
+    from compat_core.run.ledger.run import RunLedger
 
     path, run = str(tmp_path / "run.journal"), tmp_path / "run"
     run.mkdir()

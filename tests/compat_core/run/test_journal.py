@@ -100,7 +100,7 @@ def plain(snapshot):
 @pytest.fixture
 def no_grace(monkeypatch):
     """A failure does not wait for the other ranks' records: every record of the schedule is
-    told before the failures (the waits are tests/compat/test_ledger.py's)."""
+    told before the failures (the waits are tests/compat_core/run/test_ledger.py's)."""
     from compat_core.run.ledger import run
 
     monkeypatch.setattr(run, "GRACE_S", 0.0)

@@ -17,10 +17,11 @@ from compat_core.run import channel
 from compat_core.run.ledger import RunLedger
 from compat_core.run.ledger.votes import FreeRoundVote
 from compat_core.semantics.records import Record
+from tests.compat_core import ROOT as CHECKOUT
 
 pytestmark = pytest.mark.one_pass  # plain code, no Ray: the same in either setting (CI's first pass)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = str(CHECKOUT)  # the checkout: the subprocesses import compat_core from it
 
 
 def rec(rank, index, **metrics):
