@@ -19,6 +19,10 @@ from compat_core import installed as version  # noqa: E402
 
 RAY_VERSION = version.check()  # fail with the fix before importing Ray's internals
 
+from compat_core import switch as _switch  # noqa: E402
+
+_switch.give_ray_what_it_accepts()  # a Ray without V1 that refuses =0: the selection kept (§34)
+
 # ruff: noqa: E402  (the version check must run before these imports)
 # isort: off
 from ray.train import BackendConfig, Checkpoint, DataConfig, SyncConfig

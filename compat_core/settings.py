@@ -127,6 +127,14 @@ class Setting(Generic[T]):
         """The variable's text as set (None: unset), for handing on to another process as it is."""
         return (os.environ if environ is None else environ).get(self.name)
 
+    def set_raw(self, text: str | None) -> None:
+        """Set the variable in this process (None: unset it), for whatever reads it next, Ray's
+        processes started from here included: only where compat must change what Ray reads."""
+        if text is None:
+            os.environ.pop(self.name, None)
+        else:
+            os.environ[self.name] = text
+
 
 # --- the variables ---------------------------------------------------------------------------
 
@@ -140,6 +148,14 @@ V2_ENABLED: Setting[bool | None] = Setting(
     explain=messages.invalid_switch_value,
     blank_is_unset=False,
 )
+V2_ENABLED_KEPT: Setting[bool | None] = Setting(
+    "COMPAT_RAY_TRAIN_V2_ENABLED",
+    boolean("1 or true for V2, 0 or false for V1", strip=False),
+    None,  # unset: RAY_TRAIN_V2_ENABLED is the selection
+    propagated=True,
+    explain=messages.invalid_switch_value,
+    blank_is_unset=False,
+)  # the user's RAY_TRAIN_V2_ENABLED, kept by compat where the installed Ray refuses it (switch)
 V1_ENGINE: Setting[str | None] = Setting(
     "COMPAT_V1_ENGINE", choice("v1", "v2"), None, explain=messages.invalid_engine_value
 )  # None: V1's engine while the installed Ray has one
@@ -159,6 +175,7 @@ JOB_NAME: Setting[str | None] = Setting("COMPAT_JOB_NAME", text(), None)
 
 SETTINGS: tuple[Setting[Any], ...] = (
     V2_ENABLED,
+    V2_ENABLED_KEPT,
     V1_ENGINE,
     STRICT,
     V2_RAY_ROUNDS,

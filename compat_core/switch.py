@@ -6,19 +6,29 @@ every other value means V1, and an unset variable means Ray's own default: V2 fr
 V1 before (:data:`compat_core.releases.facts.V2_IS_DEFAULT`).
 That silently turns a typo such as ``"yes"`` or ``" 1"`` into V1, so compat accepts
 exactly the values Ray gives a meaning to on purpose and rejects the rest.
+
+A Ray without Train V1 may refuse a false value where it reads the variable (docs/compatibility.md
+§34). There compat keeps the user's selection in ``COMPAT_RAY_TRAIN_V2_ENABLED`` and gives Ray
+``1`` in its place (:func:`give_ray_what_it_accepts`, at ``import compat`` and at every
+:func:`mode`): Ray's processes inherit both, and V1's semantics run on V2's engine.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
 from compat_core import settings
+from compat_core.errors import InvalidSwitchValueError
 
 ENV_VAR = settings.V2_ENABLED.name
 ENGINE_ENV_VAR = settings.V1_ENGINE.name
+KEPT_ENV_VAR = settings.V2_ENABLED_KEPT.name
+ACCEPTED = "1"  # what compat gives a Ray that refuses the user's false value
 # The name users and results see for a semantics: ``compat.backend()``, ``Result.backend``.
 Backend = Literal["v1", "v2"]
 
@@ -92,7 +102,7 @@ class Mode:
     def export(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """The variables that make :func:`mode` give this mode again (in a Tune trial's
         process), merged over ``environ``."""
-        return {**(environ or {}), ENV_VAR: _value(self.semantics), ENGINE_ENV_VAR: self.engine.value}
+        return {**(environ or {}), **selecting(self.semantics), ENGINE_ENV_VAR: self.engine.value}
 
     def __str__(self) -> str:
         return f"{self.backend} on Ray's {self.engine.name} engine"
@@ -103,8 +113,80 @@ def _value(generation: Generation) -> str:
 
 
 def selecting(semantics: Generation) -> dict[str, str]:
-    """The variables that select ``semantics`` (in this process, or a new one)."""
+    """The variables that select ``semantics`` (in this process, or a new one): on a Ray that
+    refuses V1's value, the selection in ``COMPAT_RAY_TRAIN_V2_ENABLED`` and Ray's ``1``."""
+    if ray_refuses_v1_value():
+        return {ENV_VAR: ACCEPTED, KEPT_ENV_VAR: _value(semantics)}
     return {ENV_VAR: _value(semantics)}
+
+
+_refuses: bool | None = None  # whether the installed Ray refuses a false value: asked once
+
+
+def ray_refuses_v1_value() -> bool:
+    """Whether the installed Ray refuses ``RAY_TRAIN_V2_ENABLED=0`` where it reads it (a Ray
+    without Train V1 may, docs/compatibility.md §34), asked of Ray's own switch once per process
+    (Ray's train package is imported with a value it takes, if it is not yet)."""
+    global _refuses
+    if _refuses is None:
+        _refuses = _refused("0")
+    return _refuses
+
+
+def _refused(false_value: str) -> bool:
+    switch = settings.V2_ENABLED
+    before = switch.raw()
+    if "ray.train" not in sys.modules:
+        try:
+            importlib.import_module("ray.train")  # with the user's value, as raw Ray imports it
+        except Exception:
+            if before is None or _is_true(before):
+                raise  # not the value: Ray's own error, as raw Ray raises it
+            switch.set_raw(ACCEPTED)  # the same import with the value every Ray takes
+            try:
+                importlib.import_module("ray.train")
+            finally:
+                switch.set_raw(before)
+            return True
+    from compat_core.releases import adapters
+
+    switch.set_raw(false_value)
+    try:
+        adapters.rays_switch_answer()
+    except Exception:  # where Ray reads it: Ray refuses the value
+        return True
+    finally:
+        switch.set_raw(before)
+    return False
+
+
+def _is_true(value: str) -> bool:
+    return value.strip().lower() in ("1", "true")
+
+
+def give_ray_what_it_accepts() -> None:
+    """Where the user selected V1 (``RAY_TRAIN_V2_ENABLED`` false) and the installed Ray refuses
+    the value, keep the selection in ``COMPAT_RAY_TRAIN_V2_ENABLED`` and give Ray ``1``, in this
+    process and every process Ray starts from it. Nothing changes on a Ray that takes the value."""
+    value = settings.V2_ENABLED.raw()
+    try:
+        if value is None or settings.V2_ENABLED.parse(value) or not ray_refuses_v1_value():
+            return
+    except InvalidSwitchValueError:
+        return  # not a value Ray gives a meaning to: fit() says so (mode())
+    settings.V2_ENABLED_KEPT.set_raw(value)
+    settings.V2_ENABLED.set_raw(ACCEPTED)
+
+
+def selected() -> str | None:
+    """``RAY_TRAIN_V2_ENABLED`` as the user set it: the value compat kept where Ray refuses it
+    (:func:`give_ray_what_it_accepts`) while Ray still has compat's ``1`` in its place."""
+    give_ray_what_it_accepts()
+    value = settings.V2_ENABLED.raw()
+    kept = settings.V2_ENABLED_KEPT.raw()
+    if kept is not None and value == ACCEPTED:
+        return kept
+    return value
 
 
 def parse(value: str | None) -> Generation:
@@ -136,9 +218,9 @@ def mode_of(semantics: Generation) -> Mode:
 
 def mode() -> Mode:
     """The mode selected now. Read at every call, so flips between runs work."""
-    return mode_of(parse(settings.V2_ENABLED.raw()))
+    return mode_of(parse(selected()))
 
 
 def backend() -> Backend:
     """The semantics selected now: ``"v1"`` or ``"v2"``."""
-    return "v1" if parse(settings.V2_ENABLED.raw()) is V1 else "v2"
+    return "v1" if parse(selected()) is V1 else "v2"

@@ -42,6 +42,14 @@ def has_v1_engine() -> bool:
             os.environ[variable] = before
 
 
+def rays_switch_answer() -> bool:
+    """Ray's own reading of ``RAY_TRAIN_V2_ENABLED`` as it is set now (``is_v2_enabled()``),
+    raising where Ray raises: a Ray without Train V1 may refuse a false value."""
+    from ray.train.v2._internal import constants
+
+    return bool(constants.is_v2_enabled())
+
+
 def v2_report_owner() -> Any:
     """The object whose ``report`` method every V2 report in this worker goes through
     (``ray.train.report``, library callbacks and compat alike): the worker's

@@ -17,9 +17,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+# isort: off
+import compat as train  # before ray.tune, which imports ray.train: a Ray may refuse =0 there (§34)
 from ray import tune
 
-import compat as train
+# isort: on
 from compat import session
 from compat.torch import TorchTrainer
 from compat_core import switch

@@ -34,22 +34,28 @@ def _env(variant: str | None, setting: str | None) -> dict[str, str]:
 
 
 PROBE = """
-import json
+import json, os
 import compat
 from compat_core import switch
 from compat_core.releases import adapters
-print(json.dumps([adapters.has_v1_engine(), str(switch.mode_of(switch.V1))]))
+seen = [os.environ.get(name) for name in ("RAY_TRAIN_V2_ENABLED", "COMPAT_RAY_TRAIN_V2_ENABLED")]
+print(json.dumps([adapters.has_v1_engine(), str(switch.mode_of(switch.V1)), str(switch.mode()), seen]))
 """
+
+
+V1_ON_V1, V1_ON_V2, V2 = "v1 on Ray's V1 engine", "v1 on Ray's V2 engine", "v2 on Ray's V2 engine"
 
 
 @pytest.mark.parametrize(
     ("variant", "setting", "finds"),
     [
-        (None, "0", [True, "v1 on Ray's V1 engine"]),  # the installed Ray, as it is
-        ("answers-v2", "0", [False, "v1 on Ray's V2 engine"]),
-        ("refuses", None, [False, "v1 on Ray's V2 engine"]),  # refuses =0: a V2 program leaves it unset
+        (None, "0", [True, V1_ON_V1, V1_ON_V1, ["0", None]]),  # the installed Ray, as it is
+        ("answers-v2", "0", [False, V1_ON_V2, V1_ON_V2, ["0", None]]),
+        ("refuses", None, [False, V1_ON_V2, V2, [None, None]]),  # a V2 program leaves it unset
+        # V1 selected where Ray refuses the value: compat keeps it, Ray (and its processes) get 1.
+        ("refuses", "0", [False, V1_ON_V2, V1_ON_V2, ["1", "0"]]),
     ],
-    ids=["today", "Ray answers V2", "Ray refuses =0"],
+    ids=["today", "Ray answers V2", "Ray refuses =0, unset", "Ray refuses =0, V1 selected"],
 )
 def test_compat_finds_by_itself_whether_ray_can_run_v1(variant: str | None, setting: str | None, finds) -> None:
     """Not by one module's presence (V1's BackendExecutor is still importable in both rehearsals,
@@ -77,14 +83,25 @@ def test_a_v1_era_job_keeps_v1s_results_on_the_day_ray_deletes_v1(ray_cluster, t
     assert (before["raw_v1_trainer"], before["ray_air_session"]) == ("constructed", "imported")
 
     job = [sys.executable, deletion_day_job.__file__, str(tmp_path / "after"), ",".join(parts), before["job_path"]]
-    done = subprocess.run(job, env=_env("answers-v2", "0"), capture_output=True, text=True, timeout=900, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-5000:]
-    after = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULTS "))[8:])
-    assert after["mode"] == "v1 on Ray's V2 engine"  # found by itself
-    # The rehearsal is real: raw V1 fails there.
-    assert after["raw_v1_trainer"] == "DeprecationWarning" and after["ray_air_session"] == "ModuleNotFoundError"
-    # V1's results, part by part, and the earlier day's run read back as it was.
-    assert after["earlier"] == {**before["job"], "path_kept": True}
-    same = [k for k in before if k not in ("mode", "job_path", "raw_v1_trainer", "ray_air_session")]
-    assert set(same) >= set(parts)
-    assert {k: after[k] for k in same} == {k: before[k] for k in same}
+    # Both ways a Ray without V1 may treat the variable: answering V2 for it, or refusing it
+    # (compat keeps the selection and gives Ray 1). CI: the job and a restore in each.
+    for variant in ("answers-v2", "refuses"):
+        env = _env(variant, "0")
+        done = subprocess.run(
+            job[:2] + [f"{job[2]}-{variant}", *job[3:]],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr[-5000:]
+        after = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULTS "))[8:])
+        assert after["mode"] == "v1 on Ray's V2 engine", variant  # found by itself
+        # The rehearsal is real: raw V1 fails there.
+        assert after["raw_v1_trainer"] == "DeprecationWarning" and after["ray_air_session"] == "ModuleNotFoundError"
+        # V1's results, part by part, and the earlier day's run read back as it was.
+        assert after["earlier"] == {**before["job"], "path_kept": True}
+        same = [k for k in before if k not in ("mode", "job_path", "raw_v1_trainer", "ray_air_session")]
+        assert set(same) >= set(parts)
+        assert {k: after[k] for k in same} == {k: before[k] for k in same}, variant

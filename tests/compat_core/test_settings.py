@@ -72,7 +72,12 @@ def test_a_bad_value_is_one_error_naming_the_variable_and_what_it_accepts(
 
 
 def test_the_propagated_variables_are_the_registry_s() -> None:
-    assert settings.PROPAGATED == ("RAY_TRAIN_V2_ENABLED", "COMPAT_STRICT", "COMPAT_V2_RAY_ROUNDS")
+    assert settings.PROPAGATED == (
+        "RAY_TRAIN_V2_ENABLED",
+        "COMPAT_RAY_TRAIN_V2_ENABLED",  # the selection, where Ray refuses V1's value
+        "COMPAT_STRICT",
+        "COMPAT_V2_RAY_ROUNDS",
+    )
     environ = {"RAY_TRAIN_V2_ENABLED": "0", "COMPAT_STRICT": "1", "COMPAT_VOTE_TIMEOUT_S": "5"}
     assert settings.propagated_env(environ) == {"RAY_TRAIN_V2_ENABLED": "0", "COMPAT_STRICT": "1"}
 
