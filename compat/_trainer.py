@@ -475,6 +475,7 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
             metadata=self.metadata,
             resume_from_checkpoint=first_checkpoint,
             prepared=prepared,
+            consumed_options=self._consumed_options,
         )
 
 

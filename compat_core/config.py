@@ -447,9 +447,27 @@ def record_v1_only_options(
         found.append(("checkpoint-frequency", ""))
     for kind, detail in found:
         usage.relied_on(kind, detail, mode=mode)
-        # V1 on V2's engine honours SyncConfig itself (its logs' and artifacts' uploads).
-        if mode.emulates_v1_engine and kind != "sync-config":
+        # V1 on V2's engine honours SyncConfig itself (its logs' and artifacts' uploads), and
+        # refuses a checkpoint frequency as V1's engine does (refused_checkpoint_options).
+        if mode.emulates_v1_engine and kind not in ("sync-config", "checkpoint-frequency"):
             usage.dropped_by_v2_engine(kind, detail)
+
+
+def refused_checkpoint_options(run: RunConfig, consumed: frozenset[str]) -> ValueError | None:
+    """What V1's engine raises at ``fit()`` for ``CheckpointConfig(checkpoint_frequency=,
+    checkpoint_at_end=)`` on a trainer that does not honour them (one with a training loop:
+    Tune's check of ``_handles_checkpoint_freq``), so V1 semantics on V2's engine refuse the same
+    run (docs/compatibility.md §28); None where nothing is refused."""
+    if "checkpoint-frequency" in consumed:
+        return None
+    checkpoint = run.checkpoint_config
+    from compat_core import messages
+
+    if checkpoint.checkpoint_frequency:
+        return ValueError(messages.ray_checkpoint_frequency_refused(checkpoint.checkpoint_frequency))
+    if checkpoint.checkpoint_at_end is not None:
+        return ValueError(messages.ray_checkpoint_at_end_refused(checkpoint.checkpoint_at_end))
+    return None
 
 
 def require_parameter(function: Any, feature: str, name: str) -> None:

@@ -625,6 +625,26 @@ def ray_preprocess_datasets_deprecated(preprocessor_message: str) -> str:
     )
 
 
+def ray_checkpoint_frequency_refused(frequency: object) -> str:
+    """V1's refusal of a checkpoint frequency on a trainer with a training loop (Tune's, 2.60)."""
+    return (
+        f"You passed `checkpoint_frequency={frequency}` to your CheckpointConfig, but this trainer does not "
+        "support this argument. If you passed in a Trainer that takes in a custom training loop, you will "
+        "need to report a checkpoint every `checkpoint_frequency` iterations within your training loop "
+        "using `ray.tune.report(metrics=..., checkpoint=...)` to get this behavior."
+    )
+
+
+def ray_checkpoint_at_end_refused(at_end: object) -> str:
+    """V1's refusal of ``checkpoint_at_end`` on a trainer with a training loop (Tune's, 2.60)."""
+    return (
+        f"You passed `checkpoint_at_end={at_end}` to your CheckpointConfig, but this trainer does not "
+        "support this argument. If you passed in a Trainer that takes in a custom training loop, you should "
+        "include one last call to `ray.tune.report(metrics=..., checkpoint=...)` at the end of your "
+        "training loop to get this behavior."
+    )
+
+
 RAY_LABEL_SELECTOR_LENGTH = (
     "If `label_selector` is a list, it must be the same length as `max_workers` (or `num_workers` when fixed)."
 )

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 from ray.exceptions import RayTaskError
 
-from compat_core import messages
+from compat_core import config, messages
 from compat_core.config import RunConfig, given_name
 from compat_core.files import storage
 from compat_core.files.storage import RunStorage, checkpoint_dir_name
@@ -65,6 +65,9 @@ class V1OnV2Engine(V2Engine):
         controller makes the run's directory and its workers upload checkpoints, each in a
         process of its own, where object-store credentials the driver set after Ray started
         (V1's engine passes them on to its trial and workers) would otherwise be missing."""
+        refused = config.refused_checkpoint_options(job.run, job.consumed_options)
+        if refused is not None:  # as V1's engine refuses it, before any worker starts
+            raise refused
         with adapters.v2_controller_also_gets(adapters.v1_trial_env_vars()):
             return super().run(job, watcher)
 

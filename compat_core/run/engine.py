@@ -61,6 +61,9 @@ class TrainJob:
     metadata: dict[str, Any] | None = None
     resume_from_checkpoint: Any = None
     prepared: PreparedRun = field(default_factory=PreparedRun)  # what the engine's prepare() returned
+    # The V1-only options the trainer honours itself (the tree trainers' V1 form: the checkpoint
+    # frequency, in its report callback): ``config.record_v1_only_options``' kinds.
+    consumed_options: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,32 @@ def test_a_retried_run_numbers_checkpoints_as_v1_and_the_trial_api_answers(v1, m
     assert names["trial_dir"] == result.path
     assert trial_dir.startswith(names["trial_name"] + "_0_")
     assert names["trial_name"] == f"DataParallelTrainer_{names['trial_id']}"
+
+
+def _returns() -> None:
+    pass
+
+
+@pytest.mark.ray
+@pytest.mark.one_pass
+@pytest.mark.parametrize(
+    "options", [{"checkpoint_frequency": 2}, {"checkpoint_at_end": True}], ids=["frequency", "at-end"]
+)
+def test_checkpoint_options_a_training_loop_cannot_honour_are_refused_on_either_engine(
+    options, v1, monkeypatch, tmp_path
+) -> None:
+    """Ray's test_torch_trainer.py::test_checkpoint_freq: V1's engine refuses ``checkpoint_frequency``
+    (and ``checkpoint_at_end``) on a trainer with a training loop, before any worker starts; V1
+    semantics on V2's engine refuse the same run with the same error, so V1-era code keeps the
+    error it expects the day V1's engine is gone (not a warning that the option is ignored)."""
+    raised = {}
+    for engine in ("v1", "v2"):
+        monkeypatch.setenv(switch.ENGINE_ENV_VAR, engine)
+        run = train.RunConfig(
+            storage_path=str(tmp_path), name=engine, checkpoint_config=train.CheckpointConfig(**options)
+        )
+        with pytest.raises(ValueError) as error:
+            DataParallelTrainer(_returns, scaling_config=train.ScalingConfig(num_workers=1), run_config=run).fit()
+        raised[engine] = (type(error.value), str(error.value))
+    assert raised["v2"] == raised["v1"]
+    assert raised["v1"][0] is ValueError and "to your CheckpointConfig, but this trainer does not" in raised["v1"][1]
