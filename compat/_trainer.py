@@ -210,6 +210,10 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         # The trial's directory on the sweep's storage: where its readiness record goes, whichever engine.
         tune_storage = context.get_storage()
         trial.__dict__["_tune_trial_dir"] = RunStorage(tune_storage.storage_filesystem, tune_storage.trial_fs_path)
+        if mode.engine is switch.V2:
+            # A trial Tune retries (FailureConfig(max_failures)) or restores starts from its
+            # latest checkpoint, as V1's trainer does as a trainable (V1's engine does it itself).
+            trial.__dict__["_tune_checkpoint"] = ray.tune.get_checkpoint()
         trial._fit(engine, in_trial=True)
 
     def _resources(self, config: dict[str, Any]) -> Any:
@@ -424,8 +428,11 @@ class DataParallelTrainer(*ray_trainer_bases(DATA_PARALLEL)):  # type: ignore[mi
         trainer_name = self._framework.trainer_name
         prepared = engine.prepare(run, self._result_config(), start_time, trainer_name, self._restoring)
         # Where the first attempt starts: a restored run's latest checkpoint where the engine
-        # cannot resume it itself (as V1's trial checkpoint wins over resume_from_checkpoint).
+        # cannot resume it itself, or a retried Tune trial's (as V1's trial checkpoint wins over
+        # resume_from_checkpoint).
         first_checkpoint = prepared.start_checkpoint
+        if first_checkpoint is None and in_trial:
+            first_checkpoint = self.__dict__.get("_tune_checkpoint")
         if first_checkpoint is None:
             first_checkpoint = self.resume_from_checkpoint
         validation_env = mode.outside_training_env[switch.ENV_VAR]

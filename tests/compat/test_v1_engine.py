@@ -158,3 +158,36 @@ def test_checkpoint_options_a_training_loop_cannot_honour_are_refused_on_either_
         raised[engine] = (type(error.value), str(error.value))
     assert raised["v2"] == raised["v1"]
     assert raised["v1"][0] is ValueError and "to your CheckpointConfig, but this trainer does not" in raised["v1"][1]
+
+
+def _fails_once_at_the_third_iteration() -> None:
+    """Ray's test_tune.py::test_retry_with_max_failures' training function."""
+    checkpoint = train.get_checkpoint()
+    restored, start = checkpoint is not None, 0
+    if checkpoint is not None:
+        with open(os.path.join(checkpoint.path, "iter")) as f:
+            start = int(f.read()) + 1
+    for i in range(start, 4):
+        if i == 2 and not restored:
+            raise RuntimeError("try to fail me")
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "iter"), "w") as f:
+                f.write(str(i))
+            train.report({"test": i, "training_iteration": i}, checkpoint=train.Checkpoint.from_directory(d))
+
+
+@pytest.mark.ray
+@pytest.mark.one_pass
+def test_a_trial_tune_retries_resumes_from_its_latest_checkpoint_on_the_v2_engine(v1, monkeypatch, tmp_path) -> None:
+    """Ray's test_tune.py::test_retry_with_max_failures with compat's trainer on V2's engine: Tune's
+    FailureConfig(max_failures=3) retries the trial, which starts from its latest checkpoint, as
+    V1's trainer does as a trainable (the oracle's figures: Ray's own test asserts iter 3)."""
+    from ray import tune
+
+    monkeypatch.setenv(switch.ENGINE_ENV_VAR, "v2")
+    trainer = DataParallelTrainer(_fails_once_at_the_third_iteration, scaling_config=train.ScalingConfig(num_workers=1))
+    failure = tune.FailureConfig(max_failures=3)
+    grid = tune.Tuner(trainer, run_config=tune.RunConfig(storage_path=str(tmp_path), failure_config=failure)).fit()
+    assert not grid.errors
+    with open(os.path.join(grid[0].checkpoint.path, "iter")) as f:
+        assert f.read() == "3"  # raw V1: 3 (before, on V2's engine: 1, every retry from scratch)
