@@ -15,13 +15,14 @@ from compat_core.migration import where as _where  # noqa: E402
 _here = _os.path.dirname(__file__)
 _where.add_library(_here, user_code=_os.path.join(_here, "testing"))
 
+from compat_core import switch as _switch  # noqa: E402
+
+# Before anything imports Ray's train package: a Ray without V1 may refuse =0 there (§34).
+_switch.give_ray_what_it_accepts()
+
 from compat_core import installed as version  # noqa: E402
 
 RAY_VERSION = version.check()  # fail with the fix before importing Ray's internals
-
-from compat_core import switch as _switch  # noqa: E402
-
-_switch.give_ray_what_it_accepts()  # a Ray without V1 that refuses =0: the selection kept (§34)
 
 # ruff: noqa: E402  (the version check must run before these imports)
 # isort: off

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from compat_core import messages
-from compat_core.errors import InvalidSwitchValueError
 
 T = TypeVar("T")
 
@@ -119,6 +118,10 @@ class Setting(Generic[T]):
             return value
         except ValueError:
             pass
+        # Imported here: compat's errors subclass Ray's train classes, which a Ray that refuses
+        # the switch's value cannot import until compat_core.switch has handed it one it takes.
+        from compat_core.errors import InvalidSwitchValueError
+
         if self.explain is not None:
             raise InvalidSwitchValueError(self.explain(self.name, raw))
         raise InvalidSwitchValueError(messages.invalid_setting(self.name, raw, self.parser.accepts, self.default))

@@ -23,7 +23,6 @@ from enum import Enum
 from typing import Literal
 
 from compat_core import settings
-from compat_core.errors import InvalidSwitchValueError
 
 ENV_VAR = settings.V2_ENABLED.name
 ENGINE_ENV_VAR = settings.V1_ENGINE.name
@@ -142,6 +141,7 @@ def _refused(false_value: str) -> bool:
         except Exception:
             if before is None or _is_true(before):
                 raise  # not the value: Ray's own error, as raw Ray raises it
+            _forget_orphans()
             switch.set_raw(ACCEPTED)  # the same import with the value every Ray takes
             try:
                 importlib.import_module("ray.train")
@@ -153,11 +153,23 @@ def _refused(false_value: str) -> bool:
     switch.set_raw(false_value)
     try:
         adapters.rays_switch_answer()
+    except ImportError:  # no V2 switch: a Ray older than compat supports (the version check says so)
+        return False
     except Exception:  # where Ray reads it: Ray refuses the value
         return True
     finally:
         switch.set_raw(before)
     return False
+
+
+def _forget_orphans() -> None:
+    """Ray's modules a refused import of its train package loaded, whose package Python
+    discarded (this one's, or an earlier import's): made again with the package (else ``import
+    ray.train.constants`` finds a module no ``ray.train`` has as its attribute)."""
+    for name in [n for n in sys.modules if n.startswith("ray.")]:
+        parts = name.split(".")
+        if any(".".join(parts[:i]) not in sys.modules for i in range(2, len(parts))):
+            del sys.modules[name]
 
 
 def _is_true(value: str) -> bool:
@@ -167,13 +179,15 @@ def _is_true(value: str) -> bool:
 def give_ray_what_it_accepts() -> None:
     """Where the user selected V1 (``RAY_TRAIN_V2_ENABLED`` false) and the installed Ray refuses
     the value, keep the selection in ``COMPAT_RAY_TRAIN_V2_ENABLED`` and give Ray ``1``, in this
-    process and every process Ray starts from it. Nothing changes on a Ray that takes the value."""
+    process and every process Ray starts from it. Nothing changes on a Ray that takes the value.
+    ``import compat`` calls it before any module of compat imports Ray's train package (compat's
+    errors subclass Ray's classes: imported under a refused value, they would lose them)."""
     value = settings.V2_ENABLED.raw()
     try:
         if value is None or settings.V2_ENABLED.parse(value) or not ray_refuses_v1_value():
             return
-    except InvalidSwitchValueError:
-        return  # not a value Ray gives a meaning to: fit() says so (mode())
+    except ValueError:  # InvalidSwitchValueError: not a value Ray gives a meaning to; fit() says so
+        return
     settings.V2_ENABLED_KEPT.set_raw(value)
     settings.V2_ENABLED.set_raw(ACCEPTED)
 

@@ -38,22 +38,26 @@ import json, os
 import compat
 from compat_core import switch
 from compat_core.releases import adapters
+import ray.train.constants  # a module of Ray's train package, as a program imports one
 seen = [os.environ.get(name) for name in ("RAY_TRAIN_V2_ENABLED", "COMPAT_RAY_TRAIN_V2_ENABLED")]
-print(json.dumps([adapters.has_v1_engine(), str(switch.mode_of(switch.V1)), str(switch.mode()), seen]))
+# compat's errors are Ray's classes there too (made after Ray was handed a value it takes).
+ray_class = issubclass(compat.TrainingFailedError, ray.train.TrainingFailedError) and ray.train.constants.__name__
+print(json.dumps([adapters.has_v1_engine(), str(switch.mode_of(switch.V1)), str(switch.mode()), seen, ray_class]))
 """
 
 
 V1_ON_V1, V1_ON_V2, V2 = "v1 on Ray's V1 engine", "v1 on Ray's V2 engine", "v2 on Ray's V2 engine"
+CONSTANTS = "ray.train.constants"
 
 
 @pytest.mark.parametrize(
     ("variant", "setting", "finds"),
     [
-        (None, "0", [True, V1_ON_V1, V1_ON_V1, ["0", None]]),  # the installed Ray, as it is
-        ("answers-v2", "0", [False, V1_ON_V2, V1_ON_V2, ["0", None]]),
-        ("refuses", None, [False, V1_ON_V2, V2, [None, None]]),  # a V2 program leaves it unset
+        (None, "0", [True, V1_ON_V1, V1_ON_V1, ["0", None], CONSTANTS]),  # the installed Ray, as it is
+        ("answers-v2", "0", [False, V1_ON_V2, V1_ON_V2, ["0", None], CONSTANTS]),
+        ("refuses", None, [False, V1_ON_V2, V2, [None, None], CONSTANTS]),  # a V2 program leaves it unset
         # V1 selected where Ray refuses the value: compat keeps it, Ray (and its processes) get 1.
-        ("refuses", "0", [False, V1_ON_V2, V1_ON_V2, ["1", "0"]]),
+        ("refuses", "0", [False, V1_ON_V2, V1_ON_V2, ["1", "0"], CONSTANTS]),
     ],
     ids=["today", "Ray answers V2", "Ray refuses =0, unset", "Ray refuses =0, V1 selected"],
 )
@@ -105,3 +109,59 @@ def test_a_v1_era_job_keeps_v1s_results_on_the_day_ray_deletes_v1(ray_cluster, t
         same = [k for k in before if k not in ("mode", "job_path", "raw_v1_trainer", "ray_air_session")]
         assert set(same) >= set(parts)
         assert {k: after[k] for k in same} == {k: before[k] for k in same}, variant
+
+
+SEEDS = """
+import json, os, sys
+import compat
+from examples import after_report_callback, async_validation, config_and_results, torchmetrics_aggregation
+
+storage = sys.argv[1]
+V1_FILES = ("progress.csv", "result.json", "params.json")
+runs = {
+    "torchmetrics_aggregation": lambda: torchmetrics_aggregation.main(storage, num_epochs=2),
+    "after_report_callback": lambda: after_report_callback.main(storage)[0],
+    "async_validation": lambda: async_validation.main(storage, epochs=2),
+    "config_and_results": lambda: config_and_results.main(storage),
+}
+from compat_core import switch
+out = {"mode": str(switch.mode())}
+for name, run in runs.items():
+    result = run()
+    frame = result.metrics_dataframe
+    out[name] = {
+        "backend": result.backend,
+        "rows": None if frame is None else len(frame),
+        "columns": None if frame is None else sorted(c for c in frame.columns if "/" not in c),
+        "metric_keys": sorted(result.metrics or {}),
+        "best": [os.path.basename(c.path) for c, _ in result.best_checkpoints],
+        "statuses": [str(r.status) for r in result.reported_checkpoints],
+        "v1_files": [n for n in V1_FILES if os.path.exists(os.path.join(result.path, n))],
+    }
+print("SEEDS " + json.dumps(out), flush=True)
+"""
+
+
+@pytest.mark.ray
+@pytest.mark.extended  # the full suite's: CI rehearses with the job above
+def test_the_seed_programs_keep_v1s_results_on_the_day_ray_deletes_v1(tmp_path) -> None:
+    """The seed programs (examples/) with V1 semantics, the day before on V1's engine and on the
+    day in both variants, each in a process of its own: the same rows, keys, checkpoints and V1
+    files (``COMPAT_V1_ENGINE`` unset on both days)."""
+    days = {}
+    for variant in (None, "answers-v2", "refuses"):
+        done = subprocess.run(
+            [sys.executable, "-c", SEEDS, str(tmp_path / str(variant))],
+            env=_env(variant, "0"),
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr[-5000:]
+        days[variant] = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("SEEDS "))[6:])
+    before = days.pop(None)
+    assert before.pop("mode") == V1_ON_V1
+    for variant, after in days.items():
+        assert after.pop("mode") == V1_ON_V2, variant
+        assert after == before, variant

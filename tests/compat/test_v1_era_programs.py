@@ -127,3 +127,31 @@ def _approx_equal(ours: dict, raw: dict) -> bool:
         return a == b
 
     return close(ours, raw)
+
+
+@pytest.mark.extended  # the full suite's: CI rehearses the deletion with tests/compat/test_deletion_day.py's job
+@pytest.mark.parametrize("variant", ["answers-v2", "refuses"])
+def test_v1_era_programs_migrated_onto_compat_keep_v1s_results_on_the_day_ray_deletes_v1(
+    variant: str, tmp_path: Path
+) -> None:
+    """The same programs, migrated onto compat, on the installed Ray made one without Train V1
+    (tests/deletion/sitecustomize.py, docs/compatibility.md §34) with ``RAY_TRAIN_V2_ENABLED=0``
+    and ``COMPAT_V1_ENGINE`` unset, against the original programs on raw V1 today."""
+    original, compat_dir = tmp_path / "original", tmp_path / "onto_compat"
+    for directory in (original, compat_dir):
+        directory.mkdir()
+        for name in PROGRAMS:
+            shutil.copy(HERE / "v1_era" / name, directory / name)
+    assert _migrate("compat", compat_dir).returncode == 1
+    today = _run("0", [(f"raw {name}", original / name) for name in PROGRAMS], tmp_path)
+    rehearsal = HERE.parent / "deletion"
+    env = {"RAY_TRAIN_V2_ENABLED": "0", "COMPAT_REHEARSE_NO_V1": variant, "PYTHONPATH": str(rehearsal)}
+    env["COMPAT_V1_ENGINE"] = ""  # empty: unset (compat finds the engine by itself)
+    specs = [f"compat {name}|{compat_dir / name}|{tmp_path / 'storage' / ('day-' + name)}" for name in PROGRAMS]
+    # compat first, as a migrated program imports it (a Ray that refuses =0 refuses at ray.train's import).
+    found = script_lines("import compat\n" + RUNNER, "RESULT", specs, env, timeout_s=900, count=len(PROGRAMS))
+    on_the_day = {summary.pop("label"): _normalized(summary) for summary in found}
+    for name in PROGRAMS:
+        ours, raw = on_the_day[f"compat {name}"], today[f"raw {name}"]
+        assert _approx_equal({**ours, "path": None}, {**raw, "path": None}), (variant, name, ours, raw)
+        assert re.fullmatch(r"quickstart/TorchTrainer_<id>_00000_0_<date>", ours["path"]), ours["path"]
