@@ -461,8 +461,6 @@ def refused_checkpoint_options(run: RunConfig, consumed: frozenset[str]) -> Valu
     if "checkpoint-frequency" in consumed:
         return None
     checkpoint = run.checkpoint_config
-    from compat_core import messages
-
     if checkpoint.checkpoint_frequency:
         return ValueError(messages.ray_checkpoint_frequency_refused(checkpoint.checkpoint_frequency))
     if checkpoint.checkpoint_at_end is not None:

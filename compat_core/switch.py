@@ -139,7 +139,7 @@ def _refused(false_value: str) -> bool:
         try:
             importlib.import_module("ray.train")  # with the user's value, as raw Ray imports it
         except Exception:
-            if before is None or _is_true(before):
+            if before is None or _names_v2(before):
                 raise  # not the value: Ray's own error, as raw Ray raises it
             _forget_orphans()
             switch.set_raw(ACCEPTED)  # the same import with the value every Ray takes
@@ -172,8 +172,12 @@ def _forget_orphans() -> None:
             del sys.modules[name]
 
 
-def _is_true(value: str) -> bool:
-    return value.strip().lower() in ("1", "true")
+def _names_v2(value: str) -> bool:
+    """Whether ``value`` selects V2 as Ray reads it (a value compat refuses is none Ray reads so)."""
+    try:
+        return parse(value) is V2
+    except ValueError:
+        return False
 
 
 def give_ray_what_it_accepts() -> None:

@@ -32,7 +32,7 @@ def has_v1_engine() -> bool:
     before = os.environ.get(variable)
     os.environ[variable] = "0"
     try:
-        return not constants.is_v2_enabled()
+        return not rays_switch_answer()
     except Exception:  # a Ray that refuses the value: it has no V1 to select
         return False
     finally:
