@@ -13,6 +13,7 @@ rejected in strict mode) and dropped, since V2 raises on them.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -300,7 +301,6 @@ class RunConfig(*standins.ray_config_bases("RunConfig")):  # type: ignore[misc]
     def _fill_in_as_ray(self) -> None:
         """What Ray's ``RunConfig`` fills in when made (V1's and V2's: one class stands for
         both), the V1-only options' values as given kept apart as V1 keeps them."""
-        import os
         from pathlib import Path
 
         semantics = switch.mode().semantics
@@ -465,6 +465,17 @@ def refused_checkpoint_options(run: RunConfig, consumed: frozenset[str]) -> Valu
         return ValueError(messages.ray_checkpoint_frequency_refused(checkpoint.checkpoint_frequency))
     if checkpoint.checkpoint_at_end is not None:
         return ValueError(messages.ray_checkpoint_at_end_refused(checkpoint.checkpoint_at_end))
+    return None
+
+
+def refused_local_directory_variable() -> DeprecationWarning | None:
+    """What V1's engine raises at ``fit()`` while ``TUNE_RESULT_DIR`` or
+    ``RAY_AIR_LOCAL_CACHE_DIR`` is set (Tune's check in ``tune.run``, which every V1 trainer's
+    fit goes through), so V1 semantics on V2's engine refuse the same run (docs/compatibility.md
+    §28); None where nothing is refused."""
+    for name in messages.RAY_LOCAL_DIRECTORY_VARIABLES:
+        if os.environ.get(name):  # Tune's variables, read as Tune reads them
+            return DeprecationWarning(messages.ray_local_directory_variable(name))
     return None
 
 

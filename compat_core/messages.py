@@ -673,6 +673,19 @@ RAY_STORAGE_VARIABLE = (
     "The `RAY_STORAGE` environment variable is deprecated. Please use `RunConfig(storage_path)` instead."
 )
 RAY_NO_CHECKPOINT = "No checkpoint exists in the trial directory!"
+# Tune's words (ray/tune/tune.py, 2.44-2.60) for a local-directory variable V1's engine refuses.
+RAY_LOCAL_DIRECTORY_VARIABLES = ("TUNE_RESULT_DIR", "RAY_AIR_LOCAL_CACHE_DIR")
+
+
+def ray_local_directory_variable(name: str) -> str:
+    return (
+        f"The environment variable `{name}` is deprecated. "
+        "It is no longer used and will not have any effect. "
+        "You should set the `storage_path` instead. Files will no longer be "
+        "written to `~/ray_results` as long as `storage_path` is set."
+        "See the docs: https://docs.ray.io/en/latest/train/user-guides/"
+        "persistent-storage.html#setting-the-local-staging-directory"
+    )
 
 
 def ray_unsupported_mode(mode: object) -> str:

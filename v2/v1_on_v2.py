@@ -65,8 +65,10 @@ class V1OnV2Engine(V2Engine):
         controller makes the run's directory and its workers upload checkpoints, each in a
         process of its own, where object-store credentials the driver set after Ray started
         (V1's engine passes them on to its trial and workers) would otherwise be missing."""
-        refused = config.refused_checkpoint_options(job.run, job.consumed_options)
-        if refused is not None:  # as V1's engine refuses it, before any worker starts
+        refused = config.refused_local_directory_variable() or config.refused_checkpoint_options(
+            job.run, job.consumed_options
+        )
+        if refused is not None:  # as V1's engine refuses them (in this order), before any worker starts
             raise refused
         with adapters.v2_controller_also_gets(adapters.v1_trial_env_vars()):
             return super().run(job, watcher)

@@ -160,6 +160,28 @@ def test_checkpoint_options_a_training_loop_cannot_honour_are_refused_on_either_
     assert raised["v1"][0] is ValueError and "to your CheckpointConfig, but this trainer does not" in raised["v1"][1]
 
 
+@pytest.mark.ray
+@pytest.mark.one_pass
+@pytest.mark.parametrize("variable", ["RAY_AIR_LOCAL_CACHE_DIR", "TUNE_RESULT_DIR"])
+def test_the_local_directory_variables_ray_removed_are_refused_on_either_engine(
+    variable, v1, monkeypatch, tmp_path
+) -> None:
+    """V1's engine refuses a run while ``RAY_AIR_LOCAL_CACHE_DIR`` or ``TUNE_RESULT_DIR`` is set
+    (Tune's ``DeprecationWarning``, raised at ``fit()`` before any worker starts: Ray's older
+    test_new_persistence.py set the first and fails on 2.60); V1 semantics on V2's engine refuse
+    the same run with Ray's words, where they had ignored the variable."""
+    raised = {}
+    monkeypatch.setenv(variable, str(tmp_path / "results"))
+    for engine in ("v1", "v2"):
+        monkeypatch.setenv(switch.ENGINE_ENV_VAR, engine)
+        run = train.RunConfig(storage_path=str(tmp_path), name=engine)
+        with pytest.raises(DeprecationWarning) as error:
+            DataParallelTrainer(_returns, scaling_config=train.ScalingConfig(num_workers=1), run_config=run).fit()
+        raised[engine] = (type(error.value), str(error.value))
+    assert raised["v2"] == raised["v1"]
+    assert f"The environment variable `{variable}` is deprecated" in raised["v1"][1]
+
+
 def _fails_once_at_the_third_iteration() -> None:
     """Ray's test_tune.py::test_retry_with_max_failures' training function."""
     checkpoint = train.get_checkpoint()

@@ -109,6 +109,7 @@ NOT_COMPAT_S = {
     ("compat/compare/_render.py", '"COLUMNS"'),  # the terminal's width
     ("compat_core/config.py", '"RAY_STORAGE"'),  # Ray's: V1's RunConfig reads it
     ("v1/backend.py", '"RAY_STORAGE"'),
+    ("compat_core/config.py", "name"),  # Tune's TUNE_RESULT_DIR / RAY_AIR_LOCAL_CACHE_DIR, which V1's engine refuses
     ("v2/backend.py", "POLL_ENV_VAR"),  # Ray V2's controller's: compat sets it where the user did not
     ("v2/backend.py", "START_TIMEOUT_ENV_VAR"),
     ("compat_core/run/ledger/host.py", "name"),  # Tune's credentials handed to the ledger's host
