@@ -114,7 +114,8 @@ def test_a_v1_era_job_keeps_v1s_results_on_the_day_ray_deletes_v1(ray_cluster, t
 SEEDS = """
 import json, os, sys
 import compat
-from examples import after_report_callback, async_validation, config_and_results, torchmetrics_aggregation
+from examples import after_report_callback, async_validation, config_and_results, lightning_report_callback
+from examples import torchmetrics_aggregation
 
 storage = sys.argv[1]
 V1_FILES = ("progress.csv", "result.json", "params.json")
@@ -123,6 +124,7 @@ runs = {
     "after_report_callback": lambda: after_report_callback.main(storage)[0],
     "async_validation": lambda: async_validation.main(storage, epochs=2),
     "config_and_results": lambda: config_and_results.main(storage),
+    "lightning_report_callback": lambda: lightning_report_callback.main(storage, epochs=1),
 }
 from compat_core import switch
 out = {"mode": str(switch.mode())}
