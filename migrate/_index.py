@@ -65,6 +65,9 @@ class Index:
     _assignments: dict[str, ast.expr] | None = None
     _identifiers: tuple[set[str], Counter[str]] | None = None
     _line_starts: list[int] | None = None
+    # (function, "tune" | "train"): this module's functions other modules of the tree hand to
+    # Tune or a Trainer (migrate._roles; the command line's tree pass finds them).
+    given_roles: tuple[tuple[str, str], ...] = ()
 
     @property
     def assignments(self) -> dict[str, ast.expr]:
@@ -153,9 +156,9 @@ def parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def build(text: str, tree: ast.Module | None = None) -> Index:
+def build(text: str, tree: ast.Module | None = None, given_roles: tuple[tuple[str, str], ...] = ()) -> Index:
     """Index ``text`` (raises ``SyntaxError`` when it does not parse)."""
-    index = Index(text, tree if tree is not None else parse(text))
+    index = Index(text, tree if tree is not None else parse(text), given_roles=given_roles)
     _walk(index)
     return index
 

@@ -4,9 +4,12 @@ A session call means ``ray.train.report`` inside a Train loop (a function handed
 Trainer) but ``ray.tune.report`` inside a Tune *function trainable* (a function handed to
 ``tune.Tuner``, ``tune.run`` or ``Tuner.restore``, directly, through
 ``tune.with_parameters`` / ``tune.with_resources`` / ``functools.partial``, or through a
-module-level name bound to such an expression). Under V2, ``ray.train.report`` inside a
-Tune function raises. The role is read from this module alone; a function it does not
-hand to either is *undecided*.
+module-level name bound to such an expression, or through a function of the module that
+hands its parameter on). Under V2, ``ray.train.report`` inside a Tune function raises. A
+function the module's own functions of a role call (by name) runs in that role too, unless
+both roles call it. The role is read from this module and from what other modules of the
+tree hand its functions to (``Index.given_roles``: the command line's tree pass); a function
+neither hands to either is *undecided*.
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ def roles_of(index: Index) -> Roles:
 
 def roles(index: Index) -> Roles:
     assignments = index.assignments
+    defined = {
+        s.name: s for s in index.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }  # the module's own functions, which its calls by bare name reach
 
     def functions(expression: ast.expr | None, seen: frozenset[str] = frozenset()) -> set[str]:
         """Names of the module's functions that ``expression`` hands over."""
@@ -85,21 +91,62 @@ def roles(index: Index) -> Roles:
             return functions(expression.args[0], seen)
         return set()
 
-    tune: set[str] = set()
-    train: set[str] = set()
+    handed: list[tuple[set[str], str, tuple[str, ...]]] = []  # (functions, role, where handed)
+    calls: list[tuple[tuple[str, ...], ast.Call]] = []  # calls of the module's own functions, where made
     for item in index.nodes:
         node = item.node
         if not isinstance(node, ast.Call):
             continue
         names = index.qualified(node.func)
         if names & TUNE_RUNNERS:
-            tune |= functions(argument(node, 0, "trainable", "run_or_experiment"))
+            handed.append((functions(argument(node, 0, "trainable", "run_or_experiment")), "tune", item.functions))
         elif names & TUNE_RESTORE:
-            tune |= functions(argument(node, 1, "trainable"))
+            handed.append((functions(argument(node, 1, "trainable")), "tune", item.functions))
         elif is_trainer(names):
-            train |= functions(argument(node, 0, "train_loop_per_worker"))
-    uses_tune = any(n == "ray.tune" or n.startswith("ray.tune.") for n in index.names)
-    return Roles(frozenset(tune - train), frozenset(train - tune), uses_tune)
+            handed.append((functions(argument(node, 0, "train_loop_per_worker")), "train", item.functions))
+        elif isinstance(node.func, ast.Name) and node.func.id in defined and not names:
+            calls.append((item.functions, node))
+    # A function of the module that hands one of its parameters on (a project's own Tuner
+    # wrapper: ``def sweep(fn): tune.Tuner(fn, ...)``) hands on what its callers give it.
+    wrappers: dict[str, dict[int, tuple[str, str]]] = {}
+    tune: set[str] = set()
+    train: set[str] = set()
+    for found, role, where in handed:
+        definition = defined.get(where[0]) if len(where) == 1 else None
+        parameters = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)] if definition else []
+        for name in found:
+            if name in parameters and name not in defined:
+                wrappers.setdefault(where[0], {})[parameters.index(name)] = (name, role)
+            else:
+                (tune if role == "tune" else train).add(name)
+    for _, call in calls:
+        for position, (parameter, role) in wrappers.get(call.func.id, {}).items():  # type: ignore[attr-defined]
+            (tune if role == "tune" else train).update(functions(argument(call, position, parameter)))
+    for name, role in index.given_roles:  # what other modules of the tree hand this module's functions to
+        (tune if role == "tune" else train).add(name)
+    both = tune & train  # handed to both: undecided
+    tune, train = tune - both, train - both
+    # What a function of a known role calls of the module's own functions runs in that role too
+    # (a Tune trainable's helper that reports), unless it is reached from both or has its own.
+    given = tune | train | both
+    reached: dict[str, set[str]] = {}
+    changed = True
+    while changed:
+        known = Roles(frozenset(tune), frozenset(train), False)
+        reached = {}
+        for enclosing, call in calls:
+            caller = known.of(enclosing)
+            if caller is not None:
+                reached.setdefault(call.func.id, set()).add(caller)  # type: ignore[attr-defined]
+        changed = False
+        for callee, found in reached.items():
+            if callee not in given and callee not in tune and callee not in train and len(found) == 1:
+                (tune if found == {"tune"} else train).add(callee)
+                changed = True
+    undecided = {callee for callee, found in reached.items() if len(found) > 1 and callee not in given}
+    tune, train = tune - undecided, train - undecided
+    uses_tune = bool(tune) or any(n == "ray.tune" or n.startswith("ray.tune.") for n in index.names)
+    return Roles(frozenset(tune), frozenset(train), uses_tune)
 
 
 def argument(call: ast.Call, position: int, *keywords: str) -> ast.expr | None:

@@ -98,7 +98,7 @@ def migrate_source(
 def _migrate_source(
     text: str, rules: Sequence[type[Rule]], context: Context, lines_of: str, fast: bool
 ) -> tuple[str, list[Diagnostic]]:
-    index = _index.build(text)
+    index = _index.build(text, given_roles=context.given_roles)
     stages: list[tuple[str, list[Diagnostic]]] = []
     before = [r(context) for r in rules if issubclass(r, FlagRule) and not r.after_rewrites and r.triggered(text)]
     stages.append((text, _flag(before, index)))
@@ -120,7 +120,7 @@ def _migrate_source(
         flags = [r for r in rules if issubclass(r, FlagRule) and not r.after_rewrites]
         after += [r(context) for r in flags if r.triggered(current)]
     if after:
-        output_index = index if index.text == current else _index.build(current)
+        output_index = index if index.text == current else _index.build(current, given_roles=context.given_roles)
         found = _flag(after, output_index)
         if current != text:
             found = _not_yet_found(found, stages[0][1], line_map(text, current))
@@ -199,7 +199,7 @@ def _rewrite(
         if index.text != current:
             if not again and not rule_class.may_apply_after_rewrites(first):
                 continue
-            index = _index.build(current)
+            index = _index.build(current, given_roles=context.given_roles)
         if not rule_class.could_apply(index) or (again and not rule_class.cleanup_needed(first, index)):
             continue
         rule = rule_class(context, index)

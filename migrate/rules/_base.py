@@ -36,6 +36,8 @@ class Context:
 
     target: Literal["ray", "compat", "native"] = "ray"
     path: str = ""  # the file's path ("" for text that is not a file)
+    # (function, "tune" | "train"): what other modules of the tree hand this file's functions to.
+    given_roles: tuple[tuple[str, str], ...] = ()
 
 
 class Rule:
@@ -98,7 +100,7 @@ class Rule:
     def index_of(self, wrapper: MetadataWrapper) -> Index:
         """The ``ast`` index of the module ``apply`` receives (the engine's, else built)."""
         if self._index is None:
-            self._index = build(wrapper.module.code)
+            self._index = build(wrapper.module.code, given_roles=self.context.given_roles)
         return self._index
 
     def fast(self, index: Index) -> str | None:

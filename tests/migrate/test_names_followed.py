@@ -190,3 +190,53 @@ def test_removed_members_are_flagged_on_the_trainer_result_and_checkpoint_the_mo
         (14, "Result.config"),
         (14, "Checkpoint.uri"),
     ]  # not ckpt.path, result.metrics, or another object's .config
+
+
+# --- A session call's role (Tune trainable or Train loop) follows the function through the module
+
+
+def _reports(source: str) -> tuple[str, list[str]]:
+    new, found = migrate(source)
+    return new, [d.code for d in found if not d.fixed]
+
+
+def test_a_helper_a_tune_trainable_calls_reports_to_tune() -> None:
+    """The trainable's helper (not handed to Tune itself) is the trainable's code: ``tune.report``."""
+    new, flags = _reports(
+        "from ray import tune\nfrom ray.air import session\n\n\ndef step(config):\n"
+        "    session.report({'score': 1})\n\n\ndef trainable(config):\n    step(config)\n\n\n"
+        "tune.Tuner(trainable).fit()\n"
+    )
+    assert "tune.report({'score': 1})" in new and "ray.train.report" not in new
+    assert "RTM116" not in flags  # no longer undecided
+
+
+def test_a_helper_a_train_loop_calls_reports_to_train_inside_a_function_too() -> None:
+    new, flags = _reports(
+        "from ray import tune\nfrom ray.air import session\nfrom ray.train.torch import TorchTrainer\n\n\n"
+        "def step(config):\n    session.report({'loss': 1})\n\n\ndef loop(config):\n    step(config)\n\n\n"
+        "def main():\n    trainer = TorchTrainer(loop)\n    return trainer.fit()\n"
+    )
+    assert "train.report({'loss': 1})" in new and "tune.report" not in new
+    assert "RTM116" not in flags
+
+
+def test_a_helper_both_roles_call_stays_undecided_and_flagged() -> None:
+    new, flags = _reports(
+        "from ray import tune\nfrom ray.air import session\nfrom ray.train.torch import TorchTrainer\n\n\n"
+        "def step(config):\n    session.report({'loss': 1})\n\n\ndef loop(config):\n    step(config)\n\n\n"
+        "def trainable(config):\n    step(config)\n\n\nTorchTrainer(loop).fit()\ntune.run(trainable)\n"
+    )
+    assert "RTM116" in flags and "tune.report" not in new
+
+
+def test_a_trainable_handed_to_the_modules_own_tuner_wrapper_reports_to_tune() -> None:
+    """``def sweep(fn): tune.Tuner(fn)``: what callers give ``sweep`` is a Tune trainable."""
+    new, flags = _reports(
+        "from ray import tune\nfrom ray.air import session\n\n\ndef sweep(fn, samples=2):\n"
+        "    return tune.Tuner(fn, tune_config=tune.TuneConfig(num_samples=samples)).fit()\n\n\n"
+        "def objective(config):\n    session.report({'score': config['x']})\n\n\n"
+        "def main():\n    return sweep(objective)\n"
+    )
+    assert "tune.report({'score': config['x']})" in new
+    assert "RTM116" not in flags
