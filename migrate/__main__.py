@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from migrate import baseline, config, engine, formats
+from migrate import baseline, config, engine, formats, tree
 from migrate.files import MAX_FILE_BYTES, atomic_write, iter_files, matches_globs, parse_size
 from migrate.rules import BY_CODE, RULES
 from migrate.severity import SEVERITIES, at_least
@@ -226,13 +226,19 @@ def default_jobs(files: int) -> int:
 
 
 def run(
-    plan: list[tuple[str, tuple[str, ...], str]], write: bool, jobs: int, max_bytes: int = MAX_FILE_BYTES
+    plan: list[tuple[str, tuple[str, ...], str]],
+    write: bool,
+    jobs: int,
+    max_bytes: int = MAX_FILE_BYTES,
+    others: Sequence[engine.FileResult] = (),
 ) -> list[engine.FileResult]:
+    """Each file of ``plan`` migrated (written when ``write``). ``others``: results of the tree's
+    other files, whose handoffs count in the tree pass (a re-run of some files)."""
     progress = _Progress(len(plan))
     results: list[engine.FileResult] = []
     if jobs == 1:
         for path, codes, target in plan:
-            results.append(engine.process_file(path, codes, target, write, max_bytes=max_bytes))
+            results.append(engine.process_file(path, codes, target, write, max_bytes=max_bytes, commit_write=False))
             progress.step()
     else:
         # Files go out in chunks: most take well under a millisecond, less than sending
@@ -244,12 +250,32 @@ def run(
                 results.append(result)
                 progress.step()
     progress.done()
+    # The tree pass: a file whose functions another module of the tree hands to Tune or a
+    # Trainer is run again knowing it (migrate.tree), before anything is written.
+    given = tree.given_roles(
+        ((r.path, r.handoffs) for r in (*results, *others) if r.handoffs),
+        [*(p for p, _, _ in plan), *(r.path for r in others)],
+    )
+    if given:
+        position = {os.path.normpath(p): i for i, (p, _, _) in enumerate(plan)}
+        for path, roles in given.items():
+            i = position.get(path)
+            if i is None:  # one of the others
+                continue
+            if results[i].parsed and any(f"def {name}" in (results[i].old_text or "") for name, _ in roles):
+                _, codes, target = plan[i]
+                results[i] = engine.process_file(
+                    plan[i][0], codes, target, write, max_bytes=max_bytes, given_roles=roles, commit_write=False
+                )
+    if write:
+        for result in results:
+            engine.commit(result)
     return results
 
 
 def _process(job: tuple[str, tuple[str, ...], str], write: bool, max_bytes: int) -> engine.FileResult:
     path, codes, target = job
-    return engine.process_file(path, codes, target, write, max_bytes=max_bytes)
+    return engine.process_file(path, codes, target, write, max_bytes=max_bytes, commit_write=False)
 
 
 def _diff_name(side: str, path: str) -> str:
@@ -415,7 +441,8 @@ def add_noqa(plan: list[tuple[str, tuple[str, ...], str]], jobs: int, args: argp
             )
         again = set(marked_now)
         rerun = [p for p in plan if p[0] in again]
-        results = [*[r for r in results if r.path not in again], *run(rerun, False, jobs, args.max_file_size)]
+        kept = [r for r in results if r.path not in again]
+        results = [*kept, *run(rerun, False, jobs, args.max_file_size, others=kept)]
     for r in results:
         if r.error:
             print(f"{r.path}:{r.error_line}:{r.error_col}: ERROR {r.error}", file=sys.stderr)

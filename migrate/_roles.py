@@ -145,7 +145,11 @@ def roles(index: Index) -> Roles:
                 changed = True
     undecided = {callee for callee, found in reached.items() if len(found) > 1 and callee not in given}
     tune, train = tune - undecided, train - undecided
-    uses_tune = bool(tune) or any(n == "ray.tune" or n.startswith("ray.tune.") for n in index.names)
+    uses_tune = (
+        bool(tune)
+        or any(role == "tune" for _, role in index.given_roles)  # Tune runs some of its functions
+        or any(n == "ray.tune" or n.startswith("ray.tune.") for n in index.names)
+    )
     return Roles(frozenset(tune), frozenset(train), uses_tune)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from migrate import _deep, _directives, _index, _repairs, noqa, notebooks
+from migrate import _deep, _directives, _index, _repairs, noqa, notebooks, tree
 from migrate._lines import line_map
 from migrate._parse import LibcstSyntaxError, newer_python, parse_module, wrap
 from migrate.files import MAX_FILE_BYTES, Unreadable, atomic_write, read_source, too_large
@@ -55,6 +55,8 @@ class FileResult:
     new_text: str | None = None
     old_text: str | None = None
     parsed: bool = False
+    handoffs: list[tree.Handoff] = field(default_factory=list)  # functions it hands to Tune or a Trainer
+    written: bool = False  # the rewrite is on disk (commit)
     encoding: str = "utf-8"  # the file's own, which a write keeps
     bom: bool = False
 
@@ -77,7 +79,13 @@ def select_rules(
 
 
 def migrate_source(
-    text: str, rules: Sequence[type[Rule]], context: Context, *, lines_of: str = "input", fast: bool = True
+    text: str,
+    rules: Sequence[type[Rule]],
+    context: Context,
+    *,
+    lines_of: str = "input",
+    fast: bool = True,
+    handed: list[tree.Handoff] | None = None,
 ) -> tuple[str, list[Diagnostic]]:
     """Run ``rules`` over ``text``; raises ``SyntaxError`` (also for what only libcst refuses) or :class:`RuleCrash`.
 
@@ -87,30 +95,38 @@ def migrate_source(
     (``after_rewrites``) runs on the index of the final text. Findings are moved to the
     lines of the ``"input"`` text (what --diff/--check users have) or of the ``"output"``
     text (what a write leaves on disk). ``fast=False`` runs every rewrite on libcst (the
-    reference the fast path is tested against).
+    reference the fast path is tested against). ``handed`` receives the functions the text
+    imports and hands to Tune or a Trainer (:mod:`migrate.tree`).
     """
     try:
-        return _migrate_source(text, rules, context, lines_of, fast)
+        return _migrate_source(text, rules, context, lines_of, fast, handed)
     except RecursionError:  # a long generated expression: again, on a thread with room to recurse
-        return _deep.run(_migrate_source, text, rules, context, lines_of, fast)
+        return _deep.run(_migrate_source, text, rules, context, lines_of, fast, handed)
 
 
 def _migrate_source(
-    text: str, rules: Sequence[type[Rule]], context: Context, lines_of: str, fast: bool
+    text: str,
+    rules: Sequence[type[Rule]],
+    context: Context,
+    lines_of: str,
+    fast: bool,
+    handed: list[tree.Handoff] | None = None,
 ) -> tuple[str, list[Diagnostic]]:
     index = _index.build(text, given_roles=context.given_roles)
+    if handed is not None:
+        handed[:] = tree.handoffs(index)
     stages: list[tuple[str, list[Diagnostic]]] = []
     before = [r(context) for r in rules if issubclass(r, FlagRule) and not r.after_rewrites and r.triggered(text)]
     stages.append((text, _flag(before, index)))
     current = text
     rewriters = [r for r in rules if not issubclass(r, FlagRule)]
     if any(r.triggered(text) and r.could_apply(index) for r in rewriters):
-        tree = index.tree  # the input's, parsed once
+        input_tree = index.tree  # the input's, parsed once
         current, index = _rewrite(text, rewriters, context, index, stages, fast)
-        current = _repairs.guards_bind_alike(tree, current)
+        current = _repairs.guards_bind_alike(input_tree, current)
         current = _repairs.comments_kept(text, current)
         current = _repairs.continuations_reindented(text, current)
-        current = _repairs.imports_merged(tree, current)
+        current = _repairs.imports_merged(input_tree, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if current != text:
         # What the rewrites wrote is flagged too: a rewrite can make a use recognisable that the
@@ -292,10 +308,10 @@ def _merge_hunk(old: list[str], new: list[str], held: list[bool]) -> list[str]:
 def _sound(before: str, after: str, kept: str) -> bool:
     """``kept`` parses and reads no name that neither ``before`` nor ``after`` leaves unbound."""
     try:
-        tree = ast.parse(kept)
+        kept_tree = ast.parse(kept)
     except SyntaxError:
         return False
-    return _unbound(tree) <= _unbound(ast.parse(before)) | _unbound(ast.parse(after))
+    return _unbound(kept_tree) <= _unbound(ast.parse(before)) | _unbound(ast.parse(after))
 
 
 def _unbound(tree: ast.AST) -> set[str]:
@@ -376,11 +392,22 @@ UNPARSED_IGNORED = f"ignore:{UNPARSED}"
 
 
 def process_file(
-    path: str, rule_codes: Sequence[str], target: str, write: bool, *, max_bytes: int = MAX_FILE_BYTES
+    path: str,
+    rule_codes: Sequence[str],
+    target: str,
+    write: bool,
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+    given_roles: tuple[tuple[str, str], ...] = (),
+    commit_write: bool = True,
 ) -> FileResult:
     """Migrate one file (``.py`` or ``.ipynb``; one over ``max_bytes`` is skipped with an error).
-    Errors are returned, never raised."""
-    result = _process_file(path, rule_codes, target, write, max_bytes)
+    Errors are returned, never raised. ``given_roles``: what other modules of the tree hand its
+    functions to (:mod:`migrate.tree`). ``write`` with ``commit_write=False``: findings are of the
+    text a write leaves, and :func:`commit` writes it later."""
+    result = _process_file(path, rule_codes, target, write, max_bytes, given_roles)
+    if write and commit_write:
+        commit(result)
     if result.error and result.recordable and not result.internal and UNPARSED_IGNORED in rule_codes:
         # `per-file-ignores = ["ERROR"]`: a file known not to be processable (a generated file,
         # one that does not parse) is recorded, not an error: --add-noqa writes this entry.
@@ -388,12 +415,19 @@ def process_file(
     return result
 
 
-def _process_file(path: str, rule_codes: Sequence[str], target: str, write: bool, max_bytes: int) -> FileResult:
+def _process_file(
+    path: str,
+    rule_codes: Sequence[str],
+    target: str,
+    write: bool,
+    max_bytes: int,
+    given_roles: tuple[tuple[str, str], ...],
+) -> FileResult:
     from migrate.rules import BY_CODE
 
     result = FileResult(path)
     rules = [BY_CODE[code] for code in rule_codes if code != UNPARSED_IGNORED]
-    context = Context(target=target, path=path)  # type: ignore[arg-type]
+    context = Context(target=target, path=path, given_roles=given_roles)  # type: ignore[arg-type]
     lines_of = "output" if write else "input"  # findings point at what is on disk afterwards
     try:
         source = read_source(path, max_bytes)
@@ -417,7 +451,9 @@ def _process_file(path: str, rule_codes: Sequence[str], target: str, write: bool
                 text, lambda s: migrate_source(s, rules, context, lines_of=lines_of), lines_of=lines_of
             )
         else:
-            new_text, result.diagnostics = migrate_source(text, rules, context, lines_of=lines_of)
+            new_text, result.diagnostics = migrate_source(
+                text, rules, context, lines_of=lines_of, handed=result.handoffs
+            )
     except SyntaxError as exc:
         line, col = exc.lineno or 1, exc.offset or 1
         result.error = f"does not parse (line {line}, col {col - 1}): {exc.msg}; skipped"
@@ -449,12 +485,19 @@ def _process_file(path: str, rule_codes: Sequence[str], target: str, write: bool
         result.diagnostics = [d for d in result.diagnostics if not d.suppressed]
     result.changed = new_text != text
     result.old_text, result.new_text = text, new_text
-    if result.changed and write:
-        try:
-            data = new_text.encode(encoding)  # written back in the file's own encoding
-        except UnicodeEncodeError as exc:
-            result.error = f"the rewrite cannot be written in {encoding} ({exc.reason}); nothing written"
-            result.changed = False
-            return result
-        atomic_write(path, data, bom=bom)
     return result
+
+
+def commit(result: FileResult) -> None:
+    """Write ``result``'s rewrite to its file (in the file's own encoding); an encoding that
+    cannot hold it is the result's error, and nothing is written."""
+    if not result.changed or result.written or result.new_text is None:
+        return
+    try:
+        data = result.new_text.encode(result.encoding)  # written back in the file's own encoding
+    except UnicodeEncodeError as exc:
+        result.error = f"the rewrite cannot be written in {result.encoding} ({exc.reason}); nothing written"
+        result.changed = False
+        return
+    atomic_write(result.path, data, bom=result.bom)
+    result.written = True

@@ -15,7 +15,8 @@ TRAIN_SESSION = {"ray.train.report": "report", "ray.train.get_checkpoint": "get_
 
 class UndecidedTrainable(FlagRule):
     """## What it does
-    In a module that uses Ray Tune, flags ``session.report`` / ``session.get_checkpoint``
+    In a module that uses Ray Tune (or whose functions another module of the tree hands to
+    Tune), flags ``session.report`` / ``session.get_checkpoint``
     and ``ray.train.report`` / ``ray.train.get_checkpoint`` calls inside a function that the
     module neither passes to a Trainer nor to ``tune.Tuner`` / ``tune.run`` (a helper, or a
     function another module runs).
@@ -52,7 +53,8 @@ class UndecidedTrainable(FlagRule):
     code = "RTM116"
     severity = "silent"
     name = "undecided-trainable"
-    trigger = re.compile(r"tune")
+    # report / get_checkpoint: a module that never names Tune may be one the tree pass says Tune runs.
+    trigger = re.compile(r"report|get_checkpoint")
     summary = "Session call in a function not shown to be a Tune trainable or a Train loop"
     advice = (
         "If Ray Tune runs this function (tune.Tuner, tune.run), use ray.tune.report / ray.tune.get_checkpoint; "

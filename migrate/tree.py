@@ -1,0 +1,89 @@
+"""Which functions of a module other modules of the tree hand to Tune or a Trainer.
+
+A session call's right replacement depends on who runs its function (:mod:`migrate._roles`),
+and a package often defines its trainable in one module and runs it from another
+(``training.py`` with ``session.report``; ``main.py``: ``from pkg.training import objective;
+tune.run(objective)``). Each file's run records what it imports and hands over
+(:func:`handoffs`); the command line then gives each defining module those roles
+(:func:`given_roles`) and runs again only the files they concern, before anything is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from migrate._index import Index
+from migrate._roles import roles_of
+
+# A file can hand a function to Tune or a Trainer only where it names one of them.
+_RUNS_SOMETHING = re.compile(r"Tuner|tune\.run|run_experiments|Trainer\b")
+
+
+class Handoff(NamedTuple):
+    """``from <module> import <name>`` (``level`` dots before it), handed to ``role``."""
+
+    module: str
+    level: int
+    name: str
+    role: str  # "tune" | "train"
+
+
+def handoffs(index: Index) -> list[Handoff]:
+    """The functions this module imports from other modules of its project and hands to Tune or a
+    Trainer (directly, through ``tune.with_parameters``/``functools.partial``, or through one of
+    its own functions that hands its parameter on)."""
+    if not _RUNS_SOMETHING.search(index.text):
+        return []
+    roles = roles_of(index)
+    if not roles.tune and not roles.train:
+        return []
+    found = []
+    for statement, _, functions in index.import_statements:
+        if functions or not isinstance(statement, ast.ImportFrom) or not (statement.module or statement.level):
+            continue
+        if (statement.module or "").split(".")[0] in ("ray", "compat"):
+            continue
+        for alias in statement.names:
+            bound = alias.asname or alias.name
+            for role, names in (("tune", roles.tune), ("train", roles.train)):
+                if bound in names:
+                    found.append(Handoff(statement.module or "", statement.level, alias.name, role))
+    return found
+
+
+def given_roles(
+    results: Iterable[tuple[str, Sequence[Handoff]]], paths: Iterable[str]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """For each of ``paths`` that some file's handoffs name: (function, role) pairs, sorted.
+    ``results``: (importing file, its handoffs). An absolute module is found by its path's tail
+    (``pkg/training.py`` or ``pkg/training/__init__.py`` anywhere in the tree); a relative one
+    beside the importing file."""
+    by_tail: dict[str, list[str]] = {}
+    for path in paths:
+        normal = os.path.normpath(path)
+        parts = normal[: -len(".py")].split(os.sep) if normal.endswith(".py") else None
+        if not parts:
+            continue
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for start in range(len(parts)):
+            by_tail.setdefault(".".join(parts[start:]), []).append(normal)
+    known = {path for paths in by_tail.values() for path in paths}
+    given: dict[str, set[tuple[str, str]]] = {}
+    for importer, found in results:
+        for handoff in found:
+            if handoff.level:
+                base = os.path.dirname(os.path.normpath(importer))
+                for _ in range(handoff.level - 1):
+                    base = os.path.dirname(base)
+                stem = os.path.join(base, *handoff.module.split(".")) if handoff.module else base
+                targets = [t for t in (stem + ".py", os.path.join(stem, "__init__.py")) if t in known]
+            else:
+                targets = by_tail.get(handoff.module, [])
+            for target in targets:
+                given.setdefault(target, set()).add((handoff.name, handoff.role))
+    return {path: tuple(sorted(pairs)) for path, pairs in given.items()}
