@@ -268,8 +268,8 @@ def run(
                     plan[i][0], codes, target, write, max_bytes=max_bytes, given_roles=roles, commit_write=False
                 )
     if write:
-        for result in results:
-            engine.commit(result)
+        for result, (_, codes, _) in zip(results, plan, strict=True):
+            engine.commit(result, codes)
     return results
 
 

@@ -111,6 +111,7 @@ def roles(index: Index) -> Roles:
     wrappers: dict[str, dict[int, tuple[str, str]]] = {}
     tune: set[str] = set()
     train: set[str] = set()
+    of_role = {"tune": tune, "train": train}
     for found, role, where in handed:
         definition = defined.get(where[0]) if len(where) == 1 else None
         parameters = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)] if definition else []
@@ -118,14 +119,15 @@ def roles(index: Index) -> Roles:
             if name in parameters and name not in defined:
                 wrappers.setdefault(where[0], {})[parameters.index(name)] = (name, role)
             else:
-                (tune if role == "tune" else train).add(name)
+                of_role[role].add(name)
     for _, call in calls:
         for position, (parameter, role) in wrappers.get(call.func.id, {}).items():  # type: ignore[attr-defined]
-            (tune if role == "tune" else train).update(functions(argument(call, position, parameter)))
+            of_role[role].update(functions(argument(call, position, parameter)))
     for name, role in index.given_roles:  # what other modules of the tree hand this module's functions to
-        (tune if role == "tune" else train).add(name)
+        of_role[role].add(name)
     both = tune & train  # handed to both: undecided
-    tune, train = tune - both, train - both
+    tune -= both
+    train -= both
     # What a function of a known role calls of the module's own functions runs in that role too
     # (a Tune trainable's helper that reports), unless it is reached from both or has its own.
     given = tune | train | both
@@ -141,10 +143,11 @@ def roles(index: Index) -> Roles:
         changed = False
         for callee, found in reached.items():
             if callee not in given and callee not in tune and callee not in train and len(found) == 1:
-                (tune if found == {"tune"} else train).add(callee)
+                of_role[next(iter(found))].add(callee)
                 changed = True
     undecided = {callee for callee, found in reached.items() if len(found) > 1 and callee not in given}
-    tune, train = tune - undecided, train - undecided
+    tune -= undecided
+    train -= undecided
     uses_tune = (
         bool(tune)
         or any(role == "tune" for _, role in index.given_roles)  # Tune runs some of its functions

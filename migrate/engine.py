@@ -407,12 +407,16 @@ def process_file(
     text a write leaves, and :func:`commit` writes it later."""
     result = _process_file(path, rule_codes, target, write, max_bytes, given_roles)
     if write and commit_write:
-        commit(result)
-    if result.error and result.recordable and not result.internal and UNPARSED_IGNORED in rule_codes:
-        # `per-file-ignores = ["ERROR"]`: a file known not to be processable (a generated file,
-        # one that does not parse) is recorded, not an error: --add-noqa writes this entry.
-        result.error, result.suppressed = None, result.suppressed + 1
+        commit(result, rule_codes)
+    _record_error(result, rule_codes)
     return result
+
+
+def _record_error(result: FileResult, rule_codes: Sequence[str]) -> None:
+    """`per-file-ignores = ["ERROR"]`: a file known not to be processable (a generated file, one
+    that does not parse) is recorded, not an error: --add-noqa writes this entry."""
+    if result.error and result.recordable and not result.internal and UNPARSED_IGNORED in rule_codes:
+        result.error, result.suppressed = None, result.suppressed + 1
 
 
 def _process_file(
@@ -488,9 +492,10 @@ def _process_file(
     return result
 
 
-def commit(result: FileResult) -> None:
+def commit(result: FileResult, rule_codes: Sequence[str]) -> None:
     """Write ``result``'s rewrite to its file (in the file's own encoding); an encoding that
-    cannot hold it is the result's error, and nothing is written."""
+    cannot hold it is the result's error (recorded as process_file records one), and nothing is
+    written."""
     if not result.changed or result.written or result.new_text is None:
         return
     try:
@@ -498,6 +503,7 @@ def commit(result: FileResult) -> None:
     except UnicodeEncodeError as exc:
         result.error = f"the rewrite cannot be written in {result.encoding} ({exc.reason}); nothing written"
         result.changed = False
+        _record_error(result, rule_codes)
         return
     atomic_write(result.path, data, bom=result.bom)
     result.written = True

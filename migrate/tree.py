@@ -62,6 +62,9 @@ def given_roles(
     ``results``: (importing file, its handoffs). An absolute module is found by its path's tail
     (``pkg/training.py`` or ``pkg/training/__init__.py`` anywhere in the tree); a relative one
     beside the importing file."""
+    results = list(results)
+    if not results:
+        return {}  # the common case: the tree's index of paths is not needed
     by_tail: dict[str, list[str]] = {}
     for path in paths:
         normal = os.path.normpath(path)

@@ -459,3 +459,15 @@ def test_comments_inside_a_parenthesised_import_are_kept() -> None:
         r = RunConfig()
         """,
     )
+
+
+def test_a_rewrite_its_encoding_cannot_hold_is_an_error_a_per_file_ignore_records(tmp_path) -> None:
+    """The write happens after the tree pass (engine.commit); its error is recorded by
+    `per-file-ignores = ["ERROR"]` as process_file's own errors are."""
+    for codes, error, suppressed in (((), True, 0), ((engine.UNPARSED_IGNORED,), False, 1)):
+        path = tmp_path / "job.py"
+        path.write_text("x = 1\n", encoding="ascii")
+        result = engine.FileResult(str(path), changed=True, new_text="x = 'é'\n", encoding="ascii")
+        engine.commit(result, codes)
+        assert (result.error is not None, result.suppressed) == (error, suppressed)
+        assert path.read_text() == "x = 1\n"  # nothing written
