@@ -292,7 +292,7 @@ def _walk(index: Index) -> None:
         for name in reversed(fields):  # pushed last first, so popped in source order
             value = getattr(node, name, None)
             if type(value) is list:
-                stack.extend((child, node, scope, functions) for child in reversed(value) if isinstance(child, AST))
+                stack += [(child, node, scope, functions) for child in reversed(value) if isinstance(child, AST)]
             elif isinstance(value, AST):
                 stack.append((value, node, scope, functions))
     resolved = index._resolved
@@ -305,9 +305,19 @@ def _walk(index: Index) -> None:
             found = {f"{module}.{name_node.id}" for module in starred}
             index.star_resolved.add(id(name_node))
         resolved[id(name_node)] = frozenset(found) if found else frozenset()
+    # An attribute chain's names, children before parents (``kept`` is in pre-order): what
+    # Index.qualified would find, without its recursion through every chain.
+    empty: frozenset[str] = frozenset()
+    names = index.names
+    for expression, _, _ in reversed(kept):
+        if isinstance(expression, Attribute):
+            base = resolved.get(id(expression.value))
+            chain = frozenset([f"{b}.{expression.attr}" for b in base]) if base else empty
+            resolved[id(expression)] = chain
+            names.update(chain)
+        elif type(expression) is Name:
+            names.update(resolved[id(expression)])
     index.nodes = [Node(*k) for k in kept if type(k[0]) is not Name or resolved[id(k[0])]]
-    for item in index.nodes:
-        index.names.update(index.qualified(item.node) if type(item.node) is not Call else ())
 
 
 def _identifiers(tree: ast.Module) -> tuple[set[str], Counter[str]]:

@@ -40,8 +40,10 @@ WRAPPERS = frozenset(
 
 @dataclass(frozen=True)
 class Roles:
-    tune: frozenset[str]  # names of functions run by Tune as function trainables
-    train: frozenset[str]  # names of functions run by a Trainer as the training loop
+    # Names of functions run by Tune as function trainables (``module.function`` for one named
+    # through a module the file imports whole, which migrate.tree hands to that module) ...
+    tune: frozenset[str]
+    train: frozenset[str]  # ... and by a Trainer as the training loop
     uses_tune: bool  # the module refers to ray.tune at all
 
     def of(self, enclosing: Sequence[str]) -> str | None:
@@ -75,21 +77,36 @@ def roles_of(index: Index) -> Roles:
     return found
 
 
+def _functions(index: Index, expression: ast.expr | None, seen: frozenset[str] = frozenset()) -> set[str]:
+    """Names of the module's functions that ``expression`` hands over. (A module-level function,
+    not a closure in :func:`roles`: a recursive closure is a reference cycle, which would keep the
+    file's whole tree alive until the garbage collector runs; engine.process_file pauses it.)"""
+    if isinstance(expression, ast.Name):
+        assignments = index.assignments
+        if expression.id in assignments and expression.id not in seen:
+            return _functions(index, assignments[expression.id], seen | {expression.id}) or {expression.id}
+        return {expression.id}
+    if isinstance(expression, ast.Attribute):  # `training.objective`: a function of a module imported whole
+        dotted = _dotted(expression)
+        return {dotted} if dotted else set()
+    if isinstance(expression, ast.Call) and index.qualified(expression.func) & WRAPPERS and expression.args:
+        return _functions(index, expression.args[0], seen)
+    return set()
+
+
+def _dotted(expression: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(expression, ast.Attribute):
+        parts.append(expression.attr)
+        expression = expression.value
+    return ".".join([expression.id, *reversed(parts)]) if isinstance(expression, ast.Name) else None
+
+
 def roles(index: Index) -> Roles:
-    assignments = index.assignments
     defined = {
         s.name: s for s in index.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
     }  # the module's own functions, which its calls by bare name reach
-
-    def functions(expression: ast.expr | None, seen: frozenset[str] = frozenset()) -> set[str]:
-        """Names of the module's functions that ``expression`` hands over."""
-        if isinstance(expression, ast.Name):
-            if expression.id in assignments and expression.id not in seen:
-                return functions(assignments[expression.id], seen | {expression.id}) or {expression.id}
-            return {expression.id}
-        if isinstance(expression, ast.Call) and index.qualified(expression.func) & WRAPPERS and expression.args:
-            return functions(expression.args[0], seen)
-        return set()
 
     handed: list[tuple[set[str], str, tuple[str, ...]]] = []  # (functions, role, where handed)
     calls: list[tuple[tuple[str, ...], ast.Call]] = []  # calls of the module's own functions, where made
@@ -99,11 +116,12 @@ def roles(index: Index) -> Roles:
             continue
         names = index.qualified(node.func)
         if names & TUNE_RUNNERS:
-            handed.append((functions(argument(node, 0, "trainable", "run_or_experiment")), "tune", item.functions))
+            trainable = argument(node, 0, "trainable", "run_or_experiment")
+            handed.append((_functions(index, trainable), "tune", item.functions))
         elif names & TUNE_RESTORE:
-            handed.append((functions(argument(node, 1, "trainable")), "tune", item.functions))
+            handed.append((_functions(index, argument(node, 1, "trainable")), "tune", item.functions))
         elif is_trainer(names):
-            handed.append((functions(argument(node, 0, "train_loop_per_worker")), "train", item.functions))
+            handed.append((_functions(index, argument(node, 0, "train_loop_per_worker")), "train", item.functions))
         elif isinstance(node.func, ast.Name) and node.func.id in defined and not names:
             calls.append((item.functions, node))
     # A function of the module that hands one of its parameters on (a project's own Tuner
@@ -122,7 +140,7 @@ def roles(index: Index) -> Roles:
                 of_role[role].add(name)
     for _, call in calls:
         for position, (parameter, role) in wrappers.get(call.func.id, {}).items():  # type: ignore[attr-defined]
-            of_role[role].update(functions(argument(call, position, parameter)))
+            of_role[role].update(_functions(index, argument(call, position, parameter)))
     for name, role in index.given_roles:  # what other modules of the tree hand this module's functions to
         of_role[role].add(name)
     both = tune & train  # handed to both: undecided

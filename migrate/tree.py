@@ -35,23 +35,43 @@ class Handoff(NamedTuple):
 def handoffs(index: Index) -> list[Handoff]:
     """The functions this module imports from other modules of its project and hands to Tune or a
     Trainer (directly, through ``tune.with_parameters``/``functools.partial``, or through one of
-    its own functions that hands its parameter on)."""
+    its own functions that hands its parameter on): imported by name (``from pkg.training import
+    objective``) or named through a module imported whole (``import pkg.training as t`` ...
+    ``t.objective``; ``from pkg import training`` ... ``training.objective``)."""
     if not _RUNS_SOMETHING.search(index.text):
         return []
     roles = roles_of(index)
     if not roles.tune and not roles.train:
         return []
+    functions: dict[str, tuple[str, int, str]] = {}  # bound name: (module, level, function)
+    modules: dict[str, tuple[str, int]] = {}  # bound name: (module, level), for `module.function`
+    # A script's imports inside `main()` too; one at module level wins a name both bind.
+    statements = sorted(index.import_statements, key=lambda found: not found[2])
+    for statement, _, _ in statements:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.name.split(".")[0] not in ("ray", "compat"):
+                    bound = alias.asname or alias.name.split(".")[0]
+                    modules[bound] = (alias.name if alias.asname else bound, 0)
+        elif (statement.module or statement.level) and (statement.module or "").split(".")[0] not in ("ray", "compat"):
+            for alias in statement.names:
+                bound = alias.asname or alias.name
+                functions[bound] = (statement.module or "", statement.level, alias.name)
+                modules[bound] = (
+                    f"{statement.module}.{alias.name}" if statement.module else alias.name,
+                    statement.level,
+                )
     found = []
-    for statement, _, functions in index.import_statements:
-        if functions or not isinstance(statement, ast.ImportFrom) or not (statement.module or statement.level):
-            continue
-        if (statement.module or "").split(".")[0] in ("ray", "compat"):
-            continue
-        for alias in statement.names:
-            bound = alias.asname or alias.name
-            for role, names in (("tune", roles.tune), ("train", roles.train)):
-                if bound in names:
-                    found.append(Handoff(statement.module or "", statement.level, alias.name, role))
+    for role, names in (("tune", roles.tune), ("train", roles.train)):
+        for name in sorted(names):
+            if name in functions:  # `from pkg.training import objective`
+                found.append(Handoff(*functions[name], role))
+            elif "." in name:  # `import pkg.training as t` ... `t.objective`
+                root, _, rest = name.partition(".")
+                if root in modules:
+                    module, level = modules[root]
+                    inner, _, function = rest.rpartition(".")
+                    found.append(Handoff(f"{module}.{inner}" if inner else module, level, function, role))
     return found
 
 

@@ -188,23 +188,27 @@ def tune_configs(index: Index) -> dict[int, str]:
         return found
     found = index.cache["tune_configs"] = {}
 
-    def reach(expression: ast.expr, via: str) -> None:
-        # a name's values are looked up only when a config goes through one (most files: never)
-        for value in values_of(index).of(expression) if isinstance(expression, ast.Name) else [expression]:
-            if isinstance(value, ast.Call):
-                found.setdefault(id(value), via)
-                for arg in value.keywords:
-                    if arg.arg in _NESTED_CONFIGS:  # inline in an inline config, or through a name
-                        named = isinstance(arg.value, ast.Name) and via == "inline"
-                        reach(arg.value, arg.value.id if named else via)  # type: ignore[attr-defined]
-
     for item in index.nodes:
         node = item.node
         if isinstance(node, ast.Call) and index.qualified(node.func) & TUNE_RUNNERS:
             config = keyword(node, "run_config")
             if config is not None:
-                reach(config.value, config.value.id if isinstance(config.value, ast.Name) else "inline")
+                _reach(index, found, config.value, config.value.id if isinstance(config.value, ast.Name) else "inline")
     return found
+
+
+def _reach(index: Index, found: dict[int, str], expression: ast.expr, via: str) -> None:
+    """Record the config calls ``expression`` is (through ``via``), and those nested in them.
+    (Not a closure in tune_configs: a recursive closure is a reference cycle that would keep the
+    file's tree alive until the garbage collector runs, which engine.process_file pauses.)"""
+    # a name's values are looked up only when a config goes through one (most files: never)
+    for value in values_of(index).of(expression) if isinstance(expression, ast.Name) else [expression]:
+        if isinstance(value, ast.Call):
+            found.setdefault(id(value), via)
+            for arg in value.keywords:
+                if arg.arg in _NESTED_CONFIGS:  # inline in an inline config, or through a name
+                    named = isinstance(arg.value, ast.Name) and via == "inline"
+                    _reach(index, found, arg.value, arg.value.id if named else via)  # type: ignore[attr-defined]
 
 
 def _ray(names: frozenset[str]) -> bool:

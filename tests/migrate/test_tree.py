@@ -27,6 +27,15 @@ RUNNERS = {
     "    return tune.Tuner(objective).fit()\n",
     "aliased, wrapped": "import ray.tune\nfrom pkg.training import objective as obj\n\n"
     "ray.tune.Tuner(ray.tune.with_parameters(obj, data=1)).fit()\n",
+    # the module imported whole, its function named through it
+    "module alias": "from ray import tune\nimport pkg.training as t\n\ntune.run(t.objective)\n",
+    "module path": "from ray import tune\nimport pkg.training\n\ntune.run(pkg.training.objective)\n",
+    "module from package": "from ray import tune\nfrom pkg import training\n\n"
+    "tune.Tuner(tune.with_parameters(training.objective, data=1)).fit()\n",
+    "imported in main()": "from ray import tune\n\n\ndef main():\n    from pkg.training import objective\n\n"
+    "    tune.run(objective)\n",
+    "module, relative": "from ray import tune\nfrom . import training\n\n\ndef sweep(fn):\n"
+    "    return tune.Tuner(fn).fit()\n\n\nsweep(training.objective)\n",
 }
 
 
