@@ -29,7 +29,7 @@ RAY_ROOTS = ("ray.", "compat.")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """A Call, Attribute or Name outside import statements, with what the rules need."""
 

@@ -212,6 +212,8 @@ def _reach(index: Index, found: dict[int, str], expression: ast.expr, via: str) 
 
 
 def _ray(names: frozenset[str]) -> bool:
+    if not names:  # most nodes: a local name's attribute, a call of a builtin
+        return False
     return any(n.startswith(RAY_ROOTS) or n in ("ray", "compat") for n in names)
 
 
@@ -231,19 +233,23 @@ def run_flag_rules(rules: list[FlagRule], index: Index) -> None:
             milder = message.severity if isinstance(message, Milder) else None
             text = rule.message(message.message if isinstance(message, Milder) else message)
             rule.diagnostics.append(Diagnostic(rule.code, line, col, text, False, severity=milder))
+    qualified = index.qualified
     for item in index.nodes:
         node = item.node
         candidates: list[FlagRule] = []
-        if isinstance(node, ast.Call):
-            if calls and _ray(index.qualified(node.func)):
+        if type(node) is ast.Call:
+            func = node.func
+            if calls and _ray(qualified(func)):
                 candidates += calls
-            if isinstance(node.func, ast.Attribute) and node.func.attr in wanted_call_attrs:
-                candidates += [r for r in call_attrs if node.func.attr in r.call_attrs and r not in candidates]
+            if type(func) is ast.Attribute and func.attr in wanted_call_attrs:
+                candidates += [r for r in call_attrs if func.attr in r.call_attrs and r not in candidates]
         else:
-            if isinstance(node, ast.Attribute) and node.attr in wanted_attrs:
+            if type(node) is ast.Attribute and node.attr in wanted_attrs:
                 candidates += [r for r in attrs if node.attr in r.attrs]
-            if refs and _ray(index.qualified(node)):
+            if refs and _ray(qualified(node)):
                 candidates += [r for r in refs if r not in candidates]
+        if not candidates:
+            continue
         for rule in candidates:
             finding = rule.check(index, item)
             if finding:
