@@ -38,10 +38,12 @@ _RAY = re.compile(r"\bray\b")
 _PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # the interpreter running the codemod
 _NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
 # The rules that judge an attribute by its name alone: (their words, what the text also needs).
-# The rule's trigger first: a rule whose trigger is not in the text has nothing to do there, and
-# one word (RTM121's `metrics`) is cheaper to look for than its thirteen keys.
+# The words of the rule's trigger first (where it has any): a rule whose trigger is not in the text
+# has nothing to do there, and one word (RTM121's `metrics`) costs less than its thirteen keys.
 _UNQUALIFIED = tuple(
-    (r, r.unqualified_words, r.unqualified_needs) for r in RULES if issubclass(r, FlagRule) and r.unqualified_words
+    (r.trigger_words(), r.unqualified_words, r.unqualified_needs)
+    for r in RULES
+    if issubclass(r, FlagRule) and r.unqualified_words
 )
 
 
@@ -385,8 +387,10 @@ def needs_parsing(text: str, target: str) -> bool:
 
 def _judged_by_name(text: str) -> bool:
     return any(
-        rule.triggered(text) and any(word in text for word in words) and all(p.search(text) for p in needs)
-        for rule, words, needs in _UNQUALIFIED
+        (not trigger or any(word in text for word in trigger))
+        and any(word in text for word in words)
+        and all(p.search(text) for p in needs)
+        for trigger, words, needs in _UNQUALIFIED
     )
 
 

@@ -60,13 +60,20 @@ class Rule:
     cleanup: ClassVar[bool] = False
 
     @classmethod
+    def trigger_words(cls) -> tuple[str, ...]:
+        """The words of a trigger that is a list of words (``\\b`` aside), one of which a text
+        must contain to match it; ``()`` for any other trigger."""
+        words = _TRIGGER_WORDS.get(cls.trigger)
+        if words is None:
+            words = _TRIGGER_WORDS[cls.trigger] = _literal_words(cls.trigger.pattern)
+        return words
+
+    @classmethod
     def triggered(cls, text: str) -> bool:
         """Whether ``text`` matches the trigger. A trigger that is a list of words is first
         looked up with ``in`` (much faster than a regex scan of a large file that does not
         contain them); the regex then only confirms word boundaries."""
-        words = _TRIGGER_WORDS.get(cls.trigger)
-        if words is None:
-            words = _TRIGGER_WORDS[cls.trigger] = _literal_words(cls.trigger.pattern)
+        words = cls.trigger_words()
         if words:
             if not any(w in text for w in words):
                 return False
