@@ -66,10 +66,12 @@ class Settings:
         return self.path.parent if self.path else Path.cwd()
 
     def excludes(self, path: str) -> bool:
-        return _matches(path, self.exclude, self.root)
+        return bool(self.exclude) and _matches(path, self.exclude, self.root)
 
     def ignored_for(self, path: str) -> tuple[str, ...]:
         """Codes ``per-file-ignores`` turns off for ``path``."""
+        if not self.per_file_ignores:
+            return ()
         matching = (codes for pattern, codes in self.per_file_ignores if _matches(path, (pattern,), self.root))
         return tuple(c for codes in matching for c in codes)
 
@@ -165,12 +167,16 @@ class Finder:
         self._codes = tuple(known_codes)
         self._load = load_file
         self._by_dir: dict[Path, Settings] = {}
+        self._by_name: dict[str, Settings] = {}  # the same, by the directory's absolute name
 
     def for_path(self, path: str, *, is_file: bool = False) -> Settings:
         """The settings for ``path`` (a file's are its directory's; ``is_file`` spares a stat)."""
         absolute = os.path.abspath(path)
         directory = os.path.dirname(absolute) if is_file or not os.path.isdir(absolute) else absolute
-        return self.for_directory(Path(directory))
+        found = self._by_name.get(directory)
+        if found is None:  # once per directory: a tree's thousands of files make no Path each
+            found = self._by_name[directory] = self.for_directory(Path(directory))
+        return found
 
     def for_directory(self, directory: Path) -> Settings:
         found = self._by_dir.get(directory)
