@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from migrate._index import Index
 
-_UNKNOWN = ast.Constant(value=Ellipsis)  # a binding whose value the module does not show
+UNKNOWN = ast.Constant(value=Ellipsis)  # a binding whose value the module does not show
 
 
 class Values:
@@ -28,7 +28,7 @@ class Values:
         def unknown(target: ast.AST) -> None:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
-                    bound.setdefault(name.id, []).append(_UNKNOWN)
+                    bound.setdefault(name.id, []).append(UNKNOWN)
 
         stack: list[ast.AST] = [tree]
         while stack:
@@ -41,7 +41,7 @@ class Values:
                         unknown(target)
             elif isinstance(node, ast.AnnAssign):
                 if isinstance(node.target, ast.Name):
-                    bound.setdefault(node.target.id, []).append(node.value or _UNKNOWN)
+                    bound.setdefault(node.target.id, []).append(node.value or UNKNOWN)
             elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
                 unknown(node.target)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
@@ -53,7 +53,7 @@ class Values:
                 named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                 for arg in [*named, arguments.vararg, arguments.kwarg]:
                     if arg is not None:
-                        bound.setdefault(arg.arg, []).append(_UNKNOWN)
+                        bound.setdefault(arg.arg, []).append(UNKNOWN)
             for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                 children = getattr(node, field, None)
                 if isinstance(children, list):
@@ -78,7 +78,7 @@ class Values:
     def always(self, expression: ast.expr, test: Callable[[ast.expr], bool]) -> bool:
         """Every value ``expression`` may hold passes ``test`` (and there is one)."""
         values = self.of(expression)
-        return bool(values) and all(v is not _UNKNOWN and test(v) for v in values)
+        return bool(values) and all(v is not UNKNOWN and test(v) for v in values)
 
 
 def values_of(index: Index) -> Values:

@@ -270,3 +270,36 @@ def test_calls_reached_through_a_star_import_of_the_session_are_judged_as_the_se
     assert [d.line for d in found if d.code == "RTM100"] == [1]  # the import's finding names the calls
     shadowed = "from ray.air.session import *\ndef report(m):\n    pass\ndef loop(config):\n    report({'a': 1})\n"
     assert "RTM101" not in [d.code for d in migrate(shadowed)[1]]  # the module's own report()
+
+
+LOG_DIR_FLAGGED = {
+    "a trainer's result": "from ray.train.torch import TorchTrainer\nresult = TorchTrainer(f).fit()\n"
+    "print(result.log_dir)\n",
+    "a grid's best": "from ray import tune\ngrid = tune.Tuner(f).fit()\nbest = grid.get_best_result()\n"
+    "print(best.log_dir)\n",
+    "each of a grid": "from ray import tune\nfor r in tune.Tuner(f).fit():\n    print(r.log_dir)\n",
+    "a result parameter": "import ray\n\n\ndef show(result):\n    return result.log_dir\n",
+    "an indexed result": "import ray\nresults = trainer.fit()\nprint(results[0].log_dir)\n",
+    "an attribute named so": "import ray\nprint(analysis.best_result.log_dir)\n",
+}
+LOG_DIR_QUIET = {
+    "argparse": "import ray\nimport argparse\nargs = argparse.ArgumentParser().parse_args()\nray.init(args.log_dir)\n",
+    "a namespace": "import ray\nfrom types import SimpleNamespace\nparams = SimpleNamespace(**c)\n"
+    "print(params.log_dir)\n",
+    "self": "import ray\n\n\nclass Agent:\n    def start(self):\n        return self.log_dir\n",
+    "Lightning's trainer": "import ray\n\n\ndef on_fit_end(trainer, pl_module):\n    print(trainer.log_dir)\n",
+    "a Lightning logger": "import ray\nfrom pytorch_lightning.loggers import TensorBoardLogger\n"
+    "logger = TensorBoardLogger('x')\nprint(logger.log_dir)\n",
+}
+
+
+@pytest.mark.parametrize("source", LOG_DIR_FLAGGED.values(), ids=LOG_DIR_FLAGGED.keys())
+def test_rtm105_flags_log_dir_on_what_may_be_a_ray_result(source: str) -> None:
+    assert "RTM105" in {d.code for d in migrate(source, "RTM105")[1]}
+
+
+@pytest.mark.parametrize("source", LOG_DIR_QUIET.values(), ids=LOG_DIR_QUIET.keys())
+def test_rtm105_is_quiet_on_another_objects_log_dir(source: str) -> None:
+    """Precision: Ray's own tree had 27 RTM105 [breaks] findings, none on a result (args.log_dir,
+    self.log_dir, a config's); Lightning's Trainer and loggers have a log_dir of their own."""
+    assert "RTM105" not in {d.code for d in migrate(source, "RTM105")[1]}
