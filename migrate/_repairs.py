@@ -167,6 +167,85 @@ def _assigns_none(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
 
 
+def added_imports_used(before: ast.Module, after: str) -> str:
+    """An import of Ray's (or compat's) that the rewrites wrote at module level and that later
+    rewrites left unread is removed: ``air.RunConfig(...)`` in a Tuner call becomes
+    ``train.RunConfig(...)`` (RTM001, which imports ``train``) and then ``tune.RunConfig(...)``
+    (RTM005), leaving ``from ray import train`` unused. Only a name no import of the input bound,
+    on a one-line statement without a comment; the statement goes when none of its names is
+    left, else the name leaves it."""
+    if "import" not in after:
+        return after
+    bound_before = {name for node in ast.walk(before) if isinstance(node, (ast.Import, ast.ImportFrom))
+                    for name in _import_names(node)}  # fmt: skip
+    try:
+        tree = ast.parse(after)
+    except SyntaxError:
+        return after
+    candidates = [
+        statement
+        for statement in tree.body
+        if isinstance(statement, (ast.Import, ast.ImportFrom))
+        and statement.lineno == statement.end_lineno
+        and _is_ray_import(statement)
+        and set(_import_names(statement)) - bound_before
+    ]
+    if not candidates:
+        return after
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
+    read |= _exported(tree)
+    read |= {  # names a string annotation reads (`x: "train.Checkpoint"`)
+        match for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and len(node.value) < 200 for match in _ANNOTATION_NAME.findall(node.value)
+    }  # fmt: skip
+    lines = after.splitlines(keepends=True)
+    for statement in candidates:
+        line = lines[statement.lineno - 1]
+        if "#" in line or ";" in line:
+            continue
+        keep = [a for a in statement.names if _import_name(a) in bound_before or _import_name(a) in read]
+        if len(keep) == len(statement.names):
+            continue
+        ending = line[len(line.rstrip("\r\n")) :]
+        indent = line[: len(line) - len(line.lstrip())]
+        if not keep:
+            lines[statement.lineno - 1] = ""
+        else:
+            names = ", ".join(map(_alias, keep))
+            head = f"from {statement.module} import" if isinstance(statement, ast.ImportFrom) else "import"
+            lines[statement.lineno - 1] = f"{indent}{head} {names}{ending}"
+    return "".join(lines)
+
+
+_ANNOTATION_NAME = re.compile(r"\b([A-Za-z_]\w*)\.")
+
+
+def _import_names(node: ast.Import | ast.ImportFrom) -> list[str]:
+    return [_import_name(a) for a in node.names if a.name != "*"]
+
+
+def _import_name(alias: ast.alias) -> str:
+    return alias.asname or alias.name.split(".")[0]
+
+
+def _is_ray_import(statement: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(statement, ast.ImportFrom):
+        return not statement.level and (statement.module or "").split(".")[0] in ("ray", "compat")
+    return all(a.name.split(".")[0] in ("ray", "compat") for a in statement.names)
+
+
+def _exported(tree: ast.Module) -> set[str]:
+    """Names a module-level ``__all__`` lists (an import they name is a re-export)."""
+    found: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets
+        ):
+            strings = (e.value for e in ast.walk(statement.value) if isinstance(e, ast.Constant))
+            found.update(value for value in strings if isinstance(value, str))
+    return found
+
+
 MERGE_WIDTH = 100  # a merged import longer than this is left as separate lines
 
 

@@ -521,3 +521,28 @@ def test_a_file_processed_leaves_no_reference_cycles(tmp_path) -> None:
         gc.garbage.clear()
     assert {d.code for d in result.diagnostics} >= {"RTM101", "RTM110"}  # the analyses ran
     assert (found, kinds) == (0, [])
+
+
+def test_an_import_one_rewrite_adds_and_a_later_one_leaves_unread_is_not_written() -> None:
+    """`air.RunConfig` in a Tuner call: RTM001 makes it `train.RunConfig` (importing `train`),
+    RTM005 `tune.RunConfig`; the `from ray import train` left unread was written (a public
+    Lightning + Tune script; ruff's F401 would have flagged the codemod's own line)."""
+    check(
+        """\
+        from ray import tune, air
+        from ray.air.config import ScalingConfig
+
+
+        def run(trainer):
+            tuner = tune.Tuner(trainer, run_config=air.RunConfig(name="tune"))
+            return tuner.fit()
+        """,
+        """\
+        from ray import tune
+
+
+        def run(trainer):
+            tuner = tune.Tuner(trainer, run_config=tune.RunConfig(name="tune"))
+            return tuner.fit()
+        """,
+    )
