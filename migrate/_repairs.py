@@ -167,13 +167,15 @@ def _assigns_none(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
 
 
-def added_imports_used(before: ast.Module, after: str) -> str:
-    """An import of Ray's (or compat's) that the rewrites wrote at module level and that later
-    rewrites left unread is removed: ``air.RunConfig(...)`` in a Tuner call becomes
-    ``train.RunConfig(...)`` (RTM001, which imports ``train``) and then ``tune.RunConfig(...)``
-    (RTM005), leaving ``from ray import train`` unused. Only a name no import of the input bound,
-    on a one-line statement without a comment; the statement goes when none of its names is
-    left, else the name leaves it."""
+def unread_imports_removed(before: ast.Module, after: str) -> str:
+    """A module-level import of Ray's (or compat's) whose name the rewrites left unread is
+    removed: one a rewrite wrote and a later one made unused (``air.RunConfig(...)`` in a Tuner
+    call: RTM001 imports ``train`` for ``train.RunConfig``, RTM005 makes it ``tune.RunConfig``),
+    and one the input read and the output reads no more (``from ray import train`` once the
+    Tune trainable's ``train.report`` is ``tune.report``). An import the input had and never
+    read stays: a re-export, or the project's own business. Only a one-line ``from ... import``
+    without a comment (``import ray`` stays: the docs' "no second import ray" table row); it goes
+    when none of its names is left, else the name leaves it."""
     if "import" not in after:
         return after
     bound_before = {name for node in ast.walk(before) if isinstance(node, (ast.Import, ast.ImportFrom))
@@ -182,29 +184,27 @@ def added_imports_used(before: ast.Module, after: str) -> str:
         tree = ast.parse(after)
     except SyntaxError:
         return after
-    candidates = [
+    statements = [
         statement
         for statement in tree.body
-        if isinstance(statement, (ast.Import, ast.ImportFrom))
+        if isinstance(statement, ast.ImportFrom)
         and statement.lineno == statement.end_lineno
         and _is_ray_import(statement)
-        and set(_import_names(statement)) - bound_before
+        and all(a.name != "*" for a in statement.names)  # a star import binds what it does not name
     ]
-    if not candidates:
+    if not statements:
         return after
-    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
-    read |= _exported(tree)
-    read |= {  # names a string annotation reads (`x: "train.Checkpoint"`)
-        match for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
-        and len(node.value) < 200 for match in _ANNOTATION_NAME.findall(node.value)
-    }  # fmt: skip
+    read_before, read_after = _reads(before), _reads(tree)
+
+    def unread(alias: ast.alias) -> bool:
+        name = _import_name(alias)
+        return name not in read_after and (name not in bound_before or name in read_before)
+
     lines = after.splitlines(keepends=True)
-    for statement in candidates:
+    for statement in statements:
         line = lines[statement.lineno - 1]
-        if "#" in line or ";" in line:
-            continue
-        keep = [a for a in statement.names if _import_name(a) in bound_before or _import_name(a) in read]
-        if len(keep) == len(statement.names):
+        keep = [a for a in statement.names if not unread(a)]
+        if len(keep) == len(statement.names) or "#" in line or ";" in line:
             continue
         ending = line[len(line.rstrip("\r\n")) :]
         indent = line[: len(line) - len(line.lstrip())]
@@ -212,9 +212,20 @@ def added_imports_used(before: ast.Module, after: str) -> str:
             lines[statement.lineno - 1] = ""
         else:
             names = ", ".join(map(_alias, keep))
-            head = f"from {statement.module} import" if isinstance(statement, ast.ImportFrom) else "import"
-            lines[statement.lineno - 1] = f"{indent}{head} {names}{ending}"
+            lines[statement.lineno - 1] = f"{indent}from {statement.module} import {names}{ending}"
     return "".join(lines)
+
+
+def _reads(tree: ast.Module) -> set[str]:
+    """Names the module reads: loaded names, what ``__all__`` lists, and the first name of a
+    dotted path in a string (a string annotation: ``x: "train.Checkpoint"``)."""
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
+    read |= _exported(tree)
+    read |= {
+        match for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and len(node.value) < 200 for match in _ANNOTATION_NAME.findall(node.value)
+    }  # fmt: skip
+    return read
 
 
 _ANNOTATION_NAME = re.compile(r"\b([A-Za-z_]\w*)\.")
@@ -228,10 +239,8 @@ def _import_name(alias: ast.alias) -> str:
     return alias.asname or alias.name.split(".")[0]
 
 
-def _is_ray_import(statement: ast.Import | ast.ImportFrom) -> bool:
-    if isinstance(statement, ast.ImportFrom):
-        return not statement.level and (statement.module or "").split(".")[0] in ("ray", "compat")
-    return all(a.name.split(".")[0] in ("ray", "compat") for a in statement.names)
+def _is_ray_import(statement: ast.ImportFrom) -> bool:
+    return not statement.level and (statement.module or "").split(".")[0] in ("ray", "compat")
 
 
 def _exported(tree: ast.Module) -> set[str]:

@@ -49,7 +49,7 @@ class TuneTrainableApi(Rule):
 
     ## Use instead
     ```python
-    from ray import train, tune
+    from ray import tune
 
 
     def objective(config):

@@ -523,6 +523,37 @@ def test_a_file_processed_leaves_no_reference_cycles(tmp_path) -> None:
     assert (found, kinds) == (0, [])
 
 
+def test_an_import_the_rewrites_leave_unread_goes() -> None:
+    """`from ray import train` read only by a Tune trainable's `train.report`, which becomes
+    `tune.report`: the import goes with its last use (an import the input never read stays)."""
+    check(
+        """\
+        import ray
+        from ray import train, tune
+        from ray.train import Checkpoint
+
+
+        def objective(config):
+            train.report({"score": 1})
+
+
+        tune.run(objective)
+        """,
+        """\
+        import ray
+        from ray import tune
+        from ray.train import Checkpoint
+
+
+        def objective(config):
+            tune.report({"score": 1})
+
+
+        tune.run(objective)
+        """,
+    )
+
+
 def test_an_import_one_rewrite_adds_and_a_later_one_leaves_unread_is_not_written() -> None:
     """`air.RunConfig` in a Tuner call: RTM001 makes it `train.RunConfig` (importing `train`),
     RTM005 `tune.RunConfig`; the `from ray import train` left unread was written (a public

@@ -110,7 +110,7 @@ def test_ray_train_api_in_a_trainable_becomes_ray_tune_and_unused_imports_go() -
         tune.Tuner(objective, run_config=RunConfig(name="x")).fit()
         """,
         """\
-        from ray import train, tune
+        from ray import tune
 
 
         def objective(config):
