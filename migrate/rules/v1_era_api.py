@@ -7,7 +7,7 @@ import re
 
 from migrate import catalogue
 from migrate._index import Index, Node
-from migrate._roles import is_trainer
+from migrate._roles import is_trainer, roles_of
 from migrate._values import values_of
 from migrate.rules._flags import FlagRule, Milder
 from migrate.tables import GUIDE
@@ -23,7 +23,8 @@ class V1EraApi(FlagRule):
     release does not have (or has only as V1's): Ray 2.0's `Trainer`, `train.world_size()`
     and `save_checkpoint`, the Predictors, the removed trainers (`LightningTrainer`,
     `HuggingFaceTrainer`, `SklearnTrainer`, ...), AIR's checkpoint methods, Tune's
-    `checkpoint_dir`, and the rest of the catalogue that `scripts/ray_api_catalogue.py` reads
+    `checkpoint_dir` (also as a function trainable's parameter, silent: Tune no longer passes it),
+    and the rest of the catalogue that `scripts/ray_api_catalogue.py` reads
     from Ray's releases 2.0 to 2.60. Each finding names what replaces it.
 
     ## Why is this bad?
@@ -87,6 +88,7 @@ class V1EraApi(FlagRule):
                 ):  # (a catalogue name of ray.air is RTM100's: not unknown)
                     found.append((statement, unknown(statement.module, alias.name)))
                     flagged.add(alias.asname or alias.name)
+        found += _trainable_checkpoint_dir(index)
         # Whether any name the module refers to is in the catalogue (most files of Ray code have
         # none): the walk's checks of names and calls are skipped where none is.
         live = any(not n.startswith(LEFT_TO_RTM100) and catalogue.may_concern(n) for n in index.names)
@@ -149,6 +151,42 @@ CHECKPOINT_FACTORIES = frozenset(
     {"ray.train.get_checkpoint", "ray.train.Checkpoint.from_directory", "ray.train.Checkpoint",
      "ray.train.Checkpoint.from_uri", "ray.train.Checkpoint.from_dict"}
 )  # fmt: skip
+
+
+def _trainable_checkpoint_dir(index: Index) -> list[tuple[ast.AST, str | Milder]]:
+    """A Tune function trainable of the ``tune.checkpoint_dir`` era's signature, ``def f(config,
+    checkpoint_dir=None)``: Ray 2.60's Tune calls a function trainable with ``config`` alone, so
+    the parameter stays None and the restore code under it never runs; nothing raises."""
+    if "checkpoint_dir" not in index.text:
+        return []
+    tune = roles_of(index).tune
+    found: list[tuple[ast.AST, str | Milder]] = []
+    for statement in index.tree.body:
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) or statement.name not in tune:
+            continue
+        arguments = statement.args
+        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+            if arg.arg == "checkpoint_dir" and _reads_parameter(statement, arg.arg):
+                found.append((arg, Milder(_CHECKPOINT_DIR_PARAMETER.format(function=statement.name), "silent")))
+    return found
+
+
+def _reads_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """The body reads ``name`` before anything rebinds it (``with tune.checkpoint_dir(...) as
+    checkpoint_dir:`` is RTM128's own finding): a parameter never read is harmless."""
+    loads: list[int] = []
+    stores: list[int] = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name:
+            (loads if isinstance(node.ctx, ast.Load) else stores).append(node.lineno)
+    return bool(loads) and min(loads) <= min(stores, default=min(loads))
+
+
+_CHECKPOINT_DIR_PARAMETER = (
+    "`{function}(config, checkpoint_dir=None)` is the `tune.checkpoint_dir` era's function-trainable signature: "
+    "Ray 2.60's Tune calls the trainable with `config` alone, so `checkpoint_dir` stays None and a restored "
+    "trial starts over. Read it with `ray.tune.get_checkpoint()` (`with checkpoint.as_directory() as d:`)"
+)
 
 
 def unknown(module: str, name: str) -> str:

@@ -22,6 +22,42 @@ def codes(found: list) -> list[str]:
     return sorted(d.code for d in found)
 
 
+CHECKPOINT_DIR_TRAINABLES = {
+    "tune.run": "from ray import tune\n\n\ndef objective(config, checkpoint_dir=None):\n"
+    "    if checkpoint_dir:\n        load(checkpoint_dir)\n\n\ntune.run(objective)\n",
+    "a Tuner, with_parameters": "from ray import tune\n\n\ndef objective(config, checkpoint_dir=None, data=None):\n"
+    "    step = restore(checkpoint_dir)\n\n\ndef main():\n"
+    "    tune.Tuner(tune.with_parameters(objective, data=1)).fit()\n",
+}
+
+
+@pytest.mark.parametrize("source", CHECKPOINT_DIR_TRAINABLES.values(), ids=CHECKPOINT_DIR_TRAINABLES.keys())
+def test_a_trainable_with_the_old_checkpoint_dir_parameter_is_flagged_silent(source: str) -> None:
+    """Ray 2.60's Tune calls a function trainable with `config` alone: `checkpoint_dir` stays
+    None and the trainable never restores (a public script's `def trainable(config,
+    checkpoint_dir=None)` passed without a word)."""
+    out, found = migrate(source)
+    flagged = [d for d in found if "checkpoint_dir=None" in d.message]
+    assert out == source and [(d.code, d.severity, d.line) for d in flagged] == [("RTM128", "silent", 4)]
+    assert "ray.tune.get_checkpoint()" in flagged[0].message
+
+
+def test_a_checkpoint_dir_parameter_outside_a_tune_trainable_or_never_read_is_not_flagged() -> None:
+    """A helper's or a Train loop's parameter; a trainable's that nothing reads (the corpus's
+    kamil-kaczmarek/ray-tune-micro-tutorial: `train_lgbm(training_params, checkpoint_dir=None)`,
+    harmless); one read only after `with tune.checkpoint_dir(...) as checkpoint_dir` rebinds it."""
+    source = (
+        "from ray import tune\nfrom ray.train.torch import TorchTrainer\n\n\n"
+        "def save(model, checkpoint_dir=None):\n    print(checkpoint_dir)\n\n\n"
+        "def loop(config, checkpoint_dir=None):\n    save(checkpoint_dir)\n\n\n"
+        "def unused(config, checkpoint_dir=None):\n    pass\n\n\n"
+        "def rebound(config, checkpoint_dir=None):\n    with tune.checkpoint_dir(step=1) as checkpoint_dir:\n"
+        "        print(checkpoint_dir)\n\n\n"
+        "TorchTrainer(loop).fit()\ntune.run(unused)\ntune.run(rebound)\n"
+    )
+    assert not [d for d in migrate(source)[1] if "checkpoint_dir=None" in d.message]
+
+
 def test_session_calls_in_a_tuner_function_become_tune_calls() -> None:
     found = check(
         """\
