@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from collections.abc import Mapping
 
@@ -25,3 +26,12 @@ def choose_alias(used: set[str], counts: Counter[str], submodule: str = "train")
     while f"ray_{submodule}_{index}" in used:
         index += 1
     return f"ray_{submodule}_{index}"
+
+
+def exported(tree: ast.Module, text: str) -> set[str]:
+    """Every string of a module that mentions ``__all__`` (wider than ``__all__`` itself, on
+    purpose: an ``__all__`` built from pieces, or appended to, still keeps its names): an import
+    such a string names is a re-export, never removed."""
+    if "__all__" not in text:
+        return set()
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}

@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 
-from migrate import _directives
+from migrate import _directives, _imports
 from migrate._lines import line_map_of, opcodes
 
 
@@ -167,7 +167,7 @@ def _assigns_none(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Assign) and isinstance(value, ast.Constant) and value.value is None
 
 
-def unread_imports_removed(before: ast.Module, after: str) -> str:
+def unread_imports_removed(before_text: str, before: ast.Module, after: str) -> str:
     """A module-level import of Ray's (or compat's) whose name the rewrites left unread is
     removed: one a rewrite wrote and a later one made unused (``air.RunConfig(...)`` in a Tuner
     call: RTM001 imports ``train`` for ``train.RunConfig``, RTM005 makes it ``tune.RunConfig``),
@@ -194,7 +194,7 @@ def unread_imports_removed(before: ast.Module, after: str) -> str:
     ]
     if not statements:
         return after
-    read_before, read_after = _reads(before), _reads(tree)
+    read_before, read_after = _reads(before, before_text), _reads(tree, after)
 
     def unread(alias: ast.alias) -> bool:
         name = _import_name(alias)
@@ -216,15 +216,15 @@ def unread_imports_removed(before: ast.Module, after: str) -> str:
     return "".join(lines)
 
 
-def _reads(tree: ast.Module) -> set[str]:
-    """Names the module reads: loaded names, what ``__all__`` lists, and the first name of a
-    dotted path in a string (a string annotation: ``x: "train.Checkpoint"``)."""
-    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
-    read |= _exported(tree)
-    read |= {
-        match for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
-        and len(node.value) < 200 for match in _ANNOTATION_NAME.findall(node.value)
-    }  # fmt: skip
+def _reads(tree: ast.Module, text: str) -> set[str]:
+    """Names the module reads: loaded names, the first name of a dotted path in a string (a string
+    annotation: ``x: "train.Checkpoint"``), and what it re-exports (:func:`_imports.exported`)."""
+    read = _imports.exported(tree, text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            read.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            read.update(_ANNOTATION_NAME.findall(node.value))
     return read
 
 
@@ -241,18 +241,6 @@ def _import_name(alias: ast.alias) -> str:
 
 def _is_ray_import(statement: ast.ImportFrom) -> bool:
     return not statement.level and (statement.module or "").split(".")[0] in ("ray", "compat")
-
-
-def _exported(tree: ast.Module) -> set[str]:
-    """Names a module-level ``__all__`` lists (an import they name is a re-export)."""
-    found: set[str] = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets
-        ):
-            strings = (e.value for e in ast.walk(statement.value) if isinstance(e, ast.Constant))
-            found.update(value for value in strings if isinstance(value, str))
-    return found
 
 
 MERGE_WIDTH = 100  # a merged import longer than this is left as separate lines
@@ -321,7 +309,7 @@ def _bindings_of(statement: ast.stmt) -> set[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+            found.update(_import_names(node))
     return found
 
 

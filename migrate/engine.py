@@ -132,7 +132,7 @@ def _migrate_source(
         current = _repairs.guards_bind_alike(input_tree, current)
         current = _repairs.comments_kept(text, current)
         current = _repairs.continuations_reindented(text, current)
-        current = _repairs.unread_imports_removed(input_tree, current)
+        current = _repairs.unread_imports_removed(text, input_tree, current)
         current = _repairs.imports_merged(input_tree, current)
     after = [r(context) for r in rules if issubclass(r, FlagRule) and r.after_rewrites and r.triggered(current)]
     if current != text:

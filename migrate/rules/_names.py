@@ -5,7 +5,6 @@ for typing)."""
 
 from __future__ import annotations
 
-import ast
 import re
 
 from migrate import _imports
@@ -102,11 +101,8 @@ def is_v1(qualified: str) -> bool:
 
 
 def exported(index: Index) -> set[str]:
-    """Every string of a module that mentions ``__all__`` (wider than ``__all__`` itself, on
-    purpose: an ``__all__`` built from pieces still keeps its names)."""
-    if "__all__" not in index.text:
-        return set()
-    return {n.value for n in ast.walk(index.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    """The module's re-exported names, as :func:`migrate._imports.exported` reads them."""
+    return _imports.exported(index.tree, index.text)
 
 
 # --- RTM007 native target

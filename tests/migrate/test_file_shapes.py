@@ -577,3 +577,15 @@ def test_an_import_one_rewrite_adds_and_a_later_one_leaves_unread_is_not_written
             return tuner.fit()
         """,
     )
+
+
+def test_an_import_the_module_re_exports_stays_when_the_rewrites_leave_it_unread() -> None:
+    """`__all__` grown by `+=` re-exports `train`: the import stays, as RTM006 keeps a re-export
+    (one reading of `__all__`, migrate._imports.exported)."""
+    source = (
+        "from ray import train, tune\n\n__all__ = ['objective']\n__all__ += ['train']\n\n\n"
+        "def objective(config):\n    train.report({'score': 1})\n\n\ntune.run(objective)\n"
+    )
+    out, _ = migrate(source)
+    assert "tune.report({'score': 1})" in out
+    assert "from ray import train, tune" in out
