@@ -166,27 +166,24 @@ class Finder:
     def __init__(self, known_codes: Iterable[str], load_file: Callable[[Path, Iterable[str]], Settings] = load) -> None:
         self._codes = tuple(known_codes)
         self._load = load_file
-        self._by_dir: dict[Path, Settings] = {}
-        self._by_name: dict[str, Settings] = {}  # the same, by the directory's absolute name
+        self._by_dir: dict[str, Settings] = {}  # by the directory's absolute, normal name
 
     def for_path(self, path: str, *, is_file: bool = False) -> Settings:
         """The settings for ``path`` (a file's are its directory's; ``is_file`` spares a stat)."""
         absolute = os.path.abspath(path)
         directory = os.path.dirname(absolute) if is_file or not os.path.isdir(absolute) else absolute
-        found = self._by_name.get(directory)
-        if found is None:  # once per directory: a tree's thousands of files make no Path each
-            found = self._by_name[directory] = self.for_directory(Path(directory))
-        return found
+        found = self._by_dir.get(directory)  # a tree's thousands of files make no Path each
+        return found if found is not None else self.for_directory(Path(directory))
 
     def for_directory(self, directory: Path) -> Settings:
-        found = self._by_dir.get(directory)
+        found = self._by_dir.get(str(directory))
         if found is None:
             candidate = directory / "pyproject.toml"
             settings = self._load(candidate, self._codes) if candidate.is_file() else Settings()
             if settings.path is None:
                 parent = directory.parent
                 settings = self.for_directory(parent) if parent != directory else Settings()
-            found = self._by_dir[directory] = settings
+            found = self._by_dir[str(directory)] = settings
         return found
 
 

@@ -248,8 +248,6 @@ def run_flag_rules(rules: list[FlagRule], index: Index) -> None:
                 candidates += [r for r in attrs if node.attr in r.attrs]
             if refs and _ray(qualified(node)):
                 candidates += [r for r in refs if r not in candidates]
-        if not candidates:
-            continue
         for rule in candidates:
             finding = rule.check(index, item)
             if finding:
